@@ -1,0 +1,42 @@
+import type { ServiceKey } from './service-key.js';
+
+/** String headers that travel with a call (trace ids, auth tokens, user headers). */
+export type Attachments = Record<string, string>;
+
+/** One call, as it moves along the consumer's filter chain and the provider's. */
+export interface Invocation {
+  /** Which service (name, version, group). */
+  readonly service: ServiceKey;
+  /** The method's name. */
+  readonly method: string;
+  /** The call's arguments. */
+  readonly args: unknown[];
+  /** Headers sent with the call; filters may add to them. */
+  attachments: Attachments;
+  /** Absolute deadline (ms since epoch, `Date.now()` clock), or 0 for none. */
+  deadline: number;
+  /** Aborts the call; on the provider it fires at the deadline or when the caller goes away. */
+  readonly signal: AbortSignal | undefined;
+  /** Fire-and-forget: no response is expected. */
+  readonly oneway: boolean;
+  /** Whether the method may safely be executed more than once. */
+  readonly idempotent: boolean;
+  /** Peer address (`host:port`) once known: the chosen provider on the consumer, the caller on the provider. */
+  remoteAddress?: string;
+}
+
+/** The one shape of every step of the call path. */
+export type Invoker = (invocation: Invocation) => Promise<unknown>;
+
+/** A filter wraps the next invoker: logging, auth, metrics, limits, retries. */
+export type Filter = (next: Invoker) => Invoker;
+
+/** Composes filters so that the first one listed runs first (outermost). */
+export function composeFilters(filters: readonly Filter[], terminal: Invoker): Invoker {
+  let invoker = terminal;
+  for (let i = filters.length - 1; i >= 0; i--) {
+    const filter = filters[i];
+    if (filter) invoker = filter(invoker);
+  }
+  return invoker;
+}

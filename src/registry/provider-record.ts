@@ -1,0 +1,57 @@
+import type { ServiceKey } from '../core/service-key.js';
+
+/** What a provider announces for one service, stored as JSON under its registry key. */
+export interface ProviderRecord {
+  /** Service name, version and group. */
+  readonly service: string;
+  readonly version: string;
+  readonly group: string;
+  /** Address consumers connect to. */
+  readonly host: string;
+  readonly port: number;
+  /** Wire protocol, `callisto`. */
+  readonly protocol: string;
+  /** Serializer names the provider accepts. */
+  readonly serializers: string[];
+  /** Load-balancing weight (default 100). */
+  readonly weight: number;
+  /** Declared method names. */
+  readonly methods: string[];
+  /** The providing application's name. */
+  readonly application: string;
+  readonly pid: number;
+  /** When the provider started (ms since epoch), used for warm-up. */
+  readonly startTime: number;
+  /** Free-form labels (zone, env, ...). */
+  readonly tags: Record<string, string>;
+}
+
+/** What a consumer announces for one service it refers to. */
+export interface ConsumerRecord {
+  readonly service: string;
+  readonly version: string;
+  readonly group: string;
+  readonly host: string;
+  readonly pid: number;
+  readonly application: string;
+  readonly startTime: number;
+}
+
+/** `host:port` of a provider record. */
+export function providerAddress(record: Pick<ProviderRecord, 'host' | 'port'>): string {
+  return `${record.host}:${record.port}`;
+}
+
+/** The service key a record belongs to. */
+export function recordServiceKey(record: Pick<ProviderRecord, 'service' | 'version' | 'group'>): ServiceKey {
+  return { name: record.service, version: record.version, group: record.group };
+}
+
+/**
+ * The registry path segment of a service: `<service>:<version>`, with the group (when set) prefixed as
+ * `<group>/<service>:<version>` and URL-encoded so it stays one path segment.
+ */
+export function servicePathSegment(key: ServiceKey): string {
+  const plain = key.group ? `${key.group}/${key.name}:${key.version}` : `${key.name}:${key.version}`;
+  return encodeURIComponent(plain).replace(/%3A/g, ':');
+}

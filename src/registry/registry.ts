@@ -1,0 +1,84 @@
+/**
+ * The registry contract. Every implementation (file, etcd, ZooKeeper, Redis, direct, user kinds) obeys
+ * the same behaviour, checked by one conformance suite (test/registry/conformance.ts):
+ *
+ * - `register(record)` announces a provider under
+ *   `/callisto/<service>:<version>/providers/<host>:<port>` (see docs/registry.md). It resolves once the
+ *   record is visible to other processes. Registering the same address again replaces the record. The
+ *   registration lives as long as this registry instance: when the process dies without unregistering,
+ *   the entry disappears within the implementation's TTL (lease, session, key expiry, stale file).
+ * - `unregister(record)` removes it at once; subscribers see the removal without waiting for a TTL.
+ * - `registerConsumer` / `unregisterConsumer` do the same under `.../consumers/<host>:<pid>`.
+ * - `subscribe(key, listener)` calls `listener` with the full current provider list of that service,
+ *   first as soon as it is known and again on every change (never with a diff). Listeners are not
+ *   called with an identical list twice in a row. The returned function unsubscribes.
+ * - While the backing server is unreachable, the implementation keeps its last known lists (it does not
+ *   call listeners with an empty list because of the outage), reconnects with bounded exponential
+ *   backoff, and once reconnected re-registers everything this instance registered and re-reads every
+ *   subscribed service, calling listeners if the list differs. Each transition is reported once through
+ *   `onStatus` and logged once, not per retry.
+ * - `close()` unregisters everything this instance registered, stops watches and timers, and closes
+ *   connections. It is idempotent. Nothing (socket, timer, watcher) stays open after it resolves.
+ */
+import type { ServiceKey } from '../core/service-key.js';
+import type { ConsumerRecord, ProviderRecord } from './provider-record.js';
+
+export type ProviderListener = (providers: ProviderRecord[]) => void;
+
+/** Connectivity of a registry to its backing server. */
+export type RegistryStatus = 'connected' | 'disconnected';
+
+export interface Registry {
+  /** The address kind, e.g. `etcd`. */
+  readonly kind: string;
+  register(record: ProviderRecord): Promise<void>;
+  unregister(record: ProviderRecord): Promise<void>;
+  registerConsumer(record: ConsumerRecord): Promise<void>;
+  unregisterConsumer(record: ConsumerRecord): Promise<void>;
+  /** Starts following a service; resolves after the first list has been delivered (possibly empty). */
+  subscribe(key: ServiceKey, listener: ProviderListener): Promise<() => void>;
+  /** Current connectivity. */
+  readonly status: RegistryStatus;
+  /** Called on every connectivity transition. */
+  onStatus(listener: (status: RegistryStatus) => void): () => void;
+  close(): Promise<void>;
+}
+
+/** Options every registry implementation accepts. */
+export interface RegistryOptions {
+  /** How long a dead process's entries may survive (lease TTL, key expiry, stale file age). Default 10000. */
+  ttlMs: number;
+  /** Root path of the layout. Default `/callisto`. */
+  root: string;
+  /** Upper bound of the reconnect backoff. Default 5000. */
+  maxBackoffMs: number;
+  /** Logs transitions; default writes nothing. */
+  log: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+export const DEFAULT_REGISTRY_OPTIONS: RegistryOptions = {
+  ttlMs: 10_000,
+  root: '/callisto',
+  maxBackoffMs: 5_000,
+  log: () => {},
+};
+
+/** A parsed registry address: `etcd://h1:2379,h2:2379` -> kind `etcd`, hosts, and the rest. */
+export interface RegistryAddress {
+  readonly kind: string;
+  /** `host:port` entries, or for `file://` the directory. */
+  readonly hosts: string[];
+  /** Query parameters (`?ttl=5000`). */
+  readonly params: Record<string, string>;
+  /** The original string. */
+  readonly raw: string;
+}
+
+/** Builds a registry for an address; registered as extension kind `registry` under the address kind. */
+export type RegistryFactory = (address: RegistryAddress, options: RegistryOptions) => Registry | Promise<Registry>;
+
+declare module '../extension/extension-registry.js' {
+  interface ExtensionKinds {
+    registry: RegistryFactory;
+  }
+}
