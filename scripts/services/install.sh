@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Installs the registry servers the tests use (etcd, ZooKeeper, Redis) from Debian packages, only when
+# missing, and makes sure none of them stays running as a system service: the test setup starts its own
+# instances on free ports in temporary directories (test/setup/servers.ts).
+#
+# Idempotent and quick when everything is already installed. Needs root (or sudo) for apt-get.
+set -euo pipefail
+
+export DEBIAN_FRONTEND=noninteractive
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+command -v etcd >/dev/null 2>&1 || [ -x /usr/bin/etcd ] || missing+=(etcd-server)
+dpkg-query -W -f='${Status}' zookeeper 2>/dev/null | grep -q 'install ok installed' || missing+=(zookeeper)
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  # Keep the packages' post-install scripts from starting services where policy-rc.d is honoured.
+  policy_created=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+    $SUDO chmod +x /usr/sbin/policy-rc.d
+    policy_created=1
+  fi
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if [ -n "$policy_created" ]; then $SUDO rm -f /usr/sbin/policy-rc.d; fi
+else
+  echo "etcd, zookeeper and redis are already installed"
+fi
+
+# Stop and disable whatever the packages may have started; we run our own instances.
+for svc in etcd redis-server redis zookeeper; do
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-system-running >/dev/null 2>&1; then
+    $SUDO systemctl disable --now "$svc" >/dev/null 2>&1 || true
+  fi
+  if [ -x "/etc/init.d/$svc" ]; then
+    $SUDO service "$svc" stop >/dev/null 2>&1 || true
+    if command -v update-rc.d >/dev/null 2>&1; then $SUDO update-rc.d "$svc" disable >/dev/null 2>&1 || true; fi
+  fi
+done
+
+# A daemon started by a package outside any service manager: stop it only when it runs as the package's
+# system user on the default port (never our own test instances, which run as the invoking user).
+kill_system_daemon() {
+  local user="$1" pattern="$2"
+  local pids
+  pids=$(pgrep -u "$user" -f "$pattern" 2>/dev/null || true)
+  if [ -n "$pids" ]; then
+    echo "stopping system $pattern (pids $pids)"
+    # shellcheck disable=SC2086
+    $SUDO kill $pids 2>/dev/null || true
+  fi
+}
+id -u redis >/dev/null 2>&1 && kill_system_daemon redis 'redis-server'
+id -u etcd >/dev/null 2>&1 && kill_system_daemon etcd '/usr/bin/etcd'
+id -u zookeeper >/dev/null 2>&1 && kill_system_daemon zookeeper 'org.apache.zookeeper.server'
+
+echo "etcd:      $(etcd --version 2>/dev/null | sed -n 1p)"
+echo "redis:     $(redis-server --version 2>/dev/null | sed -n 1p)"
+zk_jar=""; for j in /usr/share/java/zookeeper.jar /usr/share/zookeeper/zookeeper.jar; do [ -f "$j" ] && zk_jar="$j" && break; done
+echo "zookeeper: ${zk_jar:-missing}"
