@@ -65,15 +65,19 @@ export interface RpcErrorInit {
   details?: Record<string, unknown>;
   /** The remote stack, only when the provider enables `exposeStack`. */
   remoteStack?: string;
+  /** True when the request provably never reached a provider (connect refused, not written): safe to retry. */
+  neverSent?: boolean;
 }
 
 export class RpcError extends Error {
-  override readonly name = 'RpcError';
+  override name = 'RpcError';
   readonly code: ErrorCodeName;
   readonly remote: boolean;
   readonly remoteName: string | undefined;
   readonly details: Record<string, unknown>;
   readonly remoteStack: string | undefined;
+  /** True when the request provably never reached a provider: any method may be retried elsewhere. */
+  readonly neverSent: boolean;
 
   constructor(code: ErrorCodeName, message: string, init: RpcErrorInit = {}) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -82,6 +86,7 @@ export class RpcError extends Error {
     this.remoteName = init.remoteName;
     this.details = init.details ?? {};
     this.remoteStack = init.remoteStack;
+    this.neverSent = init.neverSent ?? false;
     Object.defineProperty(this, brand, { value: true });
   }
 

@@ -1,0 +1,139 @@
+/**
+ * Encodes frames straight into a per-connection batch buffer and hands the batch to the socket once
+ * per tick (one `write` for every frame produced in that tick). Nothing is concatenated per frame.
+ */
+import type { Attachments } from '../core/invocation.js';
+import { FrameFlag, FrameKind, HEADER_BYTES, MAGIC_0, MAGIC_1, PROTOCOL_VERSION, STATUS_OK } from './frame.js';
+import { attachmentsByteLength, writeAttachments } from './metadata.js';
+
+const MIN_BATCH_BYTES = 16 * 1024;
+const EMPTY = Buffer.alloc(0);
+
+export interface FrameSink {
+  /** Writes one batch; the buffer is not touched by the writer afterwards. */
+  write(batch: Buffer): void;
+  /** Bytes the sink still holds unsent (socket.writableLength). */
+  readonly pendingBytes: number;
+}
+
+export interface FrameWriter {
+  request(
+    requestId: number,
+    flags: number,
+    serializer: number,
+    routePrefix: Buffer,
+    timeoutMs: number,
+    attachments: Attachments | undefined,
+    body: Uint8Array,
+  ): void;
+  response(requestId: number, serializer: number, status: number, body: Uint8Array): void;
+  heartbeat(requestId: number, pong: boolean): void;
+  event(name: string, serializer: number, body: Uint8Array): void;
+  /** Bytes queued here and in the sink, not yet on the wire. */
+  readonly queuedBytes: number;
+  /** Writes the batch now instead of at the end of the tick. */
+  flush(): void;
+}
+
+export function createFrameWriter(sink: FrameSink): FrameWriter {
+  let batch = Buffer.allocUnsafe(MIN_BATCH_BYTES);
+  let used = 0;
+  let scheduled = false;
+  let lastSize = MIN_BATCH_BYTES;
+
+  const flush = (): void => {
+    scheduled = false;
+    if (used === 0) return;
+    const out = batch.subarray(0, used);
+    lastSize = Math.max(MIN_BATCH_BYTES, used);
+    batch = Buffer.allocUnsafe(lastSize);
+    used = 0;
+    sink.write(out);
+  };
+
+  /** Makes room for `bytes` more and schedules the flush; returns the write offset. */
+  const reserve = (bytes: number): number => {
+    if (used + bytes > batch.length) {
+      const grown = Buffer.allocUnsafe(Math.max(batch.length * 2, used + bytes));
+      batch.copy(grown, 0, 0, used);
+      batch = grown;
+    }
+    if (!scheduled) {
+      scheduled = true;
+      process.nextTick(flush);
+    }
+    const at = used;
+    used += bytes;
+    return at;
+  };
+
+  const header = (
+    at: number,
+    kind: number,
+    flags: number,
+    serializer: number,
+    status: number,
+    requestId: number,
+    metaLength: number,
+    bodyLength: number,
+  ): void => {
+    batch[at] = MAGIC_0;
+    batch[at + 1] = MAGIC_1;
+    batch[at + 2] = PROTOCOL_VERSION;
+    batch[at + 3] = kind;
+    batch[at + 4] = flags;
+    batch[at + 5] = serializer;
+    batch[at + 6] = status;
+    batch[at + 7] = 0;
+    batch.writeUInt32BE(requestId >>> 0, at + 8);
+    batch.writeUInt32BE(metaLength, at + 12);
+    batch.writeUInt32BE(bodyLength, at + 16);
+  };
+
+  const copyBody = (body: Uint8Array, at: number): void => {
+    if (body.length > 0) batch.set(body, at);
+  };
+
+  return {
+    request(requestId, flags, serializer, routePrefix, timeoutMs, attachments, body) {
+      const metaLength = routePrefix.length + 4 + attachmentsByteLength(attachments);
+      const at = reserve(HEADER_BYTES + metaLength + body.length);
+      header(at, FrameKind.Request, flags, serializer, STATUS_OK, requestId, metaLength, body.length);
+      let offset = at + HEADER_BYTES;
+      offset += routePrefix.copy(batch, offset);
+      offset = batch.writeUInt32BE(timeoutMs, offset);
+      offset = writeAttachments(batch, offset, attachments);
+      copyBody(body, offset);
+    },
+    response(requestId, serializer, status, body) {
+      const at = reserve(HEADER_BYTES + body.length);
+      header(at, FrameKind.Response, 0, serializer, status, requestId, 0, body.length);
+      copyBody(body, at + HEADER_BYTES);
+    },
+    heartbeat(requestId, pong) {
+      const at = reserve(HEADER_BYTES);
+      header(at, FrameKind.Heartbeat, pong ? FrameFlag.Pong : 0, 0, STATUS_OK, requestId, 0, 0);
+    },
+    event(name, serializer, body) {
+      const nameBytes = Buffer.from(name, 'utf8');
+      const metaLength = 2 + nameBytes.length;
+      const at = reserve(HEADER_BYTES + metaLength + body.length);
+      header(at, FrameKind.Event, 0, serializer, STATUS_OK, 0, metaLength, body.length);
+      batch.writeUInt16BE(nameBytes.length, at + HEADER_BYTES);
+      nameBytes.copy(batch, at + HEADER_BYTES + 2);
+      copyBody(body, at + HEADER_BYTES + metaLength);
+    },
+    get queuedBytes() {
+      return used + sink.pendingBytes;
+    },
+    flush,
+  };
+}
+
+/** Reads the name of an event frame's metadata. */
+export function readEventName(meta: Buffer): string {
+  if (meta.length < 2) return '';
+  return meta.toString('utf8', 2, 2 + meta.readUInt16BE(0));
+}
+
+export { EMPTY as EMPTY_BODY };

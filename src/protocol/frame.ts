@@ -1,0 +1,59 @@
+/**
+ * The frame layout of Callisto's wire protocol (see docs/protocol.md). Every message is one frame:
+ * a fixed 20-byte header, then `metaLength` bytes of metadata, then `bodyLength` bytes of body.
+ *
+ * | offset | size | field                                                        |
+ * |--------|------|--------------------------------------------------------------|
+ * | 0      | 2    | magic 0xCA 0x11                                              |
+ * | 2      | 1    | protocol version (1)                                         |
+ * | 3      | 1    | kind: 0 request, 1 response, 2 heartbeat, 3 event            |
+ * | 4      | 1    | flags: bit0 one-way, bit1 compressed body, bit2 pong         |
+ * | 5      | 1    | serializer id of the body                                    |
+ * | 6      | 1    | status: 0 ok, otherwise an ErrorCode                         |
+ * | 7      | 1    | reserved, 0                                                  |
+ * | 8      | 4    | request id (uint32, big-endian)                              |
+ * | 12     | 4    | metadata length (uint32, big-endian)                         |
+ * | 16     | 4    | body length (uint32, big-endian)                             |
+ */
+
+export const MAGIC_0 = 0xca;
+export const MAGIC_1 = 0x11;
+export const PROTOCOL_VERSION = 1;
+export const HEADER_BYTES = 20;
+
+/** Default maximum size of one frame, header included: 8 MiB. */
+export const DEFAULT_MAX_FRAME_BYTES = 8 * 1024 * 1024;
+
+export const FrameKind = {
+  Request: 0,
+  Response: 1,
+  Heartbeat: 2,
+  Event: 3,
+} as const;
+export type FrameKindValue = (typeof FrameKind)[keyof typeof FrameKind];
+
+export const FrameFlag = {
+  OneWay: 1,
+  Compressed: 2,
+  Pong: 4,
+} as const;
+
+/** Status byte of a successful response. */
+export const STATUS_OK = 0;
+
+/** One decoded frame. `meta` and `body` are views into the received bytes, valid until the next chunk. */
+export interface Frame {
+  kind: number;
+  flags: number;
+  serializer: number;
+  status: number;
+  requestId: number;
+  meta: Buffer;
+  body: Buffer;
+}
+
+/** Names of the events carried by event frames. */
+export const EventName = {
+  /** The provider is shutting down: route no new calls to it. */
+  GoAway: 'goaway',
+} as const;

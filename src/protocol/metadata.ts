@@ -1,0 +1,130 @@
+/**
+ * Metadata codecs. Request metadata:
+ *
+ *   service (u16 length + UTF-8) | version (u16 + UTF-8) | group (u16 + UTF-8) | method (u16 + UTF-8)
+ *   | timeout budget in ms (u32, 0 = none) | attachment count (u16) | per attachment: key, value (u16 + UTF-8 each)
+ *
+ * The first four fields never change for a method, so a consumer encodes them once ("route prefix").
+ * Response and event metadata is the attachment block alone, or empty when there are none.
+ */
+import type { Attachments } from '../core/invocation.js';
+import { ProtocolError } from './protocol-error.js';
+
+export interface RequestMeta {
+  service: string;
+  version: string;
+  group: string;
+  method: string;
+  /** Remaining time budget in ms, 0 for none. */
+  timeoutMs: number;
+  attachments: Attachments;
+}
+
+const MAX_STRING_BYTES = 0xffff;
+
+function stringBytes(value: string, field: string): Buffer {
+  const bytes = Buffer.from(value, 'utf8');
+  if (bytes.length > MAX_STRING_BYTES) throw new ProtocolError(`${field} is longer than ${MAX_STRING_BYTES} bytes`);
+  return bytes;
+}
+
+/** Encodes the unchanging part of a request's metadata once per method. */
+export function encodeRoutePrefix(service: string, version: string, group: string, method: string): Buffer {
+  const parts = [
+    stringBytes(service, 'service'),
+    stringBytes(version, 'version'),
+    stringBytes(group, 'group'),
+    stringBytes(method, 'method'),
+  ];
+  const out = Buffer.allocUnsafe(parts.reduce((sum, p) => sum + 2 + p.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    offset = out.writeUInt16BE(part.length, offset);
+    offset += part.copy(out, offset);
+  }
+  return out;
+}
+
+/** Bytes needed to encode `attachments` (count included), or 0 when there are none. */
+export function attachmentsByteLength(attachments: Attachments | undefined): number {
+  if (attachments === undefined) return 2;
+  let size = 2;
+  for (const key in attachments) {
+    size += 4 + Buffer.byteLength(key, 'utf8') + Buffer.byteLength(String(attachments[key]), 'utf8');
+  }
+  return size;
+}
+
+/** Writes the attachment block at `offset`; returns the new offset. */
+export function writeAttachments(out: Buffer, offset: number, attachments: Attachments | undefined): number {
+  if (attachments === undefined) return out.writeUInt16BE(0, offset);
+  const countAt = offset;
+  let count = 0;
+  let at = offset + 2;
+  for (const key in attachments) {
+    const keyLength = out.write(key, at + 2, 'utf8');
+    out.writeUInt16BE(keyLength, at);
+    at += 2 + keyLength;
+    const valueLength = out.write(String(attachments[key]), at + 2, 'utf8');
+    out.writeUInt16BE(valueLength, at);
+    at += 2 + valueLength;
+    count++;
+  }
+  out.writeUInt16BE(count, countAt);
+  return at;
+}
+
+/** Reads an attachment block; an empty buffer means none. */
+export function readAttachments(meta: Buffer, start: number): { attachments: Attachments; end: number } {
+  const attachments: Attachments = Object.create(null);
+  if (start >= meta.length) return { attachments, end: start };
+  const reader = new MetaReader(meta, start);
+  const count = reader.u16();
+  for (let i = 0; i < count; i++) {
+    const key = reader.string();
+    attachments[key] = reader.string();
+  }
+  return { attachments, end: reader.offset };
+}
+
+/** Decodes request metadata; throws ProtocolError when it is truncated. */
+export function decodeRequestMeta(meta: Buffer): RequestMeta {
+  const reader = new MetaReader(meta, 0);
+  const service = reader.string();
+  const version = reader.string();
+  const group = reader.string();
+  const method = reader.string();
+  const timeoutMs = reader.u32();
+  const { attachments } = readAttachments(meta, reader.offset);
+  return { service, version, group, method, timeoutMs, attachments };
+}
+
+class MetaReader {
+  constructor(
+    readonly buf: Buffer,
+    public offset: number,
+  ) {}
+
+  u16(): number {
+    if (this.offset + 2 > this.buf.length) throw new ProtocolError('truncated metadata');
+    const value = this.buf.readUInt16BE(this.offset);
+    this.offset += 2;
+    return value;
+  }
+
+  u32(): number {
+    if (this.offset + 4 > this.buf.length) throw new ProtocolError('truncated metadata');
+    const value = this.buf.readUInt32BE(this.offset);
+    this.offset += 4;
+    return value;
+  }
+
+  string(): string {
+    const length = this.u16();
+    const end = this.offset + length;
+    if (end > this.buf.length) throw new ProtocolError('truncated metadata');
+    const value = this.buf.toString('utf8', this.offset, end);
+    this.offset = end;
+    return value;
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The provider's TCP server: accepts connections and serves them from a service table. Shutdown is in
+ * steps the app drives: `refuse()` (new calls get Shutdown errors), `goAway()` (tell consumers),
+ * `drain(timeoutMs)` (wait for calls in flight), `close()` (close every connection).
+ */
+import net from 'node:net';
+import type { Serializer } from '../serialization/serializer.js';
+import type { ServiceTable } from '../service/service-table.js';
+import { type ServerConnection, type ServerContext, serveConnection } from './server-connection.js';
+import type { ServerOptions } from './server-options.js';
+
+export interface RpcServer {
+  /** The port listened on (the real one when configured as 0). */
+  readonly port: number;
+  readonly host: string;
+  /** Calls executing now. */
+  readonly active: number;
+  readonly connectionCount: number;
+  listen(): Promise<void>;
+  /** From now on, new calls are answered with a Shutdown error. */
+  refuse(): void;
+  /** Sends every connected consumer a "going away" event. */
+  goAway(): void;
+  /** Resolves when no call is executing, or after `timeoutMs`; resolves true when drained. */
+  drain(timeoutMs: number): Promise<boolean>;
+  /** Stops listening and closes every connection. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface RpcServerHooks {
+  onProtocolError?(remote: string, error: unknown): void;
+}
+
+export function createRpcServer(
+  table: ServiceTable,
+  serializers: readonly Serializer[],
+  options: ServerOptions,
+  hooks: RpcServerHooks = {},
+): RpcServer {
+  const accepted: (Serializer | undefined)[] = new Array(256).fill(undefined);
+  for (const serializer of serializers) {
+    if (!options.serializers || options.serializers.includes(serializer.name)) accepted[serializer.id] = serializer;
+  }
+  const fallbackSerializer = serializers.find((s) => s.name === 'json') ?? serializers[0]!;
+  const connections = new Set<ServerConnection>();
+  const idleWaiters: Array<() => void> = [];
+  const ctx: ServerContext = {
+    table,
+    options,
+    serializers: accepted,
+    fallbackSerializer,
+    active: 0,
+    refusing: false,
+    onIdle() {
+      for (const wake of idleWaiters.splice(0)) wake();
+    },
+    onProtocolError(remote, error) {
+      hooks.onProtocolError?.(remote, error);
+    },
+  };
+  const server = net.createServer((socket) => {
+    const connection = serveConnection(socket, ctx, () => connections.delete(connection));
+    connections.add(connection);
+  });
+  let port = options.port;
+  let closed: Promise<void> | undefined;
+
+  return {
+    get port() {
+      return port;
+    },
+    host: options.host,
+    get active() {
+      return ctx.active;
+    },
+    get connectionCount() {
+      return connections.size;
+    },
+    listen() {
+      return new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(options.port, options.host, () => {
+          server.off('error', reject);
+          const address = server.address();
+          if (address && typeof address === 'object') port = address.port;
+          resolve();
+        });
+      });
+    },
+    refuse() {
+      ctx.refusing = true;
+    },
+    goAway() {
+      for (const connection of connections) connection.goAway();
+    },
+    drain(timeoutMs) {
+      if (ctx.active === 0) return Promise.resolve(true);
+      return new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(ctx.active === 0), timeoutMs);
+        idleWaiters.push(() => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
+    },
+    close() {
+      closed ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        await Promise.all([...connections].map((connection) => connection.end(1_000)));
+        await stopped;
+      })();
+      return closed;
+    },
+  };
+}

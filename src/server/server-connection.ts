@@ -1,0 +1,277 @@
+/**
+ * One consumer's connection as the provider serves it: decode frames, dispatch requests to the service
+ * table, answer in the caller's serializer. A malformed envelope (bad magic, version, oversized frame)
+ * closes this connection only; a malformed request inside a good envelope gets an error response and
+ * the connection goes on.
+ */
+import type net from 'node:net';
+import { toErrorPayload } from '../core/error-payload.js';
+import { RpcError } from '../core/rpc-error.js';
+import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
+import { createFrameDecoder } from '../protocol/frame-decoder.js';
+import { EMPTY_BODY, createFrameWriter } from '../protocol/frame-writer.js';
+import { decodeRequestMeta, type RequestMeta } from '../protocol/metadata.js';
+import type { Serializer } from '../serialization/serializer.js';
+import type { ServiceTable } from '../service/service-table.js';
+import { methodNotFound } from '../service/service-table.js';
+import { startHeartbeat } from '../transport/heartbeat.js';
+import { ServerInvocation } from './server-invocation.js';
+import type { ServerOptions } from './server-options.js';
+
+/** State shared by every connection of one server. */
+export interface ServerContext {
+  readonly table: ServiceTable;
+  readonly options: ServerOptions;
+  /** Accepted serializers by id. */
+  readonly serializers: readonly (Serializer | undefined)[];
+  /** Used for errors about a serializer we do not accept. */
+  readonly fallbackSerializer: Serializer;
+  /** Calls executing now, across connections. */
+  active: number;
+  /** Set once shutdown starts: new calls are refused with Shutdown. */
+  refusing: boolean;
+  /** Called whenever `active` drops to zero. */
+  onIdle(): void;
+  /** Reports a connection-level problem (protocol violations) for logging. */
+  onProtocolError(remote: string, error: unknown): void;
+}
+
+export interface ServerConnection {
+  readonly remoteAddress: string;
+  readonly inFlight: number;
+  goAway(): void;
+  /** Sends what is queued, then closes; destroys after `graceMs` if the peer does not close. */
+  end(graceMs: number): Promise<void>;
+  destroy(): void;
+}
+
+export function serveConnection(socket: net.Socket, ctx: ServerContext, onClose: () => void): ServerConnection {
+  const remoteAddress = `${socket.remoteAddress}:${socket.remotePort}`;
+  let inFlight = 0;
+  let paused = false;
+  let chunkTime = 0;
+  const withSignals = new Set<ServerInvocation>();
+  const trackSignal = (invocation: ServerInvocation): void => {
+    withSignals.add(invocation);
+  };
+  socket.setNoDelay(true);
+
+  const writer = createFrameWriter({
+    write: (batch) => {
+      if (socket.destroyed) return;
+      if (!socket.write(batch) && !paused && socket.writableLength > ctx.options.writeHighWaterBytes) {
+        // The consumer is not reading: stop taking new requests until it catches up.
+        paused = true;
+        socket.pause();
+      }
+    },
+    get pendingBytes() {
+      return socket.writableLength;
+    },
+  });
+  socket.on('drain', () => {
+    if (paused) {
+      paused = false;
+      socket.resume();
+    }
+  });
+
+  const fail = (id: number, serializer: Serializer, error: unknown): void => {
+    const { status, payload } = toErrorPayload(error, ctx.options.exposeStack);
+    let body: Uint8Array;
+    try {
+      body = serializer.encode(payload);
+    } catch {
+      body = serializer.encode({ name: payload.name, message: payload.message, details: {} });
+    }
+    writer.response(id, serializer.id, status, body);
+  };
+
+  const finish = (invocation: ServerInvocation): void => {
+    inFlight--;
+    ctx.active--;
+    if (invocation.hasSignal) withSignals.delete(invocation);
+    invocation.finish();
+    if (ctx.active === 0) ctx.onIdle();
+  };
+
+  const answer = (id: number, serializer: Serializer, label: string, value: unknown): void => {
+    let body: Uint8Array;
+    try {
+      body = value === undefined ? EMPTY_BODY : serializer.encode(value);
+    } catch (error) {
+      fail(id, serializer, new RpcError('Serialization', `cannot encode the result of ${label}: ${messageOf(error)}`));
+      return;
+    }
+    writer.response(id, serializer.id, 0, body);
+  };
+
+  const onRequest = (frame: Frame): void => {
+    const id = frame.requestId;
+    const oneway = (frame.flags & FrameFlag.OneWay) !== 0;
+    const serializer = ctx.serializers[frame.serializer];
+    if (serializer === undefined) {
+      if (!oneway) {
+        fail(id, ctx.fallbackSerializer, new RpcError('BadRequest', `serializer id ${frame.serializer} is not accepted`));
+      }
+      return;
+    }
+    let meta: RequestMeta;
+    try {
+      meta = decodeRequestMeta(frame.meta);
+    } catch (error) {
+      if (!oneway) fail(id, serializer, new RpcError('BadRequest', `malformed request metadata: ${messageOf(error)}`));
+      return;
+    }
+    const exported = ctx.table.lookup(meta.service, meta.version, meta.group);
+    if (exported === undefined) {
+      const key = `${meta.group ? `${meta.group}/` : ''}${meta.service}:${meta.version}`;
+      if (!oneway) fail(id, serializer, new RpcError('ServiceNotFound', `service ${key} is not provided here`));
+      return;
+    }
+    const method = exported.methods.get(meta.method);
+    if (method === undefined) {
+      if (!oneway) fail(id, serializer, methodNotFound(exported, meta.method));
+      return;
+    }
+    const deadline = meta.timeoutMs > 0 ? chunkTime + meta.timeoutMs : 0;
+    if (ctx.refusing) {
+      if (!oneway) fail(id, serializer, new RpcError('Shutdown', 'provider is shutting down'));
+      return;
+    }
+    if (deadline > 0 && Date.now() >= deadline) {
+      if (!oneway) fail(id, serializer, new RpcError('Timeout', `${method.label}: deadline passed before execution`));
+      return;
+    }
+    if (ctx.active >= ctx.options.maxConcurrentCalls) {
+      if (!oneway) {
+        fail(id, serializer, new RpcError('Overloaded', `provider is executing ${ctx.active} calls, the maximum`));
+      }
+      return;
+    }
+    let args: unknown;
+    try {
+      args = frame.body.length === 0 ? [] : serializer.decode(frame.body);
+    } catch (error) {
+      if (!oneway) {
+        fail(id, serializer, new RpcError('Serialization', `cannot decode the arguments: ${messageOf(error)}`));
+      }
+      return;
+    }
+    if (!Array.isArray(args)) {
+      if (!oneway) fail(id, serializer, new RpcError('BadRequest', 'arguments must be an array'));
+      return;
+    }
+    const invocation = new ServerInvocation(
+      exported.definition,
+      meta.method,
+      args,
+      meta.attachments,
+      deadline,
+      oneway,
+      method.declaration.idempotent ?? false,
+      remoteAddress,
+      trackSignal,
+    );
+    inFlight++;
+    ctx.active++;
+    let result: unknown;
+    try {
+      result = method.direct ? method.direct(invocation) : method.invoke(invocation);
+    } catch (error) {
+      finish(invocation);
+      if (!oneway) fail(id, serializer, error);
+      return;
+    }
+    if (isThenable(result)) {
+      result.then(
+        (value) => {
+          finish(invocation);
+          if (!oneway) answer(id, serializer, method.label, value);
+        },
+        (error: unknown) => {
+          finish(invocation);
+          if (!oneway) fail(id, serializer, error);
+        },
+      );
+      return;
+    }
+    finish(invocation);
+    if (!oneway) answer(id, serializer, method.label, result);
+  };
+
+  const decoder = createFrameDecoder(
+    (frame) => {
+      if (frame.kind === FrameKind.Request) onRequest(frame);
+      else if (frame.kind === FrameKind.Heartbeat && (frame.flags & FrameFlag.Pong) === 0) {
+        writer.heartbeat(frame.requestId, true);
+      }
+    },
+    { maxFrameBytes: ctx.options.connection.maxFrameBytes },
+  );
+
+  const heartbeat = startHeartbeat(
+    ctx.options.connection.heartbeat,
+    () => writer.heartbeat(0, false),
+    () => socket.destroy(),
+  );
+
+  socket.on('data', (chunk: Buffer) => {
+    chunkTime = Date.now();
+    heartbeat.touch();
+    try {
+      decoder.push(chunk);
+    } catch (error) {
+      ctx.onProtocolError(remoteAddress, error);
+      socket.destroy();
+    }
+  });
+  socket.on('error', () => {
+    // 'close' follows; nothing to add.
+  });
+  socket.on('close', () => {
+    heartbeat.stop();
+    for (const invocation of withSignals) invocation.abort('caller connection closed');
+    withSignals.clear();
+    onClose();
+  });
+
+  return {
+    remoteAddress,
+    get inFlight() {
+      return inFlight;
+    },
+    goAway() {
+      if (!socket.destroyed) {
+        writer.event(EventName.GoAway, 0, EMPTY_BODY);
+        writer.flush();
+      }
+    },
+    end(graceMs) {
+      if (socket.destroyed) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(() => socket.destroy(), graceMs);
+        timer.unref();
+        socket.once('close', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        writer.flush();
+        socket.end();
+      });
+    },
+    destroy() {
+      socket.destroy();
+    },
+  };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,70 @@
+/**
+ * `defineService<T>(name, options)` — the contract both sides share. Service identity is
+ * name + version (+ group).
+ */
+import type { ServiceKey } from '../core/service-key.js';
+import type { ArgumentsSchema, MethodNames } from './service-types.js';
+
+/** What a definition may declare about one method. */
+export interface MethodDeclaration {
+  /** May be executed more than once: retries and failover apply. Default false. */
+  idempotent?: boolean;
+  /** Fire-and-forget: the consumer does not wait for a result. Default false. */
+  oneway?: boolean;
+  /** Default timeout of this method, ms. Default: the reference's. */
+  timeoutMs?: number;
+  /** Argument validation, run by the provider before the implementation (and by in-process calls). */
+  args?: ArgumentsSchema;
+  /** The answer of this method when the reference is in mock mode and no mock implementation has it. */
+  mock?: (...args: never[]) => unknown;
+}
+
+export interface ServiceDefinitionOptions<T> {
+  /** Version of the contract. Default '1.0.0'. */
+  version?: string;
+  /** Group, to run several implementations of one version side by side. Default '' (none). */
+  group?: string;
+  /**
+   * Declared methods. When present, exactly these are callable; when absent, the implementation's own
+   * functions are (never those inherited from Object).
+   */
+  methods?: { [K in MethodNames<T>]?: MethodDeclaration };
+}
+
+export interface ServiceDefinition<T> extends ServiceKey {
+  /** Declared methods, or undefined when the implementation decides. */
+  readonly methods: Readonly<Record<string, MethodDeclaration>> | undefined;
+  /** Phantom field carrying the interface type; never set. */
+  readonly __type?: T;
+}
+
+const SERVICE_NAME = /^[A-Za-z_$][\w$.-]*$/;
+
+export function defineService<T>(name: string, options: ServiceDefinitionOptions<T> = {}): ServiceDefinition<T> {
+  if (!SERVICE_NAME.test(name)) {
+    throw new TypeError(`invalid service name "${name}": use letters, digits, '.', '_', '-' or '$'`);
+  }
+  const methods = options.methods as Record<string, MethodDeclaration> | undefined;
+  if (methods) {
+    for (const method of Object.keys(methods)) assertMethodName(name, method);
+  }
+  return Object.freeze({
+    name,
+    version: options.version ?? '1.0.0',
+    group: options.group ?? '',
+    methods: methods ? Object.freeze({ ...methods }) : undefined,
+  });
+}
+
+/** Names that are never callable, whatever a definition or implementation says. */
+const FORBIDDEN_METHODS = new Set(['constructor', '__proto__', 'prototype', 'then']);
+
+export function isForbiddenMethodName(method: string): boolean {
+  return FORBIDDEN_METHODS.has(method) || Object.hasOwn(Object.prototype, method);
+}
+
+function assertMethodName(service: string, method: string): void {
+  if (isForbiddenMethodName(method)) {
+    throw new TypeError(`service ${service} cannot declare a method named "${method}"`);
+  }
+}

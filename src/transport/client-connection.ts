@@ -1,0 +1,324 @@
+/**
+ * One long-lived, multiplexed connection from a consumer to a provider. Many calls are in flight at
+ * once, matched by request id; frames are batched per tick; deadlines are enforced by one wheel; a
+ * lost connection rejects every call in flight on it at once with a Network error.
+ */
+import net from 'node:net';
+import { fromErrorPayload } from '../core/error-payload.js';
+import type { Attachments } from '../core/invocation.js';
+import { RpcError } from '../core/rpc-error.js';
+import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
+import { createFrameDecoder } from '../protocol/frame-decoder.js';
+import { createFrameWriter, readEventName } from '../protocol/frame-writer.js';
+import type { Serializer } from '../serialization/serializer.js';
+import { createDeadlineWheel } from './deadline-wheel.js';
+import { startHeartbeat } from './heartbeat.js';
+import type { ConnectionOptions } from './transport-options.js';
+
+/** What a consumer precomputes per method so that a call encodes little. */
+export interface MethodRoute {
+  /** Encoded service, version, group and method (see protocol/metadata.ts). */
+  readonly prefix: Buffer;
+  readonly serializer: Serializer;
+  /** For error messages. */
+  readonly label: string;
+}
+
+export type ConnectionState = 'connecting' | 'open' | 'draining' | 'closed';
+
+export interface ClientConnection {
+  readonly address: string;
+  readonly state: ConnectionState;
+  /** Calls awaiting a response. */
+  readonly inFlight: number;
+  /** Round-trip time of the last heartbeat, ms (0 until measured). */
+  readonly heartbeatRttMs: number;
+  /** Resolves once connected; rejects with a Network error when the connection cannot be opened. */
+  ready(): Promise<void>;
+  /** Sends a call. One-way calls resolve `undefined` once queued. */
+  call(
+    route: MethodRoute,
+    args: unknown[],
+    attachments: Attachments | undefined,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    oneway: boolean,
+  ): Promise<unknown>;
+  /** Sends a heartbeat now (tests, RTT probes). */
+  ping(): void;
+  /** Stops new calls, waits for those in flight (bounded by their deadlines), then closes. */
+  close(): Promise<void>;
+  /** Closes at once; calls in flight fail with `error` (default: Network, connection closed). */
+  destroy(error?: RpcError): void;
+}
+
+export interface ConnectionEvents {
+  /** The provider announced it is shutting down. */
+  onGoAway?(connection: ClientConnection): void;
+  /** The connection closed (for any reason). */
+  onClose?(connection: ClientConnection, error: RpcError | undefined): void;
+}
+
+class PendingCall {
+  constructor(
+    readonly resolve: (value: unknown) => void,
+    readonly reject: (error: RpcError) => void,
+    readonly route: MethodRoute,
+    readonly signal: AbortSignal | undefined,
+    readonly onAbort: (() => void) | undefined,
+  ) {}
+
+  settle(): void {
+    if (this.onAbort !== undefined) this.signal!.removeEventListener('abort', this.onAbort);
+  }
+}
+
+const MAX_REQUEST_ID = 0xffffffff;
+
+export function createClientConnection(
+  host: string,
+  port: number,
+  serializers: readonly (Serializer | undefined)[],
+  options: ConnectionOptions,
+  events: ConnectionEvents = {},
+): ClientConnection {
+  const address = `${host}:${port}`;
+  const pending = new Map<number, PendingCall>();
+  let state: ConnectionState = 'connecting';
+  let everOpened = false;
+  let nextId = 1;
+  let heartbeatRttMs = 0;
+  let pingSentAt = 0;
+  let closeError: RpcError | undefined;
+  const drainWaiters: Array<() => void> = [];
+
+  const socket = net.connect({ host, port, noDelay: true, keepAlive: true });
+  const writer = createFrameWriter({
+    write: (batch) => {
+      if (!socket.destroyed) socket.write(batch);
+    },
+    get pendingBytes() {
+      return socket.writableLength;
+    },
+  });
+
+  const wheel = createDeadlineWheel((id) => {
+    const call = pending.get(id);
+    if (call === undefined) return;
+    pending.delete(id);
+    call.settle();
+    call.reject(new RpcError('Timeout', `${call.route.label} timed out waiting for ${address}`));
+    afterSettle();
+  });
+
+  const afterSettle = (): void => {
+    if (pending.size === 0 && drainWaiters.length > 0) {
+      for (const wake of drainWaiters.splice(0)) wake();
+    }
+  };
+
+  const connectTimer = setTimeout(() => {
+    destroy(new RpcError('Network', `connect to ${address} timed out after ${options.connectTimeoutMs} ms`));
+  }, options.connectTimeoutMs);
+  connectTimer.unref();
+
+  let readyPromise: Promise<void> | undefined = new Promise<void>((resolve, reject) => {
+    socket.once('connect', () => {
+      clearTimeout(connectTimer);
+      if (state === 'connecting') state = 'open';
+      everOpened = true;
+      resolve();
+    });
+    socket.once('close', () => reject(closeError ?? new RpcError('Network', `connection to ${address} closed`)));
+  });
+  readyPromise.catch(() => {});
+
+  const heartbeat = startHeartbeat(
+    options.heartbeat,
+    () => ping(),
+    (silentMs) =>
+      destroy(new RpcError('Network', `no frame from ${address} for ${silentMs} ms: connection presumed dead`)),
+  );
+
+  const onResponse = (frame: Frame): void => {
+    const call = pending.get(frame.requestId);
+    if (call === undefined) return; // timed out or cancelled already
+    pending.delete(frame.requestId);
+    call.settle();
+    const serializer = serializers[frame.serializer];
+    try {
+      if (serializer === undefined) throw new Error(`unknown serializer id ${frame.serializer}`);
+      const value = frame.body.length === 0 ? undefined : serializer.decode(frame.body);
+      if (frame.status === 0) call.resolve(value);
+      else call.reject(fromErrorPayload(frame.status, value));
+    } catch (error) {
+      call.reject(
+        new RpcError('Serialization', `cannot decode the response of ${call.route.label}: ${messageOf(error)}`, {
+          cause: error,
+        }),
+      );
+    }
+    afterSettle();
+  };
+
+  const decoder = createFrameDecoder(
+    (frame) => {
+      switch (frame.kind) {
+        case FrameKind.Response:
+          onResponse(frame);
+          break;
+        case FrameKind.Heartbeat:
+          if ((frame.flags & FrameFlag.Pong) === 0) writer.heartbeat(frame.requestId, true);
+          else if (pingSentAt > 0) {
+            heartbeatRttMs = Date.now() - pingSentAt;
+            pingSentAt = 0;
+          }
+          break;
+        case FrameKind.Event:
+          if (readEventName(frame.meta) === EventName.GoAway) {
+            if (state === 'open') state = 'draining';
+            events.onGoAway?.(connection);
+          }
+          break;
+        default:
+          break;
+      }
+    },
+    { maxFrameBytes: options.maxFrameBytes },
+  );
+
+  socket.on('data', (chunk: Buffer) => {
+    heartbeat.touch();
+    try {
+      decoder.push(chunk);
+    } catch (error) {
+      destroy(new RpcError('Network', `protocol error from ${address}: ${messageOf(error)}`, { cause: error }));
+    }
+  });
+  socket.on('error', (error: NodeJS.ErrnoException) => {
+    closeError ??= new RpcError('Network', `connection to ${address} failed: ${error.message}`, {
+      cause: error,
+      neverSent: !everOpened,
+    });
+  });
+  socket.on('close', () => {
+    clearTimeout(connectTimer);
+    heartbeat.stop();
+    wheel.clear();
+    state = 'closed';
+    const error =
+      closeError ?? new RpcError('Network', `connection to ${address} closed`, { neverSent: !everOpened });
+    closeError = error;
+    const calls = [...pending.values()];
+    pending.clear();
+    for (const call of calls) {
+      call.settle();
+      call.reject(error);
+    }
+    afterSettle();
+    readyPromise = undefined;
+    events.onClose?.(connection, error);
+  });
+
+  const ping = (): void => {
+    if (state === 'closed') return;
+    pingSentAt = Date.now();
+    writer.heartbeat(0, false);
+  };
+
+  const destroy = (error?: RpcError): void => {
+    if (state === 'closed' && socket.destroyed) return;
+    closeError ??= error ?? new RpcError('Network', `connection to ${address} closed by this side`);
+    socket.destroy();
+  };
+
+  const allocateId = (): number => {
+    const id = nextId;
+    nextId = nextId === MAX_REQUEST_ID ? 1 : nextId + 1;
+    return id;
+  };
+
+  const connection: ClientConnection = {
+    address,
+    get state() {
+      return state;
+    },
+    get inFlight() {
+      return pending.size;
+    },
+    get heartbeatRttMs() {
+      return heartbeatRttMs;
+    },
+    ready() {
+      if (state === 'open' || state === 'draining') return Promise.resolve();
+      return readyPromise ?? Promise.reject(closeError);
+    },
+    call(route, args, attachments, timeoutMs, signal, oneway) {
+      if (state === 'closed') return Promise.reject(closeError);
+      if (writer.queuedBytes > options.maxQueuedBytes) {
+        return Promise.reject(
+          new RpcError('Overloaded', `${address}: more than ${options.maxQueuedBytes} bytes queued for sending`, {
+            neverSent: true,
+          }),
+        );
+      }
+      if (signal?.aborted) return Promise.reject(cancelled(route));
+      let body: Uint8Array;
+      try {
+        body = route.serializer.encode(args);
+      } catch (error) {
+        return Promise.reject(
+          new RpcError('Serialization', `cannot encode the arguments of ${route.label}: ${messageOf(error)}`, {
+            cause: error,
+            neverSent: true,
+          }),
+        );
+      }
+      const id = allocateId();
+      if (oneway) {
+        writer.request(id, FrameFlag.OneWay, route.serializer.id, route.prefix, timeoutMs, attachments, body);
+        return Promise.resolve(undefined);
+      }
+      return new Promise<unknown>((resolve, reject) => {
+        let onAbort: (() => void) | undefined;
+        if (signal !== undefined) {
+          onAbort = () => {
+            const call = pending.get(id);
+            if (call === undefined) return;
+            pending.delete(id);
+            call.settle();
+            call.reject(cancelled(route));
+            afterSettle();
+          };
+          signal.addEventListener('abort', onAbort, { once: true });
+        }
+        pending.set(id, new PendingCall(resolve, reject, route, signal, onAbort));
+        if (timeoutMs > 0) wheel.add(id, Date.now() + timeoutMs);
+        writer.request(id, 0, route.serializer.id, route.prefix, timeoutMs, attachments, body);
+      });
+    },
+    ping,
+    async close() {
+      if (state === 'closed') return;
+      state = 'draining';
+      if (pending.size > 0) await new Promise<void>((wake) => drainWaiters.push(wake));
+      writer.flush();
+      if (!socket.destroyed) {
+        await new Promise<void>((done) => {
+          socket.once('close', () => done());
+          socket.end();
+        });
+      }
+    },
+    destroy,
+  };
+  return connection;
+}
+
+function cancelled(route: MethodRoute): RpcError {
+  return new RpcError('Cancelled', `${route.label} was cancelled by the caller`, { neverSent: false });
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
