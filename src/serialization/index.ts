@@ -1,0 +1,37 @@
+/**
+ * Serialization: the `Serializer` contract, the built-in serializers, and their registration as
+ * `serializer` extensions in the process-wide registry (importing this module registers them).
+ */
+import { builtinExtensions, type ExtensionRegistry } from '../extension/extension-registry.js';
+import type {} from './extension.js';
+import { createJsonSerializer } from './json.js';
+import { createMsgpackSerializer } from './msgpack.js';
+import { createV8Serializer } from './v8.js';
+
+export { createJsonSerializer, JSON_SERIALIZER_ID, MAX_JSON_DEPTH } from './json.js';
+export {
+  createMsgpackSerializer,
+  MAX_MSGPACK_DEPTH,
+  MSGPACK_MAP_EXTENSION,
+  MSGPACK_SERIALIZER_ID,
+} from './msgpack.js';
+export type { Serializer } from './serializer.js';
+export {
+  createSerializerTable,
+  MAX_SERIALIZER_ID,
+  MIN_SERIALIZER_ID,
+  type SerializerTable,
+} from './serializer-table.js';
+export { createV8Serializer, V8_SERIALIZER_ID } from './v8.js';
+
+/** The serializer used when none is configured. */
+export const DEFAULT_SERIALIZER = 'msgpack';
+
+/** Registers `json`, `msgpack` and `v8` in `registry` (overriding registrations of the same names). */
+export function registerBuiltinSerializers(registry: ExtensionRegistry): void {
+  for (const serializer of [createJsonSerializer(), createMsgpackSerializer(), createV8Serializer()]) {
+    registry.register('serializer', serializer.name, serializer);
+  }
+}
+
+registerBuiltinSerializers(builtinExtensions);

@@ -1,0 +1,156 @@
+/**
+ * The `msgpack` serializer (id 2), the default, built on msgpackr.
+ *
+ * Every frame is self-describing: records (msgpackr's shared-structure extension) are off, so no state
+ * is shared between the encoder of one process and the decoder of another, and objects are standard
+ * MessagePack maps (also the fastest choice for the small objects of RPC calls).
+ *
+ * Round-trips: strings, numbers (NaN and ±Infinity included), booleans, null, `undefined` (as a
+ * property value, the key kept, and as an array element), arrays, plain objects, `Date`, bigint (int64 /
+ * uint64 on the wire, larger ones through msgpackr's bigint extension), `Map` (any key type, order
+ * kept), `Set`, `Buffer` (decoded as a `Buffer`, copied out of the frame), `Uint8Array` and other typed
+ * arrays (decoded as their own type), `RegExp`, `Error` (name, message, cause).
+ *
+ * Known losses: `-0` decodes as `0`; class instances decode as plain objects; an own `__proto__` key
+ * decodes as `__proto_` (msgpackr never lets a payload set a prototype).
+ *
+ * Maps: with records off, msgpackr writes a `Map` and a plain object the same way, so before packing
+ * the value is walked once and every `Map` is swapped for a {@link PackedMap} (containers on the path to
+ * it are copied; the caller's value is never changed), which travels as extension type
+ * {@link MSGPACK_MAP_EXTENSION} holding `[k1, v1, k2, v2, ...]`. A value without a Map costs one
+ * allocation-free walk. The extension is registered in msgpackr's process-wide table, keyed by a private
+ * class, so it does not change how other msgpackr users in the process pack their values.
+ */
+import { addExtension, Packr } from 'msgpackr';
+import type { Serializer } from './serializer.js';
+
+/** Wire id of the msgpack serializer. */
+export const MSGPACK_SERIALIZER_ID = 2;
+
+/** MessagePack extension type carrying a `Map` (0x4d, "M"). */
+export const MSGPACK_MAP_EXTENSION = 0x4d;
+
+/** Nesting deeper than this throws (it is also how cycles are reported). */
+export const MAX_MSGPACK_DEPTH = 1000;
+
+/** A Map on its way to the wire: its entries, flattened and already prepared. */
+class PackedMap {
+  constructor(readonly flat: unknown[]) {}
+}
+
+addExtension({
+  Class: PackedMap,
+  type: MSGPACK_MAP_EXTENSION,
+  write: (packed: PackedMap) => packed.flat,
+  read: (flat: unknown) => {
+    if (!Array.isArray(flat) || flat.length % 2 !== 0) throw new TypeError('malformed msgpack Map extension');
+    const map = new Map<unknown, unknown>();
+    for (let i = 0; i < flat.length; i += 2) map.set(flat[i], flat[i + 1]);
+    return map;
+  },
+});
+
+/** Creates the `msgpack` serializer. */
+export function createMsgpackSerializer(): Serializer {
+  const packr = new Packr({
+    useRecords: false,
+    mapsAsObjects: true,
+    moreTypes: true,
+    structuredClone: false,
+    useBigIntExtension: true,
+    copyBuffers: true,
+    int64AsType: 'bigint',
+  });
+  return {
+    id: MSGPACK_SERIALIZER_ID,
+    name: 'msgpack',
+    encode(value) {
+      return packr.pack(typeof value === 'object' && value !== null ? prepare(value, 0) : value);
+    },
+    decode(bytes) {
+      return packr.unpack(
+        Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+      );
+    },
+  };
+}
+
+type AnyRecord = Record<string, unknown>;
+
+/** `value` itself when it holds no Map, else a copy in which every Map is a {@link PackedMap}. */
+function prepare(value: object, depth: number): unknown {
+  if (depth >= MAX_MSGPACK_DEPTH) {
+    throw new RangeError(`msgpack value nested deeper than ${MAX_MSGPACK_DEPTH} levels (or cyclic)`);
+  }
+  if (Array.isArray(value)) return prepareArray(value, depth + 1);
+  const ctor = value.constructor;
+  if (ctor === Object || ctor === undefined) return prepareRecord(value as AnyRecord, depth + 1);
+  if (value instanceof Map) {
+    const flat: unknown[] = new Array(value.size * 2);
+    let i = 0;
+    for (const [k, v] of value) {
+      flat[i++] = prepareChild(k, depth + 1);
+      flat[i++] = prepareChild(v, depth + 1);
+    }
+    return new PackedMap(flat);
+  }
+  if (value instanceof Set) {
+    let changed = false;
+    const items: unknown[] = [];
+    for (const item of value) {
+      const prepared = prepareChild(item, depth + 1);
+      if (prepared !== item) changed = true;
+      items.push(prepared);
+    }
+    return changed ? new Set(items) : value;
+  }
+  if (
+    value instanceof Date ||
+    ArrayBuffer.isView(value) ||
+    value instanceof ArrayBuffer ||
+    value instanceof RegExp ||
+    value instanceof Error
+  ) {
+    return value;
+  }
+  // a class instance: msgpackr packs its toJSON() or its own properties
+  const toJSON = (value as { toJSON?: unknown }).toJSON;
+  if (typeof toJSON === 'function') return prepareChild(toJSON.call(value), depth + 1);
+  return prepareRecord(value as AnyRecord, depth + 1);
+}
+
+function prepareChild(value: unknown, depth: number): unknown {
+  return typeof value === 'object' && value !== null ? prepare(value, depth) : value;
+}
+
+function prepareArray(array: readonly unknown[], depth: number): unknown[] {
+  let out: unknown[] | undefined;
+  for (let i = 0; i < array.length; i++) {
+    const item = array[i];
+    const prepared = typeof item === 'object' && item !== null ? prepare(item, depth) : item;
+    if (prepared !== item && out === undefined) out = array.slice(0, i);
+    if (out !== undefined) out.push(prepared);
+  }
+  return out ?? (array as unknown[]);
+}
+
+function prepareRecord(record: AnyRecord, depth: number): AnyRecord {
+  let out: AnyRecord | undefined;
+  for (const key in record) {
+    const item = record[key];
+    const prepared = typeof item === 'object' && item !== null ? prepare(item, depth) : item;
+    if (prepared !== item && out === undefined) {
+      out = {};
+      for (const before in record) {
+        if (before === key) break;
+        if (Object.hasOwn(record, before)) Object.defineProperty(out, before, ownValue(record[before]));
+      }
+    }
+    if (out !== undefined && Object.hasOwn(record, key)) Object.defineProperty(out, key, ownValue(prepared));
+  }
+  return out ?? record;
+}
+
+function ownValue(value: unknown): PropertyDescriptor {
+  return { value, enumerable: true, writable: true, configurable: true };
+}
