@@ -2,7 +2,8 @@
  * A ketama consistent-hash ring as Dubbo builds it: every provider gets virtual nodes in proportion to
  * its weight; each MD5 digest of `address + i` yields four 32-bit points (little-endian words 0..3), so
  * Callisto and Dubbo place the same address on the same points. The ring is two parallel typed arrays
- * sorted by point, searched with a binary search.
+ * sorted by point, searched with a binary search. A call's key is placed with a fast non-cryptographic
+ * hash (`ringHash`).
  */
 import { hash } from 'node:crypto';
 
@@ -30,9 +31,38 @@ export function md5(text: string): Buffer {
   return hash('md5', text, 'buffer');
 }
 
-/** The 32-bit ring position of a key (first little-endian word of its MD5, as Dubbo's `hash(digest, 0)`). */
+/**
+ * The 32-bit ring position of a call's key: MurmurHash3 (x86, 32-bit) over the string's UTF-16 code
+ * units, two per block. The ring points are MD5 as in Dubbo, but hashing every call's key with MD5 costs
+ * microseconds and allocates a buffer; murmur's avalanche spreads keys just as evenly, allocation-free.
+ */
 export function ringHash(key: string): number {
-  return md5(key).readUInt32LE(0);
+  let h = 0x9747b28c;
+  const length = key.length;
+  const even = length & ~1;
+  for (let i = 0; i < even; i += 2) {
+    let k = key.charCodeAt(i) | (key.charCodeAt(i + 1) << 16);
+    k = Math.imul(k, 0xcc9e2d51);
+    k = (k << 15) | (k >>> 17);
+    k = Math.imul(k, 0x1b873593);
+    h ^= k;
+    h = (h << 13) | (h >>> 19);
+    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
+  }
+  if (even !== length) {
+    let k = key.charCodeAt(even);
+    k = Math.imul(k, 0xcc9e2d51);
+    k = (k << 15) | (k >>> 17);
+    k = Math.imul(k, 0x1b873593);
+    h ^= k;
+  }
+  h ^= length * 2;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
 }
 
 /**
