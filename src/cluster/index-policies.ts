@@ -1,0 +1,33 @@
+/**
+ * The built-in retry policies, registered into `builtinExtensions` (kind `retry`) when this module is
+ * imported. Each factory takes resolved `RetryOptions` (see `resolveRetryOptions`).
+ */
+import { builtinExtensions, type ExtensionRegistry } from '../extension/extension-registry.js';
+import { createExponentialRetryPolicy } from './retry-exponential.js';
+import { createFixedRetryPolicy } from './retry-fixed.js';
+import { createNoRetryPolicy } from './retry-none.js';
+import type { RetryPolicyFactory } from './retry-policy.js';
+
+/** Name -> factory of every built-in retry policy. */
+export const BUILTIN_RETRY_POLICIES: Readonly<Record<string, RetryPolicyFactory>> = {
+  none: createNoRetryPolicy,
+  fixed: createFixedRetryPolicy,
+  exponential: createExponentialRetryPolicy,
+};
+
+/** Registers the built-in retry policies into `registry` (the process-wide built-ins by default). */
+export function registerBuiltinRetryPolicies(registry: ExtensionRegistry = builtinExtensions): void {
+  for (const [name, factory] of Object.entries(BUILTIN_RETRY_POLICIES))
+    registry.register('retry', name, factory);
+}
+
+registerBuiltinRetryPolicies();
+
+export type { OutlierDetector, OutlierDetectorOptions, OutlierState } from './circuit-breaker.js';
+export { createOutlierDetector, DEFAULT_OUTLIER_OPTIONS } from './circuit-breaker.js';
+export type { RetryBudget, RetryBudgetOptions } from './retry-budget.js';
+export { createRetryBudget, DEFAULT_RETRY_BUDGET_OPTIONS } from './retry-budget.js';
+export { backoffCeiling, createExponentialRetryPolicy } from './retry-exponential.js';
+export { createFixedRetryPolicy } from './retry-fixed.js';
+export { createNoRetryPolicy } from './retry-none.js';
+export * from './retry-policy.js';
