@@ -75,7 +75,10 @@ export interface RegistryAddress {
 }
 
 /** Builds a registry for an address; registered as extension kind `registry` under the address kind. */
-export type RegistryFactory = (address: RegistryAddress, options: RegistryOptions) => Registry | Promise<Registry>;
+export type RegistryFactory = (
+  address: RegistryAddress,
+  options: RegistryOptions,
+) => Registry | Promise<Registry>;
 
 declare module '../extension/extension-registry.js' {
   interface ExtensionKinds {

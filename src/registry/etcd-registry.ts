@@ -1,0 +1,309 @@
+/**
+ * etcd registry (`etcd://h1:2379,h2:2379`), via the optional package `etcd3`, loaded on first use.
+ *
+ * - One lease per registry instance (TTL = ttlMs rounded up to seconds), kept alive every TTL/3 by this
+ *   driver; every key this instance writes is attached to it, so a dead process's keys vanish when the
+ *   lease expires (etcd checks expiry every 500 ms).
+ * - When etcd says the lease is gone (restart with data loss, long partition), a new lease is granted
+ *   and every key is written again.
+ * - Subscriptions read `/callisto/<seg>/providers/` with one range request and then watch the prefix
+ *   from the next revision. On any connection failure the watchers are dropped, the last lists kept, and
+ *   a recovery loop (bounded exponential backoff) re-grants or keeps the lease, re-puts the keys and
+ *   re-reads every subscribed list before reporting `connected` again.
+ */
+import type * as Etcd3Module from 'etcd3';
+import { loadOptionalPackage } from './load-optional.js';
+import type { ProviderRecord } from './provider-record.js';
+import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
+import { operationTimeoutMs, resolveRegistryOptions } from './registry-options.js';
+import { decodeProviderRecord, providersPath } from './registry-paths.js';
+import { createRegistryShell, type RegistryContext, type RegistryDriver } from './registry-shell.js';
+import { createBackoff, createGate, describeError, withTimeout } from './timing.js';
+
+type Etcd3 = typeof Etcd3Module;
+
+export async function createEtcdRegistry(
+  address: RegistryAddress,
+  options?: Partial<RegistryOptions>,
+): Promise<Registry> {
+  const resolved = resolveRegistryOptions(address, options);
+  const etcd = await loadOptionalPackage<Etcd3>('etcd3', address);
+  return createRegistryShell('etcd', address, resolved, (context) => createEtcdDriver(etcd, context));
+}
+
+interface Follow {
+  watcher: Etcd3Module.Watcher | undefined;
+  records: Map<string, ProviderRecord>;
+}
+
+/** A cockatiel-compatible policy that runs the call once (our own loop does the retrying). */
+function passThroughPolicy(attempts: number, isRecoverable: (error: Error) => boolean): unknown {
+  const noEvent = () => ({ dispose() {} });
+  return {
+    onSuccess: noEvent,
+    onFailure: noEvent,
+    async execute<T>(fn: (context: { signal: AbortSignal }) => T | PromiseLike<T>, signal?: AbortSignal) {
+      const context = { signal: signal ?? new AbortController().signal };
+      let last: unknown;
+      for (let i = 0; i < attempts; i++) {
+        try {
+          return await fn(context);
+        } catch (error) {
+          last = error;
+          if (!(error instanceof Error) || !isRecoverable(error)) throw error;
+        }
+      }
+      throw last;
+    },
+  };
+}
+
+function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver {
+  const { options, address } = context;
+  const ttlSeconds = Math.max(1, Math.ceil(options.ttlMs / 1000));
+  const keepaliveMs = Math.max(100, Math.floor((ttlSeconds * 1000) / 3));
+  const timeoutMs = operationTimeoutMs(options);
+  const { username, password } = address.params;
+  const client = new etcd.Etcd3({
+    hosts: address.hosts.map((host) => (/^https?:\/\//.test(host) ? host : `http://${host}`)),
+    dialTimeout: timeoutMs,
+    ...(username && password ? { auth: { username, password } } : {}),
+    defaultCallOptions: (call) => (call.service === 'Watch' ? {} : { deadline: Date.now() + timeoutMs }),
+    grpcOptions: {
+      'grpc.initial_reconnect_backoff_ms': 100,
+      'grpc.max_reconnect_backoff_ms': options.maxBackoffMs,
+      'grpc.keepalive_time_ms': 10_000,
+      'grpc.keepalive_timeout_ms': timeoutMs,
+    },
+    faultHandling: {
+      host: () => passThroughPolicy(1, etcd.isRecoverableError) as never,
+      global: passThroughPolicy(address.hosts.length, etcd.isRecoverableError) as never,
+      watchBackoff: { duration: 100, next: () => undefined } as never,
+    },
+  });
+  const backoff = createBackoff(options.maxBackoffMs);
+  const connected = createGate();
+  const follows = new Map<string, Follow>();
+  const pendingRemovals = new Set<string>();
+  let lease: Etcd3Module.Lease | undefined;
+  let state: 'recovering' | 'connected' | 'closed' = 'recovering';
+  let failedWhileRecovering = false;
+  let timer: NodeJS.Timeout | undefined;
+  /** Read through a function so TypeScript does not narrow it across awaits. */
+  const isClosed = (): boolean => state === 'closed';
+
+  const schedule = (delayMs: number, task: () => Promise<void>): void => {
+    clearTimeout(timer);
+    timer = setTimeout(() => void task(), delayMs);
+  };
+
+  const leaseId = async (): Promise<string> => {
+    if (!lease) {
+      lease = client.lease(ttlSeconds, { autoKeepAlive: false });
+      lease.on('lost', () => {});
+    }
+    const current = lease;
+    try {
+      return await withTimeout(current.grant(), timeoutMs, 'etcd lease grant');
+    } catch (error) {
+      if (lease === current) lease = undefined;
+      current.release();
+      throw error;
+    }
+  };
+
+  const putAll = async (): Promise<void> => {
+    const id = await leaseId();
+    for (const [path, value] of [...context.registered]) {
+      await client.put(path).value(value).lease(id).exec();
+    }
+  };
+
+  /** Keeps the lease alive; when etcd no longer knows it, grants a new one and writes everything again. */
+  const keepalive = async (): Promise<void> => {
+    if (!lease) return putAll();
+    const current = lease;
+    try {
+      await withTimeout(current.keepaliveOnce(), timeoutMs, 'etcd lease keepalive');
+    } catch (error) {
+      if (!(error instanceof etcd.EtcdLeaseInvalidError)) throw error;
+      context.log('warn', 'the lease expired on the server; granting a new one and registering again');
+      if (lease === current) lease = undefined;
+      current.release();
+      await putAll();
+    }
+  };
+
+  const stopWatchers = (): void => {
+    for (const follow of follows.values()) {
+      const watcher = follow.watcher;
+      follow.watcher = undefined;
+      if (!watcher) continue;
+      watcher.removeAllListeners();
+      watcher.on('error', () => {});
+      void watcher.cancel().catch(() => {});
+    }
+  };
+
+  const fail = (error: unknown): void => {
+    if (state === 'closed') return;
+    if (state === 'recovering') {
+      failedWhileRecovering = true;
+      return;
+    }
+    state = 'recovering';
+    stopWatchers();
+    context.setStatus('disconnected', describeError(error));
+    schedule(backoff.next(), recover);
+  };
+
+  const follow = async (segment: string, entry: Follow): Promise<void> => {
+    const prefix = `${providersPath(options.root, segment)}/`;
+    const response = await client.getAll().prefix(prefix).exec();
+    if (state === 'closed' || follows.get(segment) !== entry) return;
+    entry.records = new Map();
+    for (const kv of response.kvs) {
+      const record = decodeProviderRecord(kv.value);
+      if (record) entry.records.set(kv.key.toString(), record);
+    }
+    context.deliver(segment, entry.records.values());
+    const revision = (BigInt(response.header.revision) + 1n).toString();
+    const watcher = client.watch().prefix(prefix).startRevision(revision).watcher();
+    entry.watcher = watcher;
+    watcher.on('put', (kv) => {
+      const record = decodeProviderRecord(kv.value);
+      if (record) entry.records.set(kv.key.toString(), record);
+      else entry.records.delete(kv.key.toString());
+      context.deliver(segment, entry.records.values());
+    });
+    watcher.on('delete', (kv) => {
+      entry.records.delete(kv.key.toString());
+      context.deliver(segment, entry.records.values());
+    });
+    await withTimeout(
+      new Promise<void>((resolve, reject) => {
+        watcher.once('connected', () => resolve());
+        watcher.once('disconnected', reject);
+        watcher.once('error', reject);
+      }),
+      timeoutMs,
+      'etcd watch',
+    );
+    watcher.on('disconnected', fail);
+    watcher.on('error', fail);
+  };
+
+  /** Brings everything back after a failure (or at start): lease, keys, removals, lists, watchers. */
+  const recover = async (): Promise<void> => {
+    if (state === 'closed') return;
+    failedWhileRecovering = false;
+    try {
+      let probed = false;
+      if (context.registered.size > 0 || lease) {
+        await keepalive();
+        probed = true;
+      }
+      for (const path of [...pendingRemovals]) {
+        await client.delete().key(path).exec();
+        pendingRemovals.delete(path);
+        probed = true;
+      }
+      for (const [segment, entry] of [...follows]) {
+        await follow(segment, entry);
+        probed = true;
+      }
+      if (!probed) await client.get(`${options.root}/`).exec();
+      if (failedWhileRecovering) throw new Error('connection lost while recovering');
+      if (isClosed()) return;
+      state = 'connected';
+      backoff.reset();
+      context.setStatus('connected');
+      connected.open();
+      schedule(keepaliveMs, tick);
+    } catch (error) {
+      if (isClosed()) return;
+      stopWatchers();
+      context.setStatus('disconnected', describeError(error));
+      schedule(backoff.next(), recover);
+    }
+  };
+
+  const tick = async (): Promise<void> => {
+    if (state !== 'connected') return;
+    try {
+      if (context.registered.size > 0 || lease) await keepalive();
+      if (state === 'connected') schedule(keepaliveMs, tick);
+    } catch (error) {
+      fail(error);
+    }
+  };
+
+  schedule(0, recover);
+
+  return {
+    async put(path, value) {
+      pendingRemovals.delete(path);
+      if (state === 'connected') {
+        try {
+          const id = await leaseId();
+          await client.put(path).value(value).lease(id).exec();
+          return;
+        } catch (error) {
+          if (error instanceof etcd.EtcdLeaseInvalidError) {
+            lease = undefined;
+            await putAll().catch(fail);
+          } else {
+            fail(error);
+          }
+          if (state === 'connected') return;
+        }
+      }
+      // the recovery loop writes every registered entry before it opens the gate
+      await connected.wait();
+    },
+    async remove(path) {
+      if (state === 'connected') {
+        try {
+          await client.delete().key(path).exec();
+          return;
+        } catch (error) {
+          fail(error);
+        }
+      }
+      if (!context.registered.has(path)) pendingRemovals.add(path);
+    },
+    watch(segment) {
+      if (state === 'closed' || follows.has(segment)) return;
+      const entry: Follow = { watcher: undefined, records: new Map() };
+      follows.set(segment, entry);
+      if (state === 'connected') follow(segment, entry).catch(fail);
+    },
+    unwatch(segment) {
+      const entry = follows.get(segment);
+      if (!entry) return;
+      follows.delete(segment);
+      const watcher = entry.watcher;
+      entry.watcher = undefined;
+      if (watcher) {
+        watcher.removeAllListeners();
+        watcher.on('error', () => {});
+        void watcher.cancel().catch(() => {});
+      }
+    },
+    async close() {
+      const wasConnected = state === 'connected';
+      state = 'closed';
+      clearTimeout(timer);
+      stopWatchers();
+      follows.clear();
+      connected.fail(new Error(`registry ${address.raw} closed`));
+      const current = lease;
+      lease = undefined;
+      if (current) {
+        if (wasConnected) await withTimeout(current.revoke(), timeoutMs, 'etcd lease revoke').catch(() => {});
+        current.release();
+      }
+      client.close();
+    },
+  };
+}

@@ -1,0 +1,37 @@
+/**
+ * The registry layer: the contract, the built-in implementations (file, direct, etcd, ZooKeeper, Redis,
+ * registered as `registry` extensions on import) and the service directory that merges them.
+ */
+import './builtin-registries.js';
+
+export { BUILTIN_REGISTRY_FACTORIES, registerBuiltinRegistries } from './builtin-registries.js';
+export { createRegistry } from './create-registry.js';
+export { createDirectRegistry, directProviderRecord } from './direct-registry.js';
+export { createEtcdRegistry } from './etcd-registry.js';
+export { createFileRegistry } from './file-registry.js';
+export {
+  type ConsumerRecord,
+  type ProviderRecord,
+  providerAddress,
+  recordServiceKey,
+  servicePathSegment,
+} from './provider-record.js';
+export { createRedisRegistry } from './redis-registry.js';
+export {
+  DEFAULT_REGISTRY_OPTIONS,
+  type ProviderListener,
+  type Registry,
+  type RegistryAddress,
+  type RegistryFactory,
+  type RegistryOptions,
+  type RegistryStatus,
+} from './registry.js';
+export { DEFAULT_REGISTRY_PORTS, formatRegistryAddress, parseRegistryAddress } from './registry-address.js';
+export { resolveRegistryOptions } from './registry-options.js';
+export {
+  createServiceDirectory,
+  DEFAULT_SERVICE_DIRECTORY_OPTIONS,
+  type ServiceDirectory,
+  type ServiceDirectoryOptions,
+} from './service-directory.js';
+export { createZooKeeperRegistry } from './zookeeper-registry.js';

@@ -1,0 +1,281 @@
+/**
+ * Redis registry (`redis://host:6379?db=0&password=...`), via the optional package `ioredis`, loaded on
+ * first use. Layout, all readable with redis-cli:
+ *
+ *   /callisto/<seg>/providers/<host>:<port>   string key, the record JSON, PX ttl refreshed every ttl/3
+ *   /callisto/<seg>/providers                 SET of `<host>:<port>` members (also a pub/sub channel)
+ *   /callisto/<seg>/consumers/<host>:<pid>    likewise for consumers
+ *
+ * Writes and reads are small Lua scripts, so "set the key and add the member" and "list members, drop
+ * the ones whose key expired" are atomic. Register/unregister publish on the service's channel;
+ * subscribers re-read on a message, every ttl/2 (a missed message), and right after the earliest key
+ * expiry they saw (a SIGKILLed provider is gone within the TTL plus a few ms). A second connection is
+ * used for subscribing. ioredis reconnects with our bounded backoff; on `ready` everything registered is
+ * written again and every list re-read.
+ */
+import type * as IORedis from 'ioredis';
+import { loadOptionalPackage } from './load-optional.js';
+import type { ProviderRecord } from './provider-record.js';
+import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
+import { operationTimeoutMs, resolveRegistryOptions } from './registry-options.js';
+import { decodeProviderRecord, providersPath } from './registry-paths.js';
+import { createRegistryShell, type RegistryContext, type RegistryDriver } from './registry-shell.js';
+import { createBackoff, createGate, describeError, withTimeout } from './timing.js';
+
+type RedisClass = typeof IORedis.Redis;
+type RedisClient = IORedis.Redis;
+
+export async function createRedisRegistry(
+  address: RegistryAddress,
+  options?: Partial<RegistryOptions>,
+): Promise<Registry> {
+  const resolved = resolveRegistryOptions(address, options);
+  const loaded = await loadOptionalPackage<RedisClass & { Redis?: RedisClass }>('ioredis', address);
+  const Redis = loaded.Redis ?? loaded;
+  return createRegistryShell('redis', address, resolved, (context) => createRedisDriver(Redis, context));
+}
+
+/** KEYS: entry, set. ARGV: value, ttl ms, member, channel. Publishes when the value changed. */
+const PUT_SCRIPT = `
+local previous = redis.call('GET', KEYS[1])
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[2]) * 3)
+if previous ~= ARGV[1] then redis.call('PUBLISH', ARGV[4], ARGV[3]) end
+return 1`;
+
+/** KEYS: entry, set. ARGV: member, channel. */
+const REMOVE_SCRIPT = `
+local removed = redis.call('DEL', KEYS[1])
+redis.call('SREM', KEYS[2], ARGV[1])
+if removed > 0 then redis.call('PUBLISH', ARGV[2], ARGV[1]) end
+return removed`;
+
+/** KEYS: set. ARGV: key prefix. Returns value, pttl pairs; drops members whose key is gone. */
+const READ_SCRIPT = `
+if redis.replicate_commands then pcall(redis.replicate_commands) end
+local out = {}
+for _, member in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local key = ARGV[1] .. member
+  local value = redis.call('GET', key)
+  if value then
+    out[#out + 1] = value
+    out[#out + 1] = redis.call('PTTL', key)
+  else
+    redis.call('SREM', KEYS[1], member)
+  end
+end
+return out`;
+
+interface Follow {
+  timer: NodeJS.Timeout | undefined;
+  running: boolean;
+  dirty: boolean;
+}
+
+/** `a/b/c` -> [`a/b`, `c`]: the members set (and channel) of an entry, and its member name. */
+function splitPath(path: string): [string, string] {
+  const at = path.lastIndexOf('/');
+  return [path.slice(0, at), path.slice(at + 1)];
+}
+
+function createRedisDriver(Redis: RedisClass, context: RegistryContext): RegistryDriver {
+  const { options, address } = context;
+  const ttlMs = options.ttlMs;
+  const heartbeatMs = Math.max(50, Math.floor(ttlMs / 3));
+  const resyncMs = Math.max(100, Math.floor(ttlMs / 2));
+  const timeoutMs = operationTimeoutMs(options);
+  const first = address.hosts[0] ?? '127.0.0.1:6379';
+  const at = first.lastIndexOf(':');
+  const { db, password, username } = address.params;
+  const connectionOptions = (retry: () => number): IORedis.RedisOptions => ({
+    host: first.slice(0, at).replace(/^\[|\]$/g, ''),
+    port: Number(first.slice(at + 1)),
+    ...(db ? { db: Number(db) } : {}),
+    ...(password ? { password } : {}),
+    ...(username ? { username } : {}),
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: null,
+    enableOfflineQueue: true,
+    retryStrategy: retry,
+  });
+  const backoff = createBackoff(options.maxBackoffMs);
+  const subBackoff = createBackoff(options.maxBackoffMs);
+  const cmd: RedisClient = new Redis(connectionOptions(() => backoff.next()));
+  const sub: RedisClient = new Redis(connectionOptions(() => subBackoff.next()));
+  const follows = new Map<string, Follow>();
+  const pendingRemovals = new Set<string>();
+  const connected = createGate();
+  let heartbeat: NodeJS.Timeout | undefined;
+  let lastError = '';
+  let closed = false;
+
+  const putEntry = (path: string, value: string): Promise<unknown> => {
+    const [set, member] = splitPath(path);
+    return cmd.eval(PUT_SCRIPT, 2, path, set, value, String(ttlMs), member, set);
+  };
+  const removeEntry = (path: string): Promise<unknown> => {
+    const [set, member] = splitPath(path);
+    return cmd.eval(REMOVE_SCRIPT, 2, path, set, member, set);
+  };
+
+  const scheduleResync = (segment: string, follow: Follow, delayMs: number): void => {
+    clearTimeout(follow.timer);
+    if (closed || follows.get(segment) !== follow) return;
+    follow.timer = setTimeout(() => void resync(segment, follow), delayMs);
+  };
+
+  const resync = async (segment: string, follow: Follow): Promise<void> => {
+    if (follow.running) {
+      follow.dirty = true;
+      return;
+    }
+    if (cmd.status !== 'ready') return scheduleResync(segment, follow, resyncMs);
+    follow.running = true;
+    let next = resyncMs;
+    try {
+      do {
+        follow.dirty = false;
+        const set = providersPath(options.root, segment);
+        const reply = (await withTimeout(
+          cmd.eval(READ_SCRIPT, 1, set, `${set}/`),
+          timeoutMs,
+          'redis read',
+        )) as Array<string | number>;
+        if (closed || follows.get(segment) !== follow) return;
+        const records: ProviderRecord[] = [];
+        next = resyncMs;
+        for (let i = 0; i + 1 < reply.length; i += 2) {
+          const record = decodeProviderRecord(String(reply[i]));
+          if (record) records.push(record);
+          const pttl = Number(reply[i + 1]);
+          if (pttl >= 0) next = Math.min(next, pttl + 20);
+        }
+        context.deliver(segment, records);
+      } while (follow.dirty && !closed);
+    } catch (error) {
+      lastError = describeError(error);
+      next = Math.min(resyncMs, 500);
+    } finally {
+      follow.running = false;
+    }
+    scheduleResync(segment, follow, next);
+  };
+
+  const beat = async (): Promise<void> => {
+    if (cmd.status !== 'ready') return;
+    await Promise.all([...context.registered].map(([path, value]) => putEntry(path, value))).catch(
+      (error) => {
+        lastError = describeError(error);
+      },
+    );
+  };
+
+  const ensureHeartbeat = (): void => {
+    if (heartbeat || closed) return;
+    heartbeat = setInterval(() => void beat(), heartbeatMs);
+  };
+
+  const onReady = async (): Promise<void> => {
+    backoff.reset();
+    try {
+      await Promise.all([...context.registered].map(([path, value]) => putEntry(path, value)));
+      for (const path of [...pendingRemovals]) {
+        await removeEntry(path);
+        pendingRemovals.delete(path);
+      }
+    } catch (error) {
+      lastError = describeError(error);
+      return; // the connection dropped again; the next 'ready' retries
+    }
+    if (closed || cmd.status !== 'ready') return;
+    for (const [segment, follow] of follows) void resync(segment, follow);
+    context.setStatus('connected');
+    connected.open();
+  };
+
+  for (const client of [cmd, sub]) {
+    client.on('error', (error: Error) => {
+      lastError = describeError(error);
+    });
+  }
+  cmd.on('ready', () => void onReady());
+  cmd.on('close', () => {
+    if (!closed) context.setStatus('disconnected', lastError || 'connection closed');
+  });
+  sub.on('ready', () => {
+    subBackoff.reset();
+    // messages may have been missed while the subscriber was away
+    for (const [segment, follow] of follows) void resync(segment, follow);
+  });
+  sub.on('message', (channel: string) => {
+    const prefix = `${options.root}/`;
+    if (!channel.startsWith(prefix) || !channel.endsWith('/providers')) return;
+    const segment = channel.slice(prefix.length, -'/providers'.length);
+    const follow = follows.get(segment);
+    if (follow) void resync(segment, follow);
+  });
+
+  const shutdown = async (client: RedisClient): Promise<void> => {
+    if (client.status === 'end') return;
+    const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
+    if (client.status === 'ready') {
+      await withTimeout(client.quit(), timeoutMs, 'redis quit').catch(() => client.disconnect());
+    } else {
+      client.disconnect();
+    }
+    await withTimeout(ended, timeoutMs, 'redis close').catch(() => {});
+  };
+
+  return {
+    async put(path, value) {
+      pendingRemovals.delete(path);
+      ensureHeartbeat();
+      if (cmd.status === 'ready') {
+        try {
+          await withTimeout(putEntry(path, value), timeoutMs, 'redis put');
+          return;
+        } catch (error) {
+          lastError = describeError(error);
+        }
+      }
+      // onReady writes every registered entry before it opens the gate
+      await connected.wait();
+    },
+    async remove(path) {
+      if (cmd.status === 'ready') {
+        try {
+          await withTimeout(removeEntry(path), timeoutMs, 'redis remove');
+          return;
+        } catch (error) {
+          lastError = describeError(error);
+        }
+      }
+      if (!context.registered.has(path)) pendingRemovals.add(path);
+    },
+    watch(segment) {
+      if (closed || follows.has(segment)) return;
+      const follow: Follow = { timer: undefined, running: false, dirty: false };
+      follows.set(segment, follow);
+      sub.subscribe(providersPath(options.root, segment)).catch((error: unknown) => {
+        lastError = describeError(error);
+      });
+      void resync(segment, follow);
+    },
+    unwatch(segment) {
+      const follow = follows.get(segment);
+      if (!follow) return;
+      follows.delete(segment);
+      clearTimeout(follow.timer);
+      if (sub.status === 'ready') sub.unsubscribe(providersPath(options.root, segment)).catch(() => {});
+    },
+    async close() {
+      closed = true;
+      clearInterval(heartbeat);
+      for (const follow of follows.values()) clearTimeout(follow.timer);
+      follows.clear();
+      connected.fail(new Error(`registry ${address.raw} closed`));
+      await Promise.all([shutdown(cmd), shutdown(sub)]);
+    },
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * Parsing registry addresses, once, at the edge: `etcd://h1:2379,h2:2379?ttl=5000`, `zookeeper://h:2181`,
+ * `redis://h:6379`, `file://<dir>`, `direct://h:p,h:p`.
+ */
+import { RpcError } from '../core/rpc-error.js';
+import type { RegistryAddress } from './registry.js';
+
+/** Default ports of the built-in server kinds, used when an address names a host without a port. */
+export const DEFAULT_REGISTRY_PORTS: Readonly<Record<string, number>> = {
+  etcd: 2379,
+  zookeeper: 2181,
+  zk: 2181,
+  redis: 6379,
+};
+
+/** Kinds whose address carries a directory instead of `host:port` entries. */
+const PATH_KINDS = new Set(['file']);
+
+/** Kinds whose entries must carry an explicit port. */
+const PORT_REQUIRED_KINDS = new Set(['direct']);
+
+const EXPECTED =
+  'expected kind://host:port[,host:port][?key=value], e.g. etcd://127.0.0.1:2379 or file://.callisto';
+
+function badAddress(raw: string, why: string): RpcError {
+  return new RpcError('BadRequest', `invalid registry address "${raw}": ${why} (${EXPECTED})`);
+}
+
+/** Parses `host:port` (or `[v6]:port`); applies the kind's default port when none is given. */
+function parseHostPort(raw: string, entry: string, kind: string): string {
+  const match = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+)(?::(\d*))?$/.exec(entry);
+  if (!match) throw badAddress(raw, `"${entry}" is not host:port`);
+  const host = match[1] as string;
+  const portText = match[2];
+  if (portText === undefined || portText === '') {
+    const fallback = DEFAULT_REGISTRY_PORTS[kind];
+    if (fallback === undefined || PORT_REQUIRED_KINDS.has(kind)) {
+      throw badAddress(raw, `"${entry}" has no port`);
+    }
+    return `${host}:${fallback}`;
+  }
+  const port = Number(portText);
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) {
+    throw badAddress(raw, `port "${portText}" of "${entry}" is not between 1 and 65535`);
+  }
+  return `${host}:${port}`;
+}
+
+/**
+ * Parses a registry address. The kind is the scheme (lower-cased); `file://` keeps the rest as one
+ * directory (relative like `file://.callisto`, or absolute like `file:///var/lib/callisto`); other kinds
+ * split the rest on commas into `host:port` entries. Query parameters land in `params`.
+ * Throws `RpcError('BadRequest')` naming the address and what was expected.
+ */
+export function parseRegistryAddress(raw: string): RegistryAddress {
+  if (typeof raw !== 'string') throw badAddress(String(raw), 'not a string');
+  const trimmed = raw.trim();
+  const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/(.*)$/s.exec(trimmed);
+  if (!scheme) throw badAddress(raw, 'missing "kind://"');
+  const kind = (scheme[1] as string).toLowerCase();
+  const rest = scheme[2] as string;
+  const queryAt = rest.indexOf('?');
+  const body = queryAt === -1 ? rest : rest.slice(0, queryAt);
+  const params: Record<string, string> = {};
+  if (queryAt !== -1) {
+    for (const [key, value] of new URLSearchParams(rest.slice(queryAt + 1))) params[key] = value;
+  }
+  let hosts: string[];
+  if (PATH_KINDS.has(kind)) {
+    const dir = decodeURIComponent(body);
+    if (dir === '') throw badAddress(raw, 'no directory');
+    hosts = [dir];
+  } else {
+    const entries = body
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== '');
+    if (entries.length === 0) throw badAddress(raw, 'no host');
+    hosts = entries.map((entry) => parseHostPort(raw, entry, kind));
+  }
+  return { kind, hosts, params, raw };
+}
+
+/** The address as text for messages: the original string, or rebuilt from its parts. */
+export function formatRegistryAddress(address: RegistryAddress): string {
+  if (address.raw) return address.raw;
+  const query = new URLSearchParams(address.params).toString();
+  return `${address.kind}://${address.hosts.join(',')}${query ? `?${query}` : ''}`;
+}

@@ -1,0 +1,213 @@
+/**
+ * The consumer's view of one service across all its registries: merges their lists, keeps a snapshot
+ * file of the last known list for when every registry is away at start, and protects against a sudden
+ * drop to zero providers while the connections to them are still healthy (a registry glitch should not
+ * take a working service down).
+ */
+import { readFile } from 'node:fs/promises';
+import type { ServiceKey } from '../core/service-key.js';
+import { writeFileAtomic } from './file-registry.js';
+import { type ProviderRecord, servicePathSegment } from './provider-record.js';
+import type { Registry } from './registry.js';
+import { decodeProviderRecord, normalizeProviders } from './registry-paths.js';
+import { describeError } from './timing.js';
+
+export interface ServiceDirectoryOptions {
+  /** The service to follow. */
+  key: ServiceKey;
+  /** Registries to subscribe on; on the same `host:port`, an earlier registry's record wins. */
+  registries: Registry[];
+  /** Snapshot file of the last known list (e.g. `<dir>/<seg>.json`). Default: no snapshot. */
+  snapshotPath?: string;
+  /** Hold a sudden change to zero providers until confirmed. Default true. */
+  emptyProtection?: boolean;
+  /** How long an unconfirmed empty list is held before re-checking the connections. Default 5000. */
+  emptyConfirmDelayMs?: number;
+  /** How long to wait at start for any registry's list before falling back to the snapshot. Default 3000. */
+  startTimeoutMs?: number;
+  /** Whether the consumer still has healthy connections to some of these providers. Default: never. */
+  hasHealthyConnections?: (records: ProviderRecord[]) => boolean;
+  /** Called with the merged list on every applied change. */
+  onChange: (providers: ProviderRecord[]) => void;
+  /** Logs decisions (snapshot used, empty list held). Default: nothing. */
+  log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+export const DEFAULT_SERVICE_DIRECTORY_OPTIONS = {
+  emptyProtection: true,
+  emptyConfirmDelayMs: 5_000,
+  startTimeoutMs: 3_000,
+  hasHealthyConnections: (_records: ProviderRecord[]): boolean => false,
+  log: (_level: 'info' | 'warn' | 'error', _message: string): void => {},
+} as const;
+
+export interface ServiceDirectory {
+  /** The list currently applied. */
+  readonly providers: ProviderRecord[];
+  /** Where the applied list came from. */
+  readonly source: 'none' | 'registry' | 'snapshot';
+  /** Resolves once a first list is applied: from a registry, or the snapshot after `startTimeoutMs`. */
+  readonly ready: Promise<void>;
+  /** Unsubscribes everywhere, stops timers, waits for the last snapshot write. Idempotent. */
+  close(): Promise<void>;
+}
+
+interface SnapshotFile {
+  service: string;
+  savedAt: string;
+  providers: ProviderRecord[];
+}
+
+export function createServiceDirectory(options: ServiceDirectoryOptions): ServiceDirectory {
+  const o = { ...DEFAULT_SERVICE_DIRECTORY_OPTIONS, ...stripUndefined(options) };
+  const segment = servicePathSegment(o.key);
+  const lists: Array<ProviderRecord[] | undefined> = o.registries.map(() => undefined);
+  const unsubscribes: Array<() => void> = [];
+  let applied: ProviderRecord[] = [];
+  let appliedJson = '[]';
+  let source: ServiceDirectory['source'] = 'none';
+  let heldSince: number | undefined;
+  let confirmTimer: NodeJS.Timeout | undefined;
+  let startTimer: NodeJS.Timeout | undefined;
+  let writing: Promise<void> = Promise.resolve();
+  let closed = false;
+  let markReady: () => void = () => {};
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+
+  const merged = (): ProviderRecord[] => normalizeProviders(lists.flatMap((list) => list ?? []));
+
+  const apply = (list: ProviderRecord[], from: 'registry' | 'snapshot'): void => {
+    clearTimeout(confirmTimer);
+    confirmTimer = undefined;
+    heldSince = undefined;
+    const json = JSON.stringify(list);
+    const changed = json !== appliedJson || source === 'none';
+    applied = list;
+    appliedJson = json;
+    source = from;
+    clearTimeout(startTimer);
+    markReady();
+    if (!changed) return;
+    try {
+      o.onChange(list.slice());
+    } catch (error) {
+      o.log('error', `${segment}: onChange threw: ${describeError(error)}`);
+    }
+    if (from === 'registry' && o.snapshotPath) saveSnapshot(list);
+  };
+
+  const saveSnapshot = (list: ProviderRecord[]): void => {
+    const path = o.snapshotPath;
+    if (!path) return;
+    const content: SnapshotFile = { service: segment, savedAt: new Date().toISOString(), providers: list };
+    writing = writing
+      .then(() => writeFileAtomic(path, `${JSON.stringify(content, null, 2)}\n`))
+      .catch((error) => o.log('warn', `${segment}: cannot write snapshot ${path}: ${describeError(error)}`));
+  };
+
+  const scheduleConfirm = (): void => {
+    clearTimeout(confirmTimer);
+    confirmTimer = setTimeout(() => {
+      confirmTimer = undefined;
+      if (closed || heldSince === undefined) return;
+      const list = merged();
+      if (list.length > 0) return apply(list, 'registry');
+      if (o.hasHealthyConnections(applied)) {
+        o.log(
+          'warn',
+          `${segment}: registries still report no providers but connections are healthy; holding`,
+        );
+        return scheduleConfirm();
+      }
+      o.log('warn', `${segment}: zero providers confirmed`);
+      apply(list, 'registry');
+    }, o.emptyConfirmDelayMs);
+  };
+
+  const onList = (): void => {
+    if (closed) return;
+    const list = merged();
+    const suddenEmpty = list.length === 0 && applied.length > 0;
+    if (suddenEmpty && o.emptyProtection && o.hasHealthyConnections(applied)) {
+      if (heldSince === undefined) {
+        heldSince = Date.now();
+        o.log('warn', `${segment}: registries report zero providers while connections are healthy; holding`);
+        scheduleConfirm();
+        return;
+      }
+      // a second empty notification confirms it
+      o.log('warn', `${segment}: zero providers confirmed by a second notification`);
+    }
+    apply(list, 'registry');
+  };
+
+  const useSnapshot = async (): Promise<void> => {
+    if (closed || source !== 'none') return;
+    const path = o.snapshotPath;
+    let list: ProviderRecord[] | undefined;
+    if (path) {
+      try {
+        const parsed = JSON.parse(await readFile(path, 'utf8')) as Partial<SnapshotFile>;
+        const records = Array.isArray(parsed.providers) ? parsed.providers : [];
+        list = normalizeProviders(
+          records.map((r) => decodeProviderRecord(JSON.stringify(r))).filter((r) => r !== undefined),
+        );
+      } catch (error) {
+        o.log('warn', `${segment}: no usable snapshot at ${path}: ${describeError(error)}`);
+      }
+    }
+    if (closed || source !== 'none') return;
+    if (list) {
+      o.log(
+        'warn',
+        `${segment}: no registry answered in ${o.startTimeoutMs} ms; using the snapshot (${list.length})`,
+      );
+      apply(list, 'snapshot');
+    } else {
+      markReady();
+    }
+  };
+
+  o.registries.forEach((registry, index) => {
+    registry
+      .subscribe(o.key, (list) => {
+        lists[index] = list;
+        onList();
+      })
+      .then(
+        (unsubscribe) => {
+          if (closed) unsubscribe();
+          else unsubscribes.push(unsubscribe);
+        },
+        (error: unknown) =>
+          o.log('warn', `${segment}: subscribe on ${registry.kind} failed: ${describeError(error)}`),
+      );
+  });
+  if (o.registries.length === 0) void useSnapshot();
+  else startTimer = setTimeout(() => void useSnapshot(), o.startTimeoutMs);
+
+  return {
+    get providers() {
+      return applied.slice();
+    },
+    get source() {
+      return source;
+    },
+    ready,
+    async close() {
+      if (closed) return;
+      closed = true;
+      clearTimeout(confirmTimer);
+      clearTimeout(startTimer);
+      for (const unsubscribe of unsubscribes.splice(0)) unsubscribe();
+      markReady();
+      await writing;
+    },
+  };
+}
+
+function stripUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}

@@ -1,0 +1,247 @@
+/**
+ * ZooKeeper registry (`zookeeper://h1:2181,h2:2181`, alias `zk://`), via the optional package
+ * `node-zookeeper-client`, loaded on first use.
+ *
+ * - Parent nodes (`/callisto/<seg>/providers`) are persistent, created with mkdirp; provider and
+ *   consumer nodes are EPHEMERAL, so they vanish when this instance's session ends (session timeout =
+ *   ttlMs, within the server's min/max session timeout).
+ * - A subscription reads the children with a child watcher and each child's data with a data watcher;
+ *   both are one-shot in ZooKeeper and re-armed by the re-read each event triggers.
+ * - Disconnection keeps the session (the library reconnects, here with our bounded backoff) and the last
+ *   lists; on reconnect every list is re-read. Session expiry opens a new session, re-creates every
+ *   ephemeral node and re-reads every subscription.
+ */
+
+import { loadOptionalPackage } from './load-optional.js';
+import type { ProviderRecord } from './provider-record.js';
+import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
+import { operationTimeoutMs, resolveRegistryOptions } from './registry-options.js';
+import { decodeProviderRecord, providersPath } from './registry-paths.js';
+import { createRegistryShell, type RegistryContext, type RegistryDriver } from './registry-shell.js';
+import { createBackoff, createGate, describeError } from './timing.js';
+import {
+  openZkSession,
+  type ZkModule,
+  type ZkSession,
+  type ZkState,
+  zkErrorCode,
+} from './zookeeper-session.js';
+
+export async function createZooKeeperRegistry(
+  address: RegistryAddress,
+  options?: Partial<RegistryOptions>,
+): Promise<Registry> {
+  const resolved = resolveRegistryOptions(address, options);
+  const zk = await loadOptionalPackage<ZkModule>('node-zookeeper-client', address);
+  return createRegistryShell('zookeeper', address, resolved, (context) => createZooKeeperDriver(zk, context));
+}
+
+interface Follow {
+  readonly watcher: () => void;
+  running: boolean;
+  dirty: boolean;
+}
+
+function parentOf(path: string): string {
+  return path.slice(0, path.lastIndexOf('/')) || '/';
+}
+
+function createZooKeeperDriver(zk: ZkModule, context: RegistryContext): RegistryDriver {
+  const { options, address } = context;
+  const timeoutMs = operationTimeoutMs(options);
+  const chroot = address.params['chroot'] ?? '';
+  const connectionString = `${address.hosts.join(',')}${chroot}`;
+  const backoff = createBackoff(options.maxBackoffMs);
+  const sessionBackoff = createBackoff(options.maxBackoffMs);
+  const connected = createGate();
+  const follows = new Map<string, Follow>();
+  const pendingRemovals = new Set<string>();
+  let session: ZkSession | undefined;
+  let state: 'connecting' | 'connected' | 'closed' = 'connecting';
+  let reopenTimer: NodeJS.Timeout | undefined;
+  const { NO_NODE, NODE_EXISTS } = zk.Exception;
+  /** Read through a function so TypeScript does not narrow it across awaits. */
+  const isClosed = (): boolean => state === 'closed';
+
+  /** Creates (or replaces) an ephemeral node owned by this session. */
+  const ensureNode = async (s: ZkSession, path: string, value: string): Promise<void> => {
+    const data = Buffer.from(value);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        await s.run<string>((cb) => s.client.create(path, data, zk.CreateMode.EPHEMERAL, cb));
+        return;
+      } catch (error) {
+        const code = zkErrorCode(error);
+        if (code === NO_NODE) {
+          await s.run<string>((cb) => s.client.mkdirp(parentOf(path), cb));
+          continue;
+        }
+        if (code !== NODE_EXISTS) throw error;
+      }
+      try {
+        const [current, stat] = await s.runWithStat<Buffer>((cb) => s.client.getData(path, undefined, cb));
+        if (stat && s.owns(stat)) {
+          if (!current?.equals(data)) await s.run((cb) => s.client.setData(path, data, -1, cb));
+          return;
+        }
+        // left over from a session that has not expired yet (a previous process on the same address)
+        await s.run<void>((cb) => s.client.remove(path, -1, cb));
+      } catch (error) {
+        if (zkErrorCode(error) !== NO_NODE) throw error;
+      }
+    }
+    throw new Error(`cannot create ${path}: it keeps being recreated by another session`);
+  };
+
+  const removeNode = async (s: ZkSession, path: string): Promise<void> => {
+    try {
+      await s.run<void>((cb) => s.client.remove(path, -1, cb));
+    } catch (error) {
+      if (zkErrorCode(error) !== NO_NODE) throw error;
+    }
+  };
+
+  const readList = async (s: ZkSession, segment: string, follow: Follow): Promise<ProviderRecord[]> => {
+    const dir = providersPath(options.root, segment);
+    let children: string[];
+    try {
+      children = await s.run<string[]>((cb) => s.client.getChildren(dir, follow.watcher, cb));
+    } catch (error) {
+      if (zkErrorCode(error) !== NO_NODE) throw error;
+      await s.run<string>((cb) => s.client.mkdirp(dir, cb));
+      children = await s.run<string[]>((cb) => s.client.getChildren(dir, follow.watcher, cb));
+    }
+    const records: ProviderRecord[] = [];
+    for (const child of children) {
+      try {
+        const data = await s.run<Buffer>((cb) => s.client.getData(`${dir}/${child}`, follow.watcher, cb));
+        const record = decodeProviderRecord(data);
+        if (record) records.push(record);
+      } catch (error) {
+        if (zkErrorCode(error) !== NO_NODE) throw error;
+      }
+    }
+    return records;
+  };
+
+  const refresh = async (segment: string, follow: Follow): Promise<void> => {
+    if (follow.running) {
+      follow.dirty = true;
+      return;
+    }
+    follow.running = true;
+    try {
+      do {
+        follow.dirty = false;
+        const s = session;
+        if (!s || isClosed()) return;
+        const list = await readList(s, segment, follow);
+        if (s !== session || follows.get(segment) !== follow) return;
+        context.deliver(segment, list);
+      } while (follow.dirty && !isClosed());
+    } catch (error) {
+      // connection lost or session gone: the reconnect handler reads again
+      if (state === 'connected') context.log('warn', `reading ${segment} failed: ${describeError(error)}`);
+    } finally {
+      follow.running = false;
+    }
+  };
+
+  const onConnected = async (s: ZkSession): Promise<void> => {
+    s.connected();
+    try {
+      for (const [path, value] of [...context.registered]) await ensureNode(s, path, value);
+      for (const path of [...pendingRemovals]) {
+        await removeNode(s, path);
+        pendingRemovals.delete(path);
+      }
+    } catch (error) {
+      if (s === session) context.log('warn', `restoring registrations failed: ${describeError(error)}`);
+      return; // lost again; the next connection retries
+    }
+    if (s !== session || isClosed()) return;
+    sessionBackoff.reset();
+    state = 'connected';
+    context.setStatus('connected');
+    connected.open();
+    for (const [segment, follow] of follows) void refresh(segment, follow);
+  };
+
+  const open = (): void => {
+    reopenTimer = undefined;
+    if (state === 'closed') return;
+    const s = openZkSession(zk, connectionString, options.ttlMs, backoff, (zkState: ZkState) => {
+      if (s !== session || state === 'closed') return;
+      if (zkState === zk.State.SYNC_CONNECTED) {
+        void onConnected(s);
+      } else if (zkState === zk.State.DISCONNECTED) {
+        state = 'connecting';
+        context.setStatus('disconnected', 'connection lost');
+      } else if (zkState === zk.State.EXPIRED || zkState === zk.State.AUTH_FAILED) {
+        state = 'connecting';
+        const why = zkState === zk.State.EXPIRED ? 'session expired' : 'authentication failed';
+        context.setStatus('disconnected', why);
+        context.log('warn', `${why}; opening a new session and registering again`);
+        session = undefined;
+        void s.close(timeoutMs);
+        reopenTimer = setTimeout(open, sessionBackoff.next());
+      }
+    });
+    session = s;
+  };
+
+  open();
+
+  return {
+    async put(path, value) {
+      pendingRemovals.delete(path);
+      const s = session;
+      if (state === 'connected' && s) {
+        try {
+          await ensureNode(s, path, value);
+          return;
+        } catch (error) {
+          if (state === 'connected' && s === session) throw error;
+        }
+      }
+      // onConnected creates every registered node before it opens the gate
+      await connected.wait();
+    },
+    async remove(path) {
+      const s = session;
+      if (state === 'connected' && s) {
+        try {
+          await removeNode(s, path);
+          return;
+        } catch {
+          // fall through: removed after reconnecting
+        }
+      }
+      if (!context.registered.has(path)) pendingRemovals.add(path);
+    },
+    watch(segment) {
+      if (state === 'closed' || follows.has(segment)) return;
+      const follow: Follow = {
+        watcher: () => {
+          if (follows.get(segment) === follow) void refresh(segment, follow);
+        },
+        running: false,
+        dirty: false,
+      };
+      follows.set(segment, follow);
+      if (state === 'connected') void refresh(segment, follow);
+    },
+    unwatch(segment) {
+      follows.delete(segment);
+    },
+    async close() {
+      state = 'closed';
+      clearTimeout(reopenTimer);
+      follows.clear();
+      connected.fail(new Error(`registry ${address.raw} closed`));
+      const s = session;
+      session = undefined;
+      await s?.close(timeoutMs);
+    },
+  };
+}
