@@ -26,7 +26,10 @@ function ownFields(error: object): Record<string, unknown> {
 }
 
 /** The status byte and payload for anything thrown while serving a call. */
-export function toErrorPayload(error: unknown, exposeStack: boolean): { status: number; payload: ErrorPayload } {
+export function toErrorPayload(
+  error: unknown,
+  exposeStack: boolean,
+): { status: number; payload: ErrorPayload } {
   if (RpcError.is(error)) {
     const payload: ErrorPayload = {
       name: error.remoteName ?? error.name,

@@ -4,7 +4,14 @@
  * version, total length against the maximum) before any body byte is buffered; a violation throws a
  * `ProtocolError` and the decoder must not be used again.
  */
-import { DEFAULT_MAX_FRAME_BYTES, type Frame, HEADER_BYTES, MAGIC_0, MAGIC_1, PROTOCOL_VERSION } from './frame.js';
+import {
+  DEFAULT_MAX_FRAME_BYTES,
+  type Frame,
+  HEADER_BYTES,
+  MAGIC_0,
+  MAGIC_1,
+  PROTOCOL_VERSION,
+} from './frame.js';
 import { ProtocolError } from './protocol-error.js';
 
 export interface FrameDecoderOptions {
@@ -49,11 +56,15 @@ export function createFrameDecoder(
       );
     }
     if (buf[offset + 2] !== PROTOCOL_VERSION) {
-      throw new ProtocolError(`unsupported protocol version ${buf[offset + 2]} (this side speaks ${PROTOCOL_VERSION})`);
+      throw new ProtocolError(
+        `unsupported protocol version ${buf[offset + 2]} (this side speaks ${PROTOCOL_VERSION})`,
+      );
     }
     const total = HEADER_BYTES + buf.readUInt32BE(offset + 12) + buf.readUInt32BE(offset + 16);
     if (total > maxFrameBytes) {
-      throw new ProtocolError(`frame of ${total} bytes exceeds the maximum frame size of ${maxFrameBytes} bytes`);
+      throw new ProtocolError(
+        `frame of ${total} bytes exceeds the maximum frame size of ${maxFrameBytes} bytes`,
+      );
     }
     return total;
   };

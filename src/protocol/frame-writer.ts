@@ -3,7 +3,15 @@
  * per tick (one `write` for every frame produced in that tick). Nothing is concatenated per frame.
  */
 import type { Attachments } from '../core/invocation.js';
-import { FrameFlag, FrameKind, HEADER_BYTES, MAGIC_0, MAGIC_1, PROTOCOL_VERSION, STATUS_OK } from './frame.js';
+import {
+  FrameFlag,
+  FrameKind,
+  HEADER_BYTES,
+  MAGIC_0,
+  MAGIC_1,
+  PROTOCOL_VERSION,
+  STATUS_OK,
+} from './frame.js';
 import { attachmentsByteLength, writeAttachments } from './metadata.js';
 
 const MIN_BATCH_BYTES = 16 * 1024;

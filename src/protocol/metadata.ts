@@ -24,7 +24,8 @@ const MAX_STRING_BYTES = 0xffff;
 
 function stringBytes(value: string, field: string): Buffer {
   const bytes = Buffer.from(value, 'utf8');
-  if (bytes.length > MAX_STRING_BYTES) throw new ProtocolError(`${field} is longer than ${MAX_STRING_BYTES} bytes`);
+  if (bytes.length > MAX_STRING_BYTES)
+    throw new ProtocolError(`${field} is longer than ${MAX_STRING_BYTES} bytes`);
   return bytes;
 }
 

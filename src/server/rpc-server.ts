@@ -4,6 +4,7 @@
  * `drain(timeoutMs)` (wait for calls in flight), `close()` (close every connection).
  */
 import net from 'node:net';
+import { RpcError } from '../core/rpc-error.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ServiceTable } from '../service/service-table.js';
 import { type ServerConnection, type ServerContext, serveConnection } from './server-connection.js';
@@ -23,6 +24,8 @@ export interface RpcServer {
   goAway(): void;
   /** Resolves when no call is executing, or after `timeoutMs`; resolves true when drained. */
   drain(timeoutMs: number): Promise<boolean>;
+  /** Answers every call still executing with a Shutdown error. */
+  abandonInFlight(): void;
   /** Stops listening and closes every connection. Idempotent. */
   close(): Promise<void>;
 }
@@ -39,7 +42,8 @@ export function createRpcServer(
 ): RpcServer {
   const accepted: (Serializer | undefined)[] = new Array(256).fill(undefined);
   for (const serializer of serializers) {
-    if (!options.serializers || options.serializers.includes(serializer.name)) accepted[serializer.id] = serializer;
+    if (!options.serializers || options.serializers.includes(serializer.name))
+      accepted[serializer.id] = serializer;
   }
   const fallbackSerializer = serializers.find((s) => s.name === 'json') ?? serializers[0]!;
   const connections = new Set<ServerConnection>();
@@ -102,6 +106,13 @@ export function createRpcServer(
           resolve(true);
         });
       });
+    },
+    abandonInFlight() {
+      // `started`: the call may have had effects, so only idempotent calls may be repeated elsewhere.
+      const error = new RpcError('Shutdown', 'provider shut down before this call completed', {
+        details: { started: true },
+      });
+      for (const connection of connections) connection.abandon(error);
     },
     close() {
       closed ??= (async () => {

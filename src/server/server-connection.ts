@@ -9,7 +9,7 @@ import { toErrorPayload } from '../core/error-payload.js';
 import { RpcError } from '../core/rpc-error.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
 import { createFrameDecoder } from '../protocol/frame-decoder.js';
-import { EMPTY_BODY, createFrameWriter } from '../protocol/frame-writer.js';
+import { createFrameWriter, EMPTY_BODY } from '../protocol/frame-writer.js';
 import { decodeRequestMeta, type RequestMeta } from '../protocol/metadata.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ServiceTable } from '../service/service-table.js';
@@ -40,17 +40,24 @@ export interface ServerConnection {
   readonly remoteAddress: string;
   readonly inFlight: number;
   goAway(): void;
+  /** Answers every call still executing with `error` (their late results are dropped). */
+  abandon(error: RpcError): void;
   /** Sends what is queued, then closes; destroys after `graceMs` if the peer does not close. */
   end(graceMs: number): Promise<void>;
   destroy(): void;
 }
 
-export function serveConnection(socket: net.Socket, ctx: ServerContext, onClose: () => void): ServerConnection {
+export function serveConnection(
+  socket: net.Socket,
+  ctx: ServerContext,
+  onClose: () => void,
+): ServerConnection {
   const remoteAddress = `${socket.remoteAddress}:${socket.remotePort}`;
   let inFlight = 0;
   let paused = false;
   let chunkTime = 0;
   const withSignals = new Set<ServerInvocation>();
+  const executing = new Set<ServerInvocation>();
   const trackSignal = (invocation: ServerInvocation): void => {
     withSignals.add(invocation);
   };
@@ -88,6 +95,7 @@ export function serveConnection(socket: net.Socket, ctx: ServerContext, onClose:
   };
 
   const finish = (invocation: ServerInvocation): void => {
+    executing.delete(invocation);
     inFlight--;
     ctx.active--;
     if (invocation.hasSignal) withSignals.delete(invocation);
@@ -100,7 +108,11 @@ export function serveConnection(socket: net.Socket, ctx: ServerContext, onClose:
     try {
       body = value === undefined ? EMPTY_BODY : serializer.encode(value);
     } catch (error) {
-      fail(id, serializer, new RpcError('Serialization', `cannot encode the result of ${label}: ${messageOf(error)}`));
+      fail(
+        id,
+        serializer,
+        new RpcError('Serialization', `cannot encode the result of ${label}: ${messageOf(error)}`),
+      );
       return;
     }
     writer.response(id, serializer.id, 0, body);
@@ -112,7 +124,11 @@ export function serveConnection(socket: net.Socket, ctx: ServerContext, onClose:
     const serializer = ctx.serializers[frame.serializer];
     if (serializer === undefined) {
       if (!oneway) {
-        fail(id, ctx.fallbackSerializer, new RpcError('BadRequest', `serializer id ${frame.serializer} is not accepted`));
+        fail(
+          id,
+          ctx.fallbackSerializer,
+          new RpcError('BadRequest', `serializer id ${frame.serializer} is not accepted`),
+        );
       }
       return;
     }
@@ -120,13 +136,15 @@ export function serveConnection(socket: net.Socket, ctx: ServerContext, onClose:
     try {
       meta = decodeRequestMeta(frame.meta);
     } catch (error) {
-      if (!oneway) fail(id, serializer, new RpcError('BadRequest', `malformed request metadata: ${messageOf(error)}`));
+      if (!oneway)
+        fail(id, serializer, new RpcError('BadRequest', `malformed request metadata: ${messageOf(error)}`));
       return;
     }
     const exported = ctx.table.lookup(meta.service, meta.version, meta.group);
     if (exported === undefined) {
       const key = `${meta.group ? `${meta.group}/` : ''}${meta.service}:${meta.version}`;
-      if (!oneway) fail(id, serializer, new RpcError('ServiceNotFound', `service ${key} is not provided here`));
+      if (!oneway)
+        fail(id, serializer, new RpcError('ServiceNotFound', `service ${key} is not provided here`));
       return;
     }
     const method = exported.methods.get(meta.method);
@@ -140,12 +158,17 @@ export function serveConnection(socket: net.Socket, ctx: ServerContext, onClose:
       return;
     }
     if (deadline > 0 && Date.now() >= deadline) {
-      if (!oneway) fail(id, serializer, new RpcError('Timeout', `${method.label}: deadline passed before execution`));
+      if (!oneway)
+        fail(id, serializer, new RpcError('Timeout', `${method.label}: deadline passed before execution`));
       return;
     }
     if (ctx.active >= ctx.options.maxConcurrentCalls) {
       if (!oneway) {
-        fail(id, serializer, new RpcError('Overloaded', `provider is executing ${ctx.active} calls, the maximum`));
+        fail(
+          id,
+          serializer,
+          new RpcError('Overloaded', `provider is executing ${ctx.active} calls, the maximum`),
+        );
       }
       return;
     }
@@ -154,7 +177,11 @@ export function serveConnection(socket: net.Socket, ctx: ServerContext, onClose:
       args = frame.body.length === 0 ? [] : serializer.decode(frame.body);
     } catch (error) {
       if (!oneway) {
-        fail(id, serializer, new RpcError('Serialization', `cannot decode the arguments: ${messageOf(error)}`));
+        fail(
+          id,
+          serializer,
+          new RpcError('Serialization', `cannot decode the arguments: ${messageOf(error)}`),
+        );
       }
       return;
     }
@@ -171,8 +198,11 @@ export function serveConnection(socket: net.Socket, ctx: ServerContext, onClose:
       oneway,
       method.declaration.idempotent ?? false,
       remoteAddress,
+      id,
+      serializer,
       trackSignal,
     );
+    executing.add(invocation);
     inFlight++;
     ctx.active++;
     let result: unknown;
@@ -180,18 +210,18 @@ export function serveConnection(socket: net.Socket, ctx: ServerContext, onClose:
       result = method.direct ? method.direct(invocation) : method.invoke(invocation);
     } catch (error) {
       finish(invocation);
-      if (!oneway) fail(id, serializer, error);
+      if (!oneway && !invocation.answered) fail(id, serializer, error);
       return;
     }
     if (isThenable(result)) {
       result.then(
         (value) => {
           finish(invocation);
-          if (!oneway) answer(id, serializer, method.label, value);
+          if (!oneway && !invocation.answered) answer(id, serializer, method.label, value);
         },
         (error: unknown) => {
           finish(invocation);
-          if (!oneway) fail(id, serializer, error);
+          if (!oneway && !invocation.answered) fail(id, serializer, error);
         },
       );
       return;
@@ -245,6 +275,14 @@ export function serveConnection(socket: net.Socket, ctx: ServerContext, onClose:
       if (!socket.destroyed) {
         writer.event(EventName.GoAway, 0, EMPTY_BODY);
         writer.flush();
+      }
+    },
+    abandon(error) {
+      for (const invocation of executing) {
+        if (invocation.answered || invocation.oneway) continue;
+        invocation.answered = true;
+        invocation.abort(error.message);
+        fail(invocation.requestId, invocation.serializer, error);
       }
     },
     end(graceMs) {

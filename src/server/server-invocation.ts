@@ -1,5 +1,6 @@
 import type { Attachments, Invocation } from '../core/invocation.js';
 import type { ServiceKey } from '../core/service-key.js';
+import type { Serializer } from '../serialization/serializer.js';
 
 /**
  * A call as the provider sees it. The AbortSignal is created only when someone reads it; it fires at
@@ -9,6 +10,8 @@ export class ServerInvocation implements Invocation {
   #controller: AbortController | undefined;
   #timer: NodeJS.Timeout | undefined;
   #onSignal: ((invocation: ServerInvocation) => void) | undefined;
+  /** Set once a response (or a shutdown error) was sent for this call. */
+  answered = false;
 
   constructor(
     readonly service: ServiceKey,
@@ -19,6 +22,8 @@ export class ServerInvocation implements Invocation {
     readonly oneway: boolean,
     readonly idempotent: boolean,
     public remoteAddress: string,
+    readonly requestId: number,
+    readonly serializer: Serializer,
     onSignal: (invocation: ServerInvocation) => void,
   ) {
     this.#onSignal = onSignal;

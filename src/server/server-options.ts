@@ -1,4 +1,4 @@
-import { DEFAULT_CONNECTION_OPTIONS, type ConnectionOptions } from '../transport/transport-options.js';
+import { type ConnectionOptions, DEFAULT_CONNECTION_OPTIONS } from '../transport/transport-options.js';
 
 export interface ServerOptions {
   /** Interface to listen on. Default '127.0.0.1'; use '0.0.0.0' (with `advertiseHost`) to serve other hosts. */

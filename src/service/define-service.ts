@@ -40,7 +40,10 @@ export interface ServiceDefinition<T> extends ServiceKey {
 
 const SERVICE_NAME = /^[A-Za-z_$][\w$.-]*$/;
 
-export function defineService<T>(name: string, options: ServiceDefinitionOptions<T> = {}): ServiceDefinition<T> {
+export function defineService<T>(
+  name: string,
+  options: ServiceDefinitionOptions<T> = {},
+): ServiceDefinition<T> {
   if (!SERVICE_NAME.test(name)) {
     throw new TypeError(`invalid service name "${name}": use letters, digits, '.', '_', '-' or '$'`);
   }

@@ -30,7 +30,11 @@ export interface ExportedService {
 }
 
 export interface ServiceTable {
-  add(definition: ServiceDefinition<unknown>, implementation: object, filters: readonly Filter[]): ExportedService;
+  add(
+    definition: ServiceDefinition<unknown>,
+    implementation: object,
+    filters: readonly Filter[],
+  ): ExportedService;
   /** Removes a service; calls to it then get ServiceNotFound. */
   remove(definition: ServiceDefinition<unknown>): void;
   lookup(name: string, version: string, group: string): ExportedService | undefined;
@@ -38,7 +42,10 @@ export interface ServiceTable {
 }
 
 /** The callable method names of an implementation. */
-export function implementedMethodNames(definition: ServiceDefinition<unknown>, implementation: object): string[] {
+export function implementedMethodNames(
+  definition: ServiceDefinition<unknown>,
+  implementation: object,
+): string[] {
   if (definition.methods) {
     const names = Object.keys(definition.methods);
     for (const name of names) {

@@ -11,7 +11,9 @@ export type MethodNames<T> = {
 
 /** The consumer's view: every method returns a Promise of its declared result. */
 export type Remote<T> = {
-  readonly [K in MethodNames<T>]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
+  readonly [K in MethodNames<T>]: T[K] extends (...args: infer A) => infer R
+    ? (...args: A) => Promise<Awaited<R>>
+    : never;
 };
 
 /** What a provider implements: each method may be sync or async. */

@@ -15,7 +15,9 @@ export function createArgumentsValidator(
       if (result.issues) {
         return fail(
           result.issues
-            .map((issue) => (issue.path?.length ? `${issue.path.map(pathKey).join('.')}: ` : '') + issue.message)
+            .map(
+              (issue) => (issue.path?.length ? `${issue.path.map(pathKey).join('.')}: ` : '') + issue.message,
+            )
             .join('; '),
         );
       }

@@ -55,8 +55,8 @@ export interface ClientConnection {
 export interface ConnectionEvents {
   /** The provider announced it is shutting down. */
   onGoAway?(connection: ClientConnection): void;
-  /** The connection closed (for any reason). */
-  onClose?(connection: ClientConnection, error: RpcError | undefined): void;
+  /** The connection closed; `local` is true when this side closed it on purpose (close/destroy). */
+  onClose?(connection: ClientConnection, error: RpcError, local: boolean): void;
 }
 
 class PendingCall {
@@ -90,6 +90,7 @@ export function createClientConnection(
   let heartbeatRttMs = 0;
   let pingSentAt = 0;
   let closeError: RpcError | undefined;
+  let closedLocally = false;
   const drainWaiters: Array<() => void> = [];
 
   const socket = net.connect({ host, port, noDelay: true, keepAlive: true });
@@ -129,7 +130,9 @@ export function createClientConnection(
       everOpened = true;
       resolve();
     });
-    socket.once('close', () => reject(closeError ?? new RpcError('Network', `connection to ${address} closed`)));
+    socket.once('close', () =>
+      reject(closeError ?? new RpcError('Network', `connection to ${address} closed`)),
+    );
   });
   readyPromise.catch(() => {});
 
@@ -137,7 +140,9 @@ export function createClientConnection(
     options.heartbeat,
     () => ping(),
     (silentMs) =>
-      destroy(new RpcError('Network', `no frame from ${address} for ${silentMs} ms: connection presumed dead`)),
+      destroy(
+        new RpcError('Network', `no frame from ${address} for ${silentMs} ms: connection presumed dead`),
+      ),
   );
 
   const onResponse = (frame: Frame): void => {
@@ -153,9 +158,13 @@ export function createClientConnection(
       else call.reject(fromErrorPayload(frame.status, value));
     } catch (error) {
       call.reject(
-        new RpcError('Serialization', `cannot decode the response of ${call.route.label}: ${messageOf(error)}`, {
-          cause: error,
-        }),
+        new RpcError(
+          'Serialization',
+          `cannot decode the response of ${call.route.label}: ${messageOf(error)}`,
+          {
+            cause: error,
+          },
+        ),
       );
     }
     afterSettle();
@@ -192,7 +201,9 @@ export function createClientConnection(
     try {
       decoder.push(chunk);
     } catch (error) {
-      destroy(new RpcError('Network', `protocol error from ${address}: ${messageOf(error)}`, { cause: error }));
+      destroy(
+        new RpcError('Network', `protocol error from ${address}: ${messageOf(error)}`, { cause: error }),
+      );
     }
   });
   socket.on('error', (error: NodeJS.ErrnoException) => {
@@ -217,7 +228,7 @@ export function createClientConnection(
     }
     afterSettle();
     readyPromise = undefined;
-    events.onClose?.(connection, error);
+    events.onClose?.(connection, error, closedLocally);
   });
 
   const ping = (): void => {
@@ -257,9 +268,13 @@ export function createClientConnection(
       if (state === 'closed') return Promise.reject(closeError);
       if (writer.queuedBytes > options.maxQueuedBytes) {
         return Promise.reject(
-          new RpcError('Overloaded', `${address}: more than ${options.maxQueuedBytes} bytes queued for sending`, {
-            neverSent: true,
-          }),
+          new RpcError(
+            'Overloaded',
+            `${address}: more than ${options.maxQueuedBytes} bytes queued for sending`,
+            {
+              neverSent: true,
+            },
+          ),
         );
       }
       if (signal?.aborted) return Promise.reject(cancelled(route));
@@ -268,10 +283,14 @@ export function createClientConnection(
         body = route.serializer.encode(args);
       } catch (error) {
         return Promise.reject(
-          new RpcError('Serialization', `cannot encode the arguments of ${route.label}: ${messageOf(error)}`, {
-            cause: error,
-            neverSent: true,
-          }),
+          new RpcError(
+            'Serialization',
+            `cannot encode the arguments of ${route.label}: ${messageOf(error)}`,
+            {
+              cause: error,
+              neverSent: true,
+            },
+          ),
         );
       }
       const id = allocateId();
@@ -300,6 +319,7 @@ export function createClientConnection(
     ping,
     async close() {
       if (state === 'closed') return;
+      closedLocally = true;
       state = 'draining';
       if (pending.size > 0) await new Promise<void>((wake) => drainWaiters.push(wake));
       writer.flush();
@@ -310,7 +330,10 @@ export function createClientConnection(
         });
       }
     },
-    destroy,
+    destroy(error) {
+      closedLocally = true;
+      destroy(error);
+    },
   };
   return connection;
 }

@@ -1,0 +1,2 @@
+/** The lifecycle of an app: one tagged state, not a handful of booleans. */
+export type AppState = 'created' | 'starting' | 'running' | 'stopping' | 'closed';

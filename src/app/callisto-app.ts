@@ -1,0 +1,185 @@
+/**
+ * The composition root: configuration -> extensions -> provider and consumer sides -> lifecycle.
+ * `callisto(options)` loads and validates configuration once; `start()` listens and registers;
+ * `close()` shuts down gracefully (see shutdown.ts); `destroy()` stops at once.
+ */
+import './builtins.js';
+import type { ReferenceOptions } from '../client/reference-options.js';
+import type { CallistoConfig, CallistoConfigInput } from '../config/callisto-config.js';
+import { type LoadConfigOptions, loadConfig } from '../config/load-config.js';
+import type { Filter } from '../core/invocation.js';
+import { builtinExtensions, type ExtensionRegistry } from '../extension/extension-registry.js';
+import { createConsoleLogger, type Logger } from '../observability/logger.js';
+import { createSerializerTable } from '../serialization/serializer-table.js';
+import type { ServiceDefinition } from '../service/define-service.js';
+import type { Implementation, Remote } from '../service/service-types.js';
+import type { AppState } from './app-state.js';
+import { type ConsumerSide, createConsumerSide } from './consumer-side.js';
+import { loadExtensionModules } from './load-extensions.js';
+import { createProviderSide, type ProvideOptions, type ProviderSide } from './provider-side.js';
+import { createRegistrySet, type RegistrySet } from './registry-set.js';
+import { gracefulShutdown } from './shutdown.js';
+
+export interface AppOptions extends CallistoConfigInput {
+  /** Where log lines go. Default: stderr at `logLevel`. */
+  logger?: Logger;
+  /** Filters for every provided service and every reference. */
+  filters?: { provider?: Filter[]; consumer?: Filter[] };
+  /** Register extensions in code before anything is built (overrides built-ins of the same name). */
+  extend?: (extensions: ExtensionRegistry) => void;
+  /** How configuration files and environment variables are read. */
+  load?: LoadConfigOptions;
+}
+
+export interface CallistoApp {
+  readonly config: CallistoConfig;
+  readonly extensions: ExtensionRegistry;
+  readonly logger: Logger;
+  readonly state: AppState;
+  /** True while running and not shutting down (for health checks). */
+  readonly ready: boolean;
+  /** `host:port` announced to consumers, once started with something provided. */
+  readonly address: string | undefined;
+  /** The port listened on, once started. */
+  readonly port: number | undefined;
+  provide<T>(
+    definition: ServiceDefinition<T>,
+    implementation: Implementation<T>,
+    options?: ProvideOptions,
+  ): this;
+  refer<T>(definition: ServiceDefinition<T>, options?: ReferenceOptions<T>): Remote<T>;
+  start(): Promise<this>;
+  /** Graceful: unregister, tell consumers, drain, close. Idempotent. */
+  close(): Promise<void>;
+  /** Immediate: closes every socket now. */
+  destroy(): void;
+  /** Closes gracefully on SIGTERM/SIGINT; the handlers are removed on close. */
+  handleSignals(): this;
+  /** Internals for the admin view and tests. */
+  readonly internals: { provider: ProviderSide; consumer: ConsumerSide; registries: RegistrySet };
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+export async function callisto(options: AppOptions = {}): Promise<CallistoApp> {
+  const { logger: userLogger, filters, extend, load, ...input } = options;
+  const config = loadConfig(input, load);
+  const extensions = builtinExtensions.fork();
+  await loadExtensionModules(config.extensions, extensions);
+  extend?.(extensions);
+  return createApp(config, extensions, userLogger ?? createConsoleLogger(config.logLevel), filters ?? {});
+}
+
+function createApp(
+  config: CallistoConfig,
+  extensions: ExtensionRegistry,
+  logger: Logger,
+  filters: { provider?: Filter[]; consumer?: Filter[] },
+): CallistoApp {
+  const serializers = createSerializerTable(extensions);
+  const registries = createRegistrySet(extensions, config.registryTtlMs, logger);
+  const provider = createProviderSide(config, serializers, registries, filters.provider ?? [], logger);
+  const consumer = createConsumerSide(
+    config,
+    extensions,
+    serializers,
+    registries,
+    provider.table,
+    filters.consumer ?? [],
+    logger,
+  );
+  let state: AppState = 'created';
+  let closing: Promise<void> | undefined;
+  let signalHandler: (() => void) | undefined;
+
+  const removeSignals = () => {
+    if (signalHandler) {
+      process.off('SIGTERM', signalHandler);
+      process.off('SIGINT', signalHandler);
+      signalHandler = undefined;
+    }
+  };
+
+  const app: CallistoApp = {
+    config,
+    extensions,
+    logger,
+    get state() {
+      return state;
+    },
+    get ready() {
+      return state === 'running';
+    },
+    get address() {
+      return provider.advertisedAddress;
+    },
+    get port() {
+      return provider.server?.port;
+    },
+    provide(definition, implementation, provideOptions) {
+      if (state === 'stopping' || state === 'closed') throw new Error('cannot provide on a closed app');
+      provider.provide(definition, implementation, provideOptions);
+      return app;
+    },
+    refer(definition, referOptions) {
+      if (state === 'stopping' || state === 'closed') throw new Error('cannot refer on a closed app');
+      return consumer.refer(definition, referOptions);
+    },
+    async start() {
+      if (state !== 'created') throw new Error(`app already ${state}`);
+      state = 'starting';
+      if (config.handleSignals) app.handleSignals();
+      try {
+        await provider.start();
+      } catch (error) {
+        state = 'running';
+        await app.close();
+        throw error;
+      }
+      state = 'running';
+      if (provider.advertisedAddress)
+        logger.info(`${config.application} serving on ${provider.advertisedAddress}`);
+      return app;
+    },
+    close() {
+      closing ??= (async () => {
+        state = 'stopping';
+        try {
+          await gracefulShutdown({
+            provider,
+            consumer,
+            registries,
+            logger,
+            timeoutMs: config.shutdownTimeoutMs,
+          });
+        } finally {
+          removeSignals();
+          state = 'closed';
+        }
+      })();
+      return closing;
+    },
+    destroy() {
+      state = 'closed';
+      removeSignals();
+      consumer.destroy();
+      void provider.server?.close();
+      void registries.close();
+    },
+    handleSignals() {
+      if (signalHandler) return app;
+      signalHandler = () => {
+        logger.info('signal received: shutting down gracefully');
+        void app.close().then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
+      };
+      process.once('SIGTERM', signalHandler);
+      process.once('SIGINT', signalHandler);
+      return app;
+    },
+    internals: { provider, consumer, registries },
+    [Symbol.asyncDispose]: () => app.close(),
+  };
+  return app;
+}

@@ -1,0 +1,230 @@
+/**
+ * The consumer half of an app: the shared connection pool, one provider source per service (and
+ * source), and `refer()`, which assembles each method's invoker from extensions chosen by name:
+ * in-process when the app provides the service itself, else cluster strategy + load balancer.
+ */
+import type { ClientInvocation } from '../client/client-invocation.js';
+import {
+  type ConnectionPool,
+  createConnectionPool,
+  DEFAULT_POOL_RECONNECT,
+} from '../client/connection-pool.js';
+import { createReference } from '../client/reference.js';
+import type { MethodReferenceOptions, ReferenceOptions } from '../client/reference-options.js';
+import { createClusterContext } from '../cluster/cluster-context.js';
+import { createHealthTracker, createRetryControl } from '../cluster/cluster-policies.js';
+import { type CallistoConfig, type ConsumerConfig, consumerConfigSchema } from '../config/callisto-config.js';
+import { ConfigError } from '../config/config-error.js';
+import type { Filter, Invocation, Invoker } from '../core/invocation.js';
+import { RpcError } from '../core/rpc-error.js';
+import { serviceKeyString } from '../core/service-key.js';
+import type { ExtensionRegistry } from '../extension/extension-registry.js';
+import { DEFAULT_LOAD_BALANCER_OPTIONS } from '../loadbalance/load-balancer.js';
+import type { Logger } from '../observability/logger.js';
+import type { SerializerTable } from '../serialization/serializer-table.js';
+import type { MethodDeclaration, ServiceDefinition } from '../service/define-service.js';
+import { methodNotFound, type ServiceTable } from '../service/service-table.js';
+import type { Remote } from '../service/service-types.js';
+import { DEFAULT_CONNECTION_OPTIONS } from '../transport/transport-options.js';
+import type { RegistrySet } from './registry-set.js';
+import { createDirectSource, createRegistrySource, type ServiceSource } from './service-source.js';
+
+export interface ConsumerSide {
+  readonly pool: ConnectionPool;
+  refer<T>(definition: ServiceDefinition<T>, options?: ReferenceOptions<T>): Remote<T>;
+  /** Every provider source, for the admin view and tests. */
+  sources(): ReadonlyMap<string, ServiceSource>;
+  /** Stops following registries and closes connections after their calls complete. */
+  close(): Promise<void>;
+  destroy(): void;
+}
+
+const CONSUMER_KEYS = new Set(Object.keys(consumerConfigSchema.shape));
+
+function resolveConsumerOptions(base: ConsumerConfig, options: object, label: string): ConsumerConfig {
+  const overrides = Object.fromEntries(
+    Object.entries(options).filter(([key, value]) => CONSUMER_KEYS.has(key) && value !== undefined),
+  );
+  const result = consumerConfigSchema.safeParse({ ...base, ...overrides });
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const key = issue.path.map(String).join('.');
+  throw new ConfigError(`${label}.${key}`, (overrides as Record<string, unknown>)[key], issue.message);
+}
+
+export function createConsumerSide(
+  config: CallistoConfig,
+  extensions: ExtensionRegistry,
+  serializers: SerializerTable,
+  registries: RegistrySet,
+  localTable: ServiceTable,
+  appFilters: readonly Filter[],
+  logger: Logger,
+): ConsumerSide {
+  const byId: ReturnType<SerializerTable['byId']>[] = [];
+  for (const serializer of serializers.serializers) byId[serializer.id] = serializer;
+  const pool = createConnectionPool(
+    byId,
+    {
+      ...DEFAULT_POOL_RECONNECT,
+      idleTimeoutMs: config.consumer.idleTimeoutMs,
+      connection: {
+        ...DEFAULT_CONNECTION_OPTIONS,
+        connectTimeoutMs: config.consumer.connectTimeoutMs,
+        maxQueuedBytes: config.consumer.maxQueuedBytes,
+        maxFrameBytes: config.server.maxFrameBytes,
+        heartbeat: { intervalMs: config.heartbeatIntervalMs, missedLimit: 3 },
+      },
+    },
+    {
+      onGoAway: (address) => logger.info(`provider ${address} is going away; no new calls routed to it`),
+      onDisconnect: (address, error) => {
+        if (error) logger.warn(`lost connection to ${address}: ${error.message}`);
+      },
+    },
+  );
+  const sources = new Map<string, ServiceSource>();
+  const closers: Array<() => void> = [];
+  const log = (level: 'info' | 'warn' | 'error', message: string) => logger[level](message);
+
+  const sourceFor = (
+    definition: ServiceDefinition<unknown>,
+    options: ReferenceOptions<unknown>,
+  ): ServiceSource => {
+    const urls = typeof options.url === 'string' ? options.url.split(',') : options.url;
+    const registryAddresses =
+      (typeof options.registry === 'string' ? options.registry.split(',') : options.registry) ??
+      config.registry;
+    const descriptor = urls?.length ? `url:${urls.join(',')}` : `registry:${registryAddresses.join(',')}`;
+    const key = `${serviceKeyString(definition)}|${descriptor}`;
+    let source = sources.get(key);
+    if (source === undefined) {
+      if (urls?.length) source = createDirectSource(definition, urls, pool);
+      else if (registryAddresses.length > 0) {
+        source = createRegistrySource(
+          definition,
+          registries,
+          pool,
+          {
+            addresses: registryAddresses,
+            snapshotDir: config.consumer.snapshotDir,
+            emptyProtection: config.consumer.emptyProtection,
+          },
+          logger,
+        );
+      } else {
+        throw new ConfigError(
+          `refer(${definition.name}).url`,
+          undefined,
+          'a provider address (url) or a registry (app config `registry`), or mock: true',
+        );
+      }
+      sources.set(key, source);
+    }
+    return source;
+  };
+
+  const remoteInvoker = (
+    definition: ServiceDefinition<unknown>,
+    source: ServiceSource,
+    method: string,
+    options: ConsumerConfig,
+    methodOptions: MethodReferenceOptions,
+  ): Invoker => {
+    const loadBalancer = extensions.get(
+      'loadbalance',
+      options.loadbalance,
+    )({
+      ...DEFAULT_LOAD_BALANCER_OPTIONS,
+      warmupMs: options.warmupMs,
+      hashArguments: methodOptions.hashArguments ?? DEFAULT_LOAD_BALANCER_OPTIONS.hashArguments,
+    });
+    const context = createClusterContext({
+      label: `${definition.name}.${method}`,
+      options: {
+        retries: options.retries,
+        forks: options.forks,
+        sticky: options.sticky,
+        failbackAttempts: 3,
+        failbackDelayMs: 1_000,
+        failbackQueueSize: 1_000,
+      },
+      directory: source.directory,
+      pool,
+      loadBalancer,
+      health: options.outlierDetection ? createHealthTracker(source, options) : undefined,
+      retry: createRetryControl(extensions, source, options),
+      log,
+    });
+    const strategy = extensions.get('cluster', options.cluster)(context);
+    if (strategy.close) closers.push(() => strategy.close!());
+    if (source.isReady) return strategy;
+    return async (invocation) => {
+      if (!source.isReady) await source.ready;
+      return strategy(invocation);
+    };
+  };
+
+  const localInvoker = (definition: ServiceDefinition<unknown>, method: string): Invoker | undefined => {
+    const exported = localTable.lookup(definition.name, definition.version, definition.group);
+    if (exported === undefined) return undefined;
+    const target = exported.methods.get(method);
+    if (target === undefined) return () => Promise.reject(methodNotFound(exported, method));
+    return (invocation: Invocation) => {
+      (invocation as ClientInvocation).remoteAddress = 'injvm';
+      return target.invoke(invocation);
+    };
+  };
+
+  return {
+    pool,
+    refer<T>(definition: ServiceDefinition<T>, options: ReferenceOptions<T> = {}): Remote<T> {
+      const label = `refer(${definition.name})`;
+      const base = resolveConsumerOptions(config.consumer, options, label);
+      const serializer = serializers.byName(base.serializer);
+      const forced = options.mock === true || options.mock === 'force';
+      const def = definition as ServiceDefinition<unknown>;
+      return createReference<T>({
+        definition,
+        options: { ...options, filters: [...appFilters, ...(options.filters ?? [])] },
+        timeoutMs: base.timeoutMs,
+        serializer,
+        methodInvoker(
+          method: string,
+          methodOptions: MethodReferenceOptions,
+          _declaration: MethodDeclaration,
+        ) {
+          if (forced) throw new RpcError('Internal', 'mock references have no remote invoker');
+          const merged = resolveConsumerOptions(base, methodOptions, `${label}.methods.${method}`);
+          let remote: Invoker | undefined;
+          let local: Invoker | undefined | null = base.injvm ? null : undefined;
+          return (invocation) => {
+            if (local === null) local = localInvoker(def, method);
+            if (local !== undefined) return local(invocation);
+            remote ??= remoteInvoker(
+              def,
+              sourceFor(def, options as ReferenceOptions<unknown>),
+              method,
+              merged,
+              methodOptions,
+            );
+            return remote(invocation);
+          };
+        },
+      });
+    },
+    sources: () => sources,
+    async close() {
+      for (const close of closers.splice(0)) close();
+      await pool.close();
+      await Promise.all([...sources.values()].map((source) => source.close()));
+      sources.clear();
+    },
+    destroy() {
+      for (const close of closers.splice(0)) close();
+      pool.destroy();
+      for (const source of sources.values()) void source.close();
+      sources.clear();
+    },
+  };
+}

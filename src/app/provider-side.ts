@@ -1,0 +1,154 @@
+/**
+ * The provider half of an app: the service table, the TCP server (only when something is provided),
+ * and the registrations. Shutdown steps are exposed one by one for the app's shutdown sequence.
+ */
+import type { CallistoConfig } from '../config/callisto-config.js';
+import type { Filter } from '../core/invocation.js';
+import type { Logger } from '../observability/logger.js';
+import type { ProviderRecord } from '../registry/provider-record.js';
+import type { SerializerTable } from '../serialization/serializer-table.js';
+import { createRpcServer, type RpcServer } from '../server/rpc-server.js';
+import type { ServiceDefinition } from '../service/define-service.js';
+import { createServiceTable, type ExportedService, type ServiceTable } from '../service/service-table.js';
+import type { Implementation } from '../service/service-types.js';
+import { DEFAULT_CONNECTION_OPTIONS } from '../transport/transport-options.js';
+import type { RegistrySet } from './registry-set.js';
+
+export interface ProvideOptions {
+  /** Provider filters for this service, after the app's. */
+  filters?: Filter[];
+  /** Weight announced for this service. Default: server.weight. */
+  weight?: number;
+  /** Labels announced for this service, merged over server.tags. */
+  tags?: Record<string, string>;
+}
+
+export interface ProviderSide {
+  readonly table: ServiceTable;
+  provide<T>(
+    definition: ServiceDefinition<T>,
+    implementation: Implementation<T>,
+    options?: ProvideOptions,
+  ): void;
+  /** Listens (when anything is provided) and registers every service. */
+  start(): Promise<void>;
+  readonly server: RpcServer | undefined;
+  /** `host:port` consumers are told, once started. */
+  readonly advertisedAddress: string | undefined;
+  records(): ProviderRecord[];
+  unregisterAll(): Promise<void>;
+}
+
+interface Provided {
+  exported: ExportedService;
+  options: ProvideOptions;
+  record?: ProviderRecord;
+}
+
+export function createProviderSide(
+  config: CallistoConfig,
+  serializers: SerializerTable,
+  registries: RegistrySet,
+  appFilters: readonly Filter[],
+  logger: Logger,
+): ProviderSide {
+  const table = createServiceTable();
+  const provided: Provided[] = [];
+  let server: RpcServer | undefined;
+  let advertisedHost: string | undefined;
+  let started = false;
+  const startTime = Date.now();
+
+  const recordOf = (entry: Provided): ProviderRecord => {
+    const { definition, methods } = entry.exported;
+    return {
+      service: definition.name,
+      version: definition.version,
+      group: definition.group,
+      host: advertisedHost!,
+      port: server!.port,
+      protocol: 'callisto',
+      serializers:
+        config.server.serializers.length > 0
+          ? config.server.serializers
+          : [...serializers.serializers.map((s) => s.name)],
+      weight: entry.options.weight ?? config.server.weight,
+      methods: [...methods.keys()],
+      application: config.application,
+      pid: process.pid,
+      startTime,
+      tags: { ...config.server.tags, ...entry.options.tags },
+    };
+  };
+
+  const register = async (entry: Provided): Promise<void> => {
+    if (config.registry.length === 0) return;
+    entry.record = recordOf(entry);
+    const targets = await registries.get(config.registry);
+    await Promise.all(targets.map((registry) => registry.register(entry.record!)));
+    logger.info(
+      `registered ${entry.record.service}:${entry.record.version} at ${entry.record.host}:${entry.record.port}`,
+    );
+  };
+
+  return {
+    table,
+    provide(definition, implementation, options = {}) {
+      const filters = [...appFilters, ...(options.filters ?? [])];
+      const exported = table.add(definition as ServiceDefinition<unknown>, implementation as object, filters);
+      const entry: Provided = { exported, options };
+      provided.push(entry);
+      if (started)
+        void register(entry).catch((error: Error) => logger.error(`register failed: ${error.message}`));
+    },
+    async start() {
+      if (provided.length === 0) return;
+      server = createRpcServer(
+        table,
+        serializers.serializers,
+        {
+          host: config.server.host,
+          port: config.server.port,
+          advertiseHost: config.server.advertiseHost || undefined,
+          serializers: config.server.serializers.length > 0 ? config.server.serializers : undefined,
+          maxConcurrentCalls: config.server.maxConcurrentCalls,
+          exposeStack: config.server.exposeStack,
+          writeHighWaterBytes: config.server.writeHighWaterBytes,
+          connection: {
+            ...DEFAULT_CONNECTION_OPTIONS,
+            maxFrameBytes: config.server.maxFrameBytes,
+            heartbeat: { intervalMs: config.heartbeatIntervalMs, missedLimit: 3 },
+          },
+        },
+        {
+          onProtocolError: (remote, error) =>
+            logger.warn(`closed connection from ${remote}: ${(error as Error).message}`),
+        },
+      );
+      await server.listen();
+      const host = config.server.host;
+      advertisedHost =
+        config.server.advertiseHost || (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host);
+      started = true;
+      await Promise.all(provided.map(register));
+    },
+    get server() {
+      return server;
+    },
+    get advertisedAddress() {
+      return server && advertisedHost ? `${advertisedHost}:${server.port}` : undefined;
+    },
+    records() {
+      return provided.flatMap((entry) => (entry.record ? [entry.record] : []));
+    },
+    async unregisterAll() {
+      if (config.registry.length === 0) return;
+      const targets = await registries.get(config.registry).catch(() => []);
+      await Promise.allSettled(
+        provided.flatMap((entry) =>
+          entry.record ? targets.map((registry) => registry.unregister(entry.record!)) : [],
+        ),
+      );
+    },
+  };
+}

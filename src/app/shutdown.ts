@@ -1,0 +1,57 @@
+/**
+ * Graceful shutdown, one sequence with one deadline:
+ *   1. readiness false, stop accepting new work at the app level
+ *   2. unregister every provided service (consumers following the registry stop routing here)
+ *   3. tell every connected consumer "going away" (they stop routing new calls at once)
+ *   4. keep serving calls in flight until they finish or the deadline passes; the rest are answered
+ *      with a Shutdown error
+ *   5. close the consumer side (waits for its own pending responses, bounded by their timeouts)
+ *   6. close server connections, then the registries, last
+ */
+import type { Logger } from '../observability/logger.js';
+import type { ConsumerSide } from './consumer-side.js';
+import type { ProviderSide } from './provider-side.js';
+import type { RegistrySet } from './registry-set.js';
+
+export interface ShutdownParts {
+  provider: ProviderSide;
+  consumer: ConsumerSide;
+  registries: RegistrySet;
+  logger: Logger;
+  timeoutMs: number;
+}
+
+export async function gracefulShutdown(parts: ShutdownParts): Promise<void> {
+  const { provider, consumer, registries, logger, timeoutMs } = parts;
+  const deadline = Date.now() + timeoutMs;
+  const remaining = () => Math.max(0, deadline - Date.now());
+  await withTimeout(provider.unregisterAll(), remaining(), () => logger.warn('unregister timed out'));
+  const server = provider.server;
+  if (server) {
+    server.goAway();
+    const drained = await server.drain(remaining());
+    server.refuse();
+    if (!drained) {
+      logger.warn(
+        `shutdown deadline reached with ${server.active} calls in flight; answering them with Shutdown`,
+      );
+      server.abandonInFlight();
+    }
+  }
+  await withTimeout(consumer.close(), remaining(), () => {
+    logger.warn('consumer calls still pending at the shutdown deadline; closing their connections');
+    consumer.destroy();
+  });
+  if (server) await server.close();
+  await registries.close();
+}
+
+async function withTimeout(work: Promise<unknown>, ms: number, onTimeout: () => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<'expired'>((resolve) => {
+    timer = setTimeout(() => resolve('expired'), ms);
+  });
+  const outcome = await Promise.race([work.then(() => 'done' as const), expired]);
+  clearTimeout(timer);
+  if (outcome === 'expired') onTimeout();
+}

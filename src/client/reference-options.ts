@@ -1,0 +1,60 @@
+import type { ConsumerConfig } from '../config/callisto-config.js';
+import type { Attachments, Filter } from '../core/invocation.js';
+import type { Implementation, MethodNames, Remote } from '../service/service-types.js';
+
+/** Options a method may override on a reference. */
+export interface MethodReferenceOptions
+  extends Partial<
+    Pick<
+      ConsumerConfig,
+      | 'timeoutMs'
+      | 'loadbalance'
+      | 'cluster'
+      | 'retries'
+      | 'retry'
+      | 'retryDelayMs'
+      | 'retryMaxDelayMs'
+      | 'forks'
+      | 'sticky'
+    >
+  > {
+  /** Overrides the definition's `idempotent`. */
+  idempotent?: boolean;
+  /** Overrides the definition's `oneway`. */
+  oneway?: boolean;
+  /** consistenthash: argument positions forming the key. Default [0]. */
+  hashArguments?: number[];
+}
+
+/** Options of one reference (`app.refer(definition, options)`); unset fields come from the app's `consumer` config. */
+export interface ReferenceOptions<T> extends Partial<ConsumerConfig> {
+  /** Direct provider addresses (`host:port` or `callisto://host:port`), bypassing registries. */
+  url?: string | string[];
+  /** Registries for this reference instead of the app's. */
+  registry?: string | string[];
+  /**
+   * Mock mode: `true` or `'force'` answers from the mock without calling any provider; `'fail'` calls
+   * and answers from the mock when the call fails (business errors excepted). Default false.
+   */
+  mock?: boolean | 'force' | 'fail';
+  /** The mock implementation; methods it lacks answer the definition's per-method `mock`, else undefined. */
+  mockImpl?: Partial<Implementation<T>>;
+  /** Local logic in front of the remote calls (caching, argument checks): returns the methods it replaces. */
+  stub?: (remote: Remote<T>) => Partial<Remote<T>>;
+  /** Consumer filters, first runs outermost. */
+  filters?: Filter[];
+  /** Attachments sent with every call of this reference. */
+  attachments?: Attachments;
+  /** Per-method overrides. */
+  methods?: { [K in MethodNames<T>]?: MethodReferenceOptions };
+}
+
+/** Per-call options (`withOptions(ref, options).method(...)`). */
+export interface CallOptions {
+  /** This call's timeout, ms (0 for none). */
+  timeoutMs?: number;
+  /** Cancels the call. */
+  signal?: AbortSignal;
+  /** Attachments for this call, merged over the reference's. */
+  attachments?: Attachments;
+}

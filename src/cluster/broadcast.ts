@@ -1,0 +1,43 @@
+import type { ClientInvocation } from '../client/client-invocation.js';
+import { RpcError } from '../core/rpc-error.js';
+import type { ClusterFactory } from './cluster.js';
+
+/**
+ * broadcast: call every selectable provider; resolves with the results (one per provider, in order) when
+ * all succeed, and fails when any fails, with an error whose `details.failed` lists which providers
+ * failed and why. For cache invalidation and similar fan-outs.
+ */
+export const broadcast: ClusterFactory = (context) => async (invocation) => {
+  const call = invocation as ClientInvocation;
+  const endpoints = context.selectable();
+  if (endpoints.length === 0) context.select(call); // throws NoProvider
+  const outcomes = await Promise.allSettled(
+    endpoints.map((endpoint) => {
+      const copy = call.renewFor(call.signal);
+      copy.deadline = call.deadline;
+      return context.invoke(endpoint, copy);
+    }),
+  );
+  const failed = outcomes.flatMap((outcome, i) =>
+    outcome.status === 'rejected'
+      ? [
+          {
+            address: endpoints[i]!.address,
+            code: RpcError.from(outcome.reason).code,
+            message: RpcError.from(outcome.reason).message,
+          },
+        ]
+      : [],
+  );
+  if (failed.length > 0) {
+    const first = RpcError.from(
+      (outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason,
+    );
+    throw new RpcError(
+      first.code,
+      `broadcast ${context.label}: ${failed.length} of ${endpoints.length} providers failed (${failed.map((f) => `${f.address}: ${f.message}`).join('; ')})`,
+      { remote: first.remote, cause: first, details: { failed } },
+    );
+  }
+  return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value);
+};

@@ -1,0 +1,151 @@
+/**
+ * Builds the `ClusterContext` a fault-tolerance strategy works with: selection (availability, outlier
+ * ejection, exclusion of providers already tried, stickiness, the load balancer) and the call of one
+ * provider (deadline budget, counters, health).
+ */
+import type { ClientInvocation } from '../client/client-invocation.js';
+import type { ConnectionPool } from '../client/connection-pool.js';
+import { type ErrorCodeName, RpcError } from '../core/rpc-error.js';
+import type { LoadBalancer } from '../loadbalance/load-balancer.js';
+import type { ClusterContext, ClusterOptions } from './cluster.js';
+import type { ProviderDirectory } from './provider-directory.js';
+import type { ProviderEndpoint } from './provider-endpoint.js';
+
+/** What the context needs from an outlier detector. */
+export interface HealthTracker {
+  /** The endpoints that may be selected now (the same array when none is ejected). */
+  filter<E extends { address: string }>(endpoints: readonly E[]): readonly E[];
+  /** Records an outcome; `countsAgainst` is false for errors that say nothing about the provider's health. */
+  record(address: string, ok: boolean): void;
+}
+
+/** What the context needs from retry policy and budget. */
+export interface RetryControl {
+  /** Delay before attempt `attempt + 1`, or undefined to stop. */
+  nextDelayMs(attempt: number, elapsedMs: number): number | undefined;
+  /** Records an attempt (for the budget). */
+  recordCall(): void;
+  /** Takes one retry from the budget; false when the budget is spent. */
+  tryAcquireRetry(): boolean;
+}
+
+export interface ClusterContextParts {
+  label: string;
+  options: ClusterOptions;
+  directory: ProviderDirectory;
+  pool: ConnectionPool;
+  loadBalancer: LoadBalancer;
+  health: HealthTracker | undefined;
+  retry: RetryControl;
+  log: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+/** Errors produced before the provider executed anything: safe to send elsewhere, whatever the method. */
+const NOT_EXECUTED: ReadonlySet<ErrorCodeName> = new Set(['Shutdown', 'Overloaded', 'ServiceNotFound']);
+/** Errors after which an idempotent call may be repeated elsewhere. */
+const RETRYABLE_IF_IDEMPOTENT: ReadonlySet<ErrorCodeName> = new Set(['Network', 'Timeout', 'Internal']);
+/** Errors that say something about the provider's health. */
+const UNHEALTHY: ReadonlySet<ErrorCodeName> = new Set(['Network', 'Timeout', 'Overloaded', 'Internal']);
+
+export function isRetryable(error: RpcError, idempotent: boolean): boolean {
+  if (error.code === 'ProviderError' || error.code === 'Cancelled') return false;
+  if (error.neverSent) return true;
+  if (error.remote && NOT_EXECUTED.has(error.code) && error.details.started !== true) return true;
+  return idempotent && RETRYABLE_IF_IDEMPOTENT.has(error.code);
+}
+
+export function createClusterContext(parts: ClusterContextParts): ClusterContext {
+  const { directory, pool, loadBalancer, health, retry, options } = parts;
+  let stickyEndpoint: ProviderEndpoint | undefined;
+
+  const selectable = (): readonly ProviderEndpoint[] => {
+    const all = directory.list();
+    let candidates = all;
+    for (let i = 0; i < all.length; i++) {
+      if (!pool.isAvailable(all[i]!.address)) {
+        candidates = all.filter((endpoint) => pool.isAvailable(endpoint.address));
+        break;
+      }
+    }
+    if (health !== undefined) candidates = health.filter(candidates);
+    return candidates;
+  };
+
+  const noProvider = (invocation: ClientInvocation): RpcError =>
+    new RpcError(
+      'NoProvider',
+      `no provider available for ${parts.label} (service ${invocation.service.name})`,
+      {
+        neverSent: true,
+      },
+    );
+
+  return {
+    label: parts.label,
+    options,
+    selectable,
+    select(invocation, exclude) {
+      let candidates = selectable();
+      if (candidates.length === 0) {
+        // Everything is backing off or ejected: trying beats failing without a try.
+        candidates = directory.list();
+        if (candidates.length === 0) throw noProvider(invocation);
+      }
+      if (exclude !== undefined && exclude.length > 0) {
+        const fresh = candidates.filter((endpoint) => !exclude.includes(endpoint));
+        if (fresh.length > 0) candidates = fresh;
+      }
+      if (options.sticky && stickyEndpoint !== undefined && candidates.includes(stickyEndpoint)) {
+        return stickyEndpoint;
+      }
+      const chosen = candidates.length === 1 ? candidates[0]! : loadBalancer.select(candidates, invocation);
+      if (options.sticky) stickyEndpoint = chosen;
+      return chosen;
+    },
+    async invoke(endpoint, invocation) {
+      let timeoutMs = 0;
+      if (invocation.deadline > 0) {
+        timeoutMs = invocation.deadline - Date.now();
+        if (timeoutMs <= 0)
+          throw new RpcError('Timeout', `${parts.label} ran out of time before a provider was called`);
+      }
+      invocation.remoteAddress = endpoint.address;
+      retry.recordCall();
+      const connection = pool.get(endpoint.host, endpoint.port);
+      const stats = endpoint.stats;
+      stats.begin();
+      const startedAt = performance.now();
+      try {
+        const result = await connection.call(
+          invocation.route,
+          invocation.args,
+          invocation.attachments,
+          timeoutMs,
+          invocation.signal,
+          invocation.oneway,
+        );
+        stats.end(performance.now() - startedAt, true);
+        health?.record(endpoint.address, true);
+        return result;
+      } catch (error) {
+        const failure = RpcError.from(error);
+        const unhealthy = UNHEALTHY.has(failure.code);
+        stats.end(performance.now() - startedAt, !unhealthy);
+        health?.record(endpoint.address, !unhealthy);
+        if (options.sticky && unhealthy && stickyEndpoint === endpoint) stickyEndpoint = undefined;
+        throw failure;
+      }
+    },
+    mayRetry(error, invocation, attempt, startedAt) {
+      if (attempt > options.retries || !isRetryable(error, invocation.idempotent)) return undefined;
+      if (invocation.deadline > 0 && Date.now() >= invocation.deadline) return undefined;
+      if (invocation.signal?.aborted) return undefined;
+      if (!retry.tryAcquireRetry()) {
+        parts.log('warn', `${parts.label}: retry budget exhausted, not retrying: ${error.message}`);
+        return undefined;
+      }
+      return retry.nextDelayMs(attempt, Date.now() - startedAt);
+    },
+    log: parts.log,
+  };
+}

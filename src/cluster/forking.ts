@@ -1,0 +1,49 @@
+import type { ClientInvocation } from '../client/client-invocation.js';
+import { RpcError } from '../core/rpc-error.js';
+import type { ClusterFactory } from './cluster.js';
+import type { ProviderEndpoint } from './provider-endpoint.js';
+
+/**
+ * forking: call `forks` providers at once; the first success wins and the others are cancelled. Fails
+ * only when all fail, with the last error. For reads where latency matters more than load.
+ */
+export const forking: ClusterFactory = (context) => (invocation) => {
+  const call = invocation as ClientInvocation;
+  const chosen: ProviderEndpoint[] = [];
+  const forks = Math.max(1, Math.min(context.options.forks, context.selectable().length));
+  while (chosen.length < forks) chosen.push(context.select(call, chosen));
+  return new Promise<unknown>((resolve, reject) => {
+    let failures = 0;
+    let settled = false;
+    const controllers = chosen.map(() => new AbortController());
+    const onCallerAbort = () => {
+      for (const controller of controllers) controller.abort();
+    };
+    call.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const done = () => {
+      settled = true;
+      call.signal?.removeEventListener('abort', onCallerAbort);
+    };
+    chosen.forEach((endpoint, i) => {
+      const fork = call.renewFor(controllers[i]!.signal);
+      fork.deadline = call.deadline;
+      context.invoke(endpoint, fork).then(
+        (value) => {
+          if (settled) return;
+          done();
+          controllers.forEach((controller, j) => {
+            if (j !== i) controller.abort();
+          });
+          resolve(value);
+        },
+        (error: unknown) => {
+          failures++;
+          if (!settled && failures === chosen.length) {
+            done();
+            reject(RpcError.from(error));
+          }
+        },
+      );
+    });
+  });
+};
