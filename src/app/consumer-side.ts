@@ -15,6 +15,7 @@ import { createClusterContext } from '../cluster/cluster-context.js';
 import { createHealthTracker, createRetryControl } from '../cluster/cluster-policies.js';
 import { type CallistoConfig, type ConsumerConfig, consumerConfigSchema } from '../config/callisto-config.js';
 import { ConfigError } from '../config/config-error.js';
+import { fromErrorPayload, toErrorPayload } from '../core/error-payload.js';
 import type { Filter, Invocation, Invoker } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import { serviceKeyString } from '../core/service-key.js';
@@ -170,9 +171,14 @@ export function createConsumerSide(
     if (exported === undefined) return undefined;
     const target = exported.methods.get(method);
     if (target === undefined) return () => Promise.reject(methodNotFound(exported, method));
+    const exposeStack = config.server.exposeStack;
     return (invocation: Invocation) => {
       (invocation as ClientInvocation).remoteAddress = 'injvm';
-      return target.invoke(invocation);
+      // Errors take the same shape as over the wire, so callers cannot tell the difference.
+      return target.invoke(invocation).catch((error: unknown) => {
+        const { status, payload } = toErrorPayload(error, exposeStack);
+        throw fromErrorPayload(status, payload);
+      });
     };
   };
 
