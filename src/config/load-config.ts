@@ -165,7 +165,9 @@ export function validateConfig(candidate: unknown): CallistoConfig {
   const issue = result.error.issues[0]!;
   const keyPath = issue.path.map(String);
   let value: unknown = candidate;
-  for (const key of keyPath) value = isPlain(value) ? value[key] : undefined;
+  for (const key of keyPath) {
+    value = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+  }
   if (issue.code === 'unrecognized_keys') {
     const prefix = keyPath.length ? `${keyPath.join('.')}.` : '';
     const unknown = (issue as { keys: string[] }).keys.map((key) => prefix + key);
