@@ -147,7 +147,7 @@ function objectToJsonSafe(value: object, depth: number): unknown {
   if (ArrayBuffer.isView(value)) return bytesToJsonSafe(value);
   const toJSON = (value as { toJSON?: unknown }).toJSON;
   if (typeof toJSON === 'function') return toJsonSafe(toJSON.call(value), depth);
-  return recordToJsonSafe(value as AnyRecord, depth, true);
+  return instanceToJsonSafe(value as AnyRecord, depth);
 }
 
 function bytesToJsonSafe(view: ArrayBufferView): unknown {
@@ -164,28 +164,38 @@ function arrayToJsonSafe(array: readonly unknown[], depth: number): unknown[] {
   let out: unknown[] | undefined;
   for (let i = 0; i < array.length; i++) {
     const item = array[i];
-    const safe = typeof item === 'string' ? item : toJsonSafe(item, depth);
+    const safe = isPlainLeaf(item) ? item : toJsonSafe(item, depth);
     if (safe !== item && out === undefined) out = array.slice(0, i);
     if (out !== undefined) out.push(safe);
   }
   return out ?? (array as unknown[]);
 }
 
+/** Strings, booleans and finite numbers other than -0: what plain JSON carries (checked inline, fast). */
+function isPlainLeaf(item: unknown): boolean {
+  return (
+    typeof item === 'string' ||
+    typeof item === 'boolean' ||
+    (typeof item === 'number' && item - item === 0 && (item !== 0 || 1 / item > 0))
+  );
+}
+
 /**
- * Plain objects (and, with `always`, class instances, which are always copied so that JSON.stringify
- * does not see their class). Copies only when a property needs a tagged form.
+ * Plain objects: copied only when a property needs a tagged form. `for...in` without an own-property
+ * check is the fastest walk; a plain object's prototype has no enumerable properties.
  */
-function recordToJsonSafe(record: AnyRecord, depth: number, always = false): unknown {
-  let out: AnyRecord | undefined = always ? {} : undefined;
+function recordToJsonSafe(record: AnyRecord, depth: number): unknown {
+  let out: AnyRecord | undefined;
   let escaped = false;
   for (const key in record) {
-    if (!Object.hasOwn(record, key)) continue;
-    if (key === '__proto__')
-      throw new TypeError('json serializer refuses an object with an own "__proto__" key');
+    if (key === '__proto__') throw protoKey();
     if (key === TAG) escaped = true;
     const item = record[key];
-    if (typeof item === 'function' || typeof item === 'symbol') continue;
-    const safe = typeof item === 'string' ? item : toJsonSafe(item, depth);
+    if (isPlainLeaf(item) || typeof item === 'function' || typeof item === 'symbol') {
+      if (out !== undefined && typeof item !== 'function' && typeof item !== 'symbol') out[key] = item;
+      continue;
+    }
+    const safe = toJsonSafe(item, depth);
     if (safe !== item && out === undefined) out = copyUntil(record, key);
     if (out !== undefined) out[key] = safe;
   }
@@ -193,16 +203,32 @@ function recordToJsonSafe(record: AnyRecord, depth: number, always = false): unk
   return escaped ? { $t: 'o', v: result } : result;
 }
 
-/** A copy of the own enumerable properties of `record` that come before `stop`. */
+/** Class instances: always copied (own enumerable properties), so JSON.stringify does not see the class. */
+function instanceToJsonSafe(instance: AnyRecord, depth: number): unknown {
+  const out: AnyRecord = {};
+  let escaped = false;
+  for (const key of Object.keys(instance)) {
+    if (key === '__proto__') throw protoKey();
+    if (key === TAG) escaped = true;
+    const item = instance[key];
+    if (typeof item !== 'function' && typeof item !== 'symbol') out[key] = toJsonSafe(item, depth);
+  }
+  return escaped ? { $t: 'o', v: out } : out;
+}
+
+/** A copy of the enumerable properties of `record` that come before `stop`. */
 function copyUntil(record: AnyRecord, stop: string): AnyRecord {
   const out: AnyRecord = {};
   for (const key in record) {
     if (key === stop) break;
-    if (!Object.hasOwn(record, key)) continue;
     const item = record[key];
     if (typeof item !== 'function' && typeof item !== 'symbol') out[key] = item;
   }
   return out;
+}
+
+function protoKey(): TypeError {
+  return new TypeError('json serializer refuses an object with an own "__proto__" key');
 }
 
 // ---- decoding ----------------------------------------------------------------------------------------

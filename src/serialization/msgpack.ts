@@ -82,9 +82,11 @@ function prepare(value: object, depth: number): unknown {
   if (depth >= MAX_MSGPACK_DEPTH) {
     throw new RangeError(`msgpack value nested deeper than ${MAX_MSGPACK_DEPTH} levels (or cyclic)`);
   }
-  if (Array.isArray(value)) return prepareArray(value, depth + 1);
   const ctor = value.constructor;
-  if (ctor === Object || ctor === undefined) return prepareRecord(value as AnyRecord, depth + 1);
+  if (ctor === Object) return prepareRecord(value as AnyRecord, depth + 1);
+  if (ctor === Array) return prepareArray(value as unknown[], depth + 1);
+  if (ctor === undefined) return prepareRecord(value as AnyRecord, depth + 1);
+  if (Array.isArray(value)) return prepareArray(value, depth + 1);
   if (value instanceof Map) {
     const flat: unknown[] = new Array(value.size * 2);
     let i = 0;
