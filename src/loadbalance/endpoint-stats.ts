@@ -15,6 +15,12 @@ export interface EndpointStatsOptions {
   windowSize: number;
   /** Samples older than this many ms are dropped; 0 keeps them until overwritten. Default 10000. */
   windowMs: number;
+  /**
+   * Reads consult the clock (to drop expired samples) only every this-many times, since balancers read
+   * every provider's stats on every pick and a clock read costs as much as the rest of the pick; every
+   * write consults it anyway. 1 makes every read exact. Default 16.
+   */
+  readsPerClockCheck: number;
   /** Monotonic clock, ms. Default `performance.now`. */
   now: () => number;
 }
@@ -22,6 +28,7 @@ export interface EndpointStatsOptions {
 export const DEFAULT_ENDPOINT_STATS_OPTIONS: EndpointStatsOptions = {
   windowSize: 64,
   windowMs: 10_000,
+  readsPerClockCheck: 16,
   now: () => performance.now(),
 };
 
@@ -52,115 +59,159 @@ export function resolveEndpointStatsOptions(
   if (!(resolved.windowMs >= 0)) {
     throw new RangeError(`endpoint stats: windowMs must be a number >= 0, got ${resolved.windowMs}`);
   }
+  if (!Number.isInteger(resolved.readsPerClockCheck) || resolved.readsPerClockCheck < 1) {
+    throw new RangeError(
+      `endpoint stats: readsPerClockCheck must be an integer >= 1, got ${resolved.readsPerClockCheck}`,
+    );
+  }
   return resolved;
 }
 
 export function createEndpointStats(options: Partial<EndpointStatsOptions> = {}): EndpointStatsRecorder {
-  const { windowSize: capacity, windowMs, now } = resolveEndpointStatsOptions(options);
-  const times = new Float64Array(capacity);
-  const latencies = new Float64Array(capacity);
-  const kinds = new Uint8Array(capacity);
-  /** Next slot to write. */
-  let head = 0;
-  /** Samples in the window; the oldest sits at `head - size` (mod capacity). */
-  let size = 0;
-  let latencySum = 0;
-  let latencyCount = 0;
-  let calls = 0;
-  let errors = 0;
-  let active = 0;
+  return new SlidingEndpointStats(resolveEndpointStatsOptions(options));
+}
 
-  function drop(slot: number): void {
-    const kind = kinds[slot];
-    if (kind === FAILED) {
-      calls--;
-      errors--;
-    } else {
-      latencySum -= latencies[slot]!;
-      latencyCount--;
-      if (latencyCount === 0) latencySum = 0;
-      if (kind === OK) calls--;
-    }
-    size--;
+/**
+ * A class rather than an object literal with getters: every instance then shares one hidden class and
+ * one set of accessor functions, so a balancer reading ten providers' stats stays monomorphic and the
+ * getters inline.
+ */
+class SlidingEndpointStats implements EndpointStatsRecorder {
+  readonly #capacity: number;
+  readonly #windowMs: number;
+  readonly #readsPerClockCheck: number;
+  readonly #now: () => number;
+  readonly #times: Float64Array;
+  readonly #latencies: Float64Array;
+  readonly #kinds: Uint8Array;
+  /** Next slot to write. */
+  #head = 0;
+  /** Samples in the window; the oldest sits at `head - size` (mod capacity). */
+  #size = 0;
+  #latencySum = 0;
+  #latencyCount = 0;
+  #calls = 0;
+  #errors = 0;
+  #active = 0;
+  /** Reads left before one consults the clock. */
+  #readsUntilCheck = 0;
+
+  constructor(options: EndpointStatsOptions) {
+    this.#capacity = options.windowSize;
+    this.#windowMs = options.windowMs;
+    this.#readsPerClockCheck = options.readsPerClockCheck;
+    this.#now = options.now;
+    this.#times = new Float64Array(options.windowSize);
+    this.#latencies = new Float64Array(options.windowSize);
+    this.#kinds = new Uint8Array(options.windowSize);
   }
 
-  function expire(at: number): void {
-    if (windowMs <= 0) return;
-    const cutoff = at - windowMs;
-    while (size > 0) {
-      const oldest = (head - size + capacity) % capacity;
-      if (times[oldest]! >= cutoff) return;
-      drop(oldest);
+  get active(): number {
+    return this.#active;
+  }
+
+  get meanLatencyMs(): number {
+    this.#expireOnRead();
+    return this.#latencyCount > 0 ? this.#latencySum / this.#latencyCount : 0;
+  }
+
+  get errorRate(): number {
+    this.#expireOnRead();
+    return this.#calls > 0 ? this.#errors / this.#calls : 0;
+  }
+
+  get samples(): number {
+    this.#expireOnRead();
+    return this.#calls;
+  }
+
+  begin(): void {
+    this.#active++;
+  }
+
+  end(latencyMs: number, ok: boolean): void {
+    if (this.#active > 0) this.#active--;
+    this.#push(ok ? OK : FAILED, latencyMs);
+  }
+
+  recordLatency(ms: number): void {
+    this.#push(PROBE, ms);
+  }
+
+  reset(): void {
+    this.#head = 0;
+    this.#size = 0;
+    this.#latencySum = 0;
+    this.#latencyCount = 0;
+    this.#calls = 0;
+    this.#errors = 0;
+  }
+
+  #push(kind: number, latencyMs: number): void {
+    const at = this.#now();
+    this.#expire(at);
+    const head = this.#head;
+    if (this.#size === this.#capacity) this.#drop(head);
+    const latency = Math.max(latencyMs || 0, 0);
+    this.#times[head] = at;
+    this.#latencies[head] = latency;
+    this.#kinds[head] = kind;
+    if (kind === FAILED) {
+      this.#calls++;
+      this.#errors++;
+    } else {
+      this.#latencySum += latency;
+      this.#latencyCount++;
+      if (kind === OK) this.#calls++;
+    }
+    this.#size++;
+    if (head + 1 === this.#capacity) {
+      this.#head = 0;
+      this.#resum();
+    } else {
+      this.#head = head + 1;
+    }
+  }
+
+  #drop(slot: number): void {
+    const kind = this.#kinds[slot];
+    if (kind === FAILED) {
+      this.#calls--;
+      this.#errors--;
+    } else {
+      this.#latencySum -= this.#latencies[slot]!;
+      if (--this.#latencyCount === 0) this.#latencySum = 0;
+      if (kind === OK) this.#calls--;
+    }
+    this.#size--;
+  }
+
+  /** On reads: drops expired samples, consulting the clock every `readsPerClockCheck` reads. */
+  #expireOnRead(): void {
+    if (this.#windowMs <= 0 || this.#size === 0 || --this.#readsUntilCheck > 0) return;
+    this.#readsUntilCheck = this.#readsPerClockCheck;
+    this.#expire(this.#now());
+  }
+
+  #expire(at: number): void {
+    if (this.#windowMs <= 0) return;
+    const cutoff = at - this.#windowMs;
+    const capacity = this.#capacity;
+    while (this.#size > 0) {
+      const oldest = (this.#head - this.#size + capacity) % capacity;
+      if (this.#times[oldest]! >= cutoff) return;
+      this.#drop(oldest);
     }
   }
 
   /** Recomputes the float sum from the window, so subtraction rounding cannot drift. */
-  function resum(): void {
+  #resum(): void {
+    const capacity = this.#capacity;
     let sum = 0;
-    for (let k = 0; k < size; k++) {
-      const slot = (head - size + k + capacity) % capacity;
-      if (kinds[slot] !== FAILED) sum += latencies[slot]!;
+    for (let k = 0; k < this.#size; k++) {
+      const slot = (this.#head - this.#size + k + capacity) % capacity;
+      if (this.#kinds[slot] !== FAILED) sum += this.#latencies[slot]!;
     }
-    latencySum = sum;
+    this.#latencySum = sum;
   }
-
-  function push(kind: number, latencyMs: number): void {
-    const at = now();
-    expire(at);
-    if (size === capacity) drop(head);
-    const latency = Math.max(latencyMs || 0, 0);
-    times[head] = at;
-    latencies[head] = latency;
-    kinds[head] = kind;
-    if (kind === FAILED) {
-      calls++;
-      errors++;
-    } else {
-      latencySum += latency;
-      latencyCount++;
-      if (kind === OK) calls++;
-    }
-    size++;
-    head++;
-    if (head === capacity) {
-      head = 0;
-      resum();
-    }
-  }
-
-  return {
-    get active() {
-      return active;
-    },
-    get meanLatencyMs() {
-      expire(now());
-      return latencyCount > 0 ? latencySum / latencyCount : 0;
-    },
-    get errorRate() {
-      expire(now());
-      return calls > 0 ? errors / calls : 0;
-    },
-    get samples() {
-      expire(now());
-      return calls;
-    },
-    begin() {
-      active++;
-    },
-    end(latencyMs, ok) {
-      if (active > 0) active--;
-      push(ok ? OK : FAILED, latencyMs);
-    },
-    recordLatency(ms) {
-      push(PROBE, ms);
-    },
-    reset() {
-      head = 0;
-      size = 0;
-      latencySum = 0;
-      latencyCount = 0;
-      calls = 0;
-      errors = 0;
-    },
-  };
 }

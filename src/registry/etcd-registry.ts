@@ -58,6 +58,12 @@ function passThroughPolicy(attempts: number, isRecoverable: (error: Error) => bo
   };
 }
 
+/** A cockatiel-compatible backoff that always waits `ms` (only used between our own watch restarts). */
+function constantBackoff(ms: number): unknown {
+  const backoff = { duration: ms, next: () => backoff };
+  return backoff;
+}
+
 function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver {
   const { options, address } = context;
   const ttlSeconds = Math.max(1, Math.ceil(options.ttlMs / 1000));
@@ -78,7 +84,7 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
     faultHandling: {
       host: () => passThroughPolicy(1, etcd.isRecoverableError) as never,
       global: passThroughPolicy(address.hosts.length, etcd.isRecoverableError) as never,
-      watchBackoff: { duration: 100, next: () => undefined } as never,
+      watchBackoff: constantBackoff(100) as never,
     },
   });
   const backoff = createBackoff(options.maxBackoffMs);

@@ -78,7 +78,7 @@ describe('typed calls over TCP', () => {
     await waitFor(() => provider.internals.provider.server!.active === 20);
     provider.destroy();
     const errors = await Promise.all(calls);
-    expect(errors.every((e) => e.code === 'Network')).toBe(true);
+    expect(errors.every((e) => (e as RpcError).code === 'Network')).toBe(true);
   });
 
   it('sends one-way calls without waiting for a result', async () => {

@@ -44,7 +44,7 @@ describe('endpoint stats', () => {
 
   it('drops samples older than windowMs', () => {
     const clock = manualClock();
-    const stats = createEndpointStats({ windowMs: 10_000, now: clock.now });
+    const stats = createEndpointStats({ windowMs: 10_000, readsPerClockCheck: 1, now: clock.now });
     stats.end(50, true);
     clock.advance(6_000);
     stats.end(10, false);
@@ -56,6 +56,21 @@ describe('endpoint stats', () => {
     clock.advance(6_000);
     expect(stats.samples).toBe(0);
     expect(stats.meanLatencyMs).toBe(0);
+  });
+
+  it('by default consults the clock on reads only every 16 reads (and on every write)', () => {
+    const clock = manualClock();
+    const stats = createEndpointStats({ windowMs: 10_000, now: clock.now });
+    stats.end(50, true);
+    expect(stats.meanLatencyMs).toBe(50);
+    clock.advance(10_001);
+    const reads: number[] = [];
+    for (let i = 0; i < 16; i++) reads.push(stats.meanLatencyMs);
+    expect(reads.at(-1)).toBe(0);
+    stats.end(10, true);
+    clock.advance(10_001);
+    stats.recordLatency(4);
+    expect(stats.meanLatencyMs).toBe(4);
   });
 
   it('does not drift over millions of samples', () => {
