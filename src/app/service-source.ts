@@ -86,7 +86,7 @@ export function createRegistrySource(
   const ready = (async () => {
     const targets = await registries.get(options.addresses);
     if (closed) return;
-    const followed = await createServiceDirectory({
+    const followed = createServiceDirectory({
       key,
       registries: targets,
       snapshotPath: options.snapshotDir
@@ -99,6 +99,7 @@ export function createRegistrySource(
       log: (level, message) => logger[level](message),
     });
     stopFollowing = () => followed.close();
+    await followed.ready;
     if (closed) await followed.close();
   })().then(
     () => {

@@ -117,8 +117,9 @@ export function createConnectionPool(
       },
       onClose: (_closed, error, local) => {
         if (slot.connection === connection) slot.connection = undefined;
+        // A provider that announced it was going away closing its connection is expected, not a failure.
         const byUs = closing || local;
-        events.onDisconnect?.(address, byUs ? undefined : error);
+        events.onDisconnect?.(address, byUs || slot.goneAway ? undefined : error);
         if (byUs) return;
         slot.failures++;
         scheduleReconnect(address, slot);

@@ -1,0 +1,106 @@
+/**
+ * The demo: three provider processes and one consumer on the embedded file registry.
+ *   1. start three providers (separate processes) that register themselves
+ *   2. the consumer discovers them and spreads calls over all three
+ *   3. one provider is stopped gracefully; the consumer carries on with the other two, without errors
+ * Run with `npm run demo`.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { callisto } from '../../src/index.js';
+import { UserServiceDef } from '../contract/user-service.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const registryDir = fs.mkdtempSync(path.join(os.tmpdir(), 'callisto-demo-'));
+const registry = `file://${registryDir}`;
+const children: ChildProcess[] = [];
+
+function startProvider(name: string): Promise<{ child: ChildProcess; address: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'provider.ts')], {
+    env: { ...process.env, PROVIDER_NAME: name, CALLISTO_REGISTRY: registry, CALLISTO_REGISTRY_TTL_MS: '3000' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const match = /READY (\S+)/.exec(buffered);
+      if (match) resolve({ child, address: match[1]! });
+    });
+    child.once('exit', (code) => reject(new Error(`${name} exited early with code ${code}`)));
+  });
+}
+
+function stopped(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
+}
+
+function table(counts: Map<string, number>): string {
+  return [...counts.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, count]) => `    ${name.padEnd(12)} ${String(count).padStart(5)} calls  ${'#'.repeat(Math.round(count / 10))}`)
+    .join('\n');
+}
+
+async function spread(whoAmI: () => Promise<string>, calls: number): Promise<{ counts: Map<string, number>; failed: number }> {
+  const counts = new Map<string, number>();
+  let failed = 0;
+  for (let i = 0; i < calls; i += 10) {
+    const answers = await Promise.allSettled(Array.from({ length: 10 }, () => whoAmI()));
+    for (const answer of answers) {
+      if (answer.status === 'fulfilled') counts.set(answer.value, (counts.get(answer.value) ?? 0) + 1);
+      else failed++;
+    }
+  }
+  return { counts, failed };
+}
+
+const consumerApp = await callisto({ application: 'demo-consumer', registry, registryTtlMs: 3000, logLevel: 'warn' });
+try {
+  console.log(`Callisto demo — embedded registry at ${registryDir}\n`);
+  console.log('1. Starting three providers...');
+  const providers = await Promise.all(['provider-a', 'provider-b', 'provider-c'].map(startProvider));
+  for (const [i, p] of providers.entries()) console.log(`   provider-${'abc'[i]} listening on ${p.address}`);
+
+  const users = consumerApp.refer(UserServiceDef, { loadbalance: 'roundrobin' });
+  const deadline = Date.now() + 10_000;
+  const seen = new Set<string>();
+  while (seen.size < 3 && Date.now() < deadline) seen.add(await users.whoAmI());
+
+  console.log('\n2. Typed calls through the consumer proxy:');
+  const user = await users.getUser(42);
+  console.log(`   getUser(42) -> ${JSON.stringify(user)}`);
+  console.log(`   joinedAt is a ${user.joinedAt.constructor.name} (types survive the wire)`);
+  console.log(`   say("world") -> ${await users.say('world')}`);
+
+  console.log('\n3. 300 calls, round robin over the three providers:');
+  const first = await spread(() => users.whoAmI(), 300);
+  console.log(table(first.counts));
+  console.log(`    failed: ${first.failed}`);
+
+  console.log('\n4. Stopping provider-b gracefully (SIGTERM) while calls keep flowing...');
+  const victim = providers[1]!.child;
+  const during = spread(() => users.whoAmI(), 600);
+  victim.kill('SIGTERM');
+  await stopped(victim);
+  const second = await during;
+  console.log(table(second.counts));
+  console.log(`    failed: ${second.failed}`);
+
+  console.log('\n5. After the stop, calls go to the two remaining providers:');
+  const third = await spread(() => users.whoAmI(), 200);
+  console.log(table(third.counts));
+  console.log(`    failed: ${third.failed}`);
+  const total = first.failed + second.failed + third.failed;
+  console.log(total === 0 ? '\nDone: every call succeeded.' : `\nDone with ${total} failed calls.`);
+  process.exitCode = total === 0 && !third.counts.has('provider-b') ? 0 : 1;
+} finally {
+  await consumerApp.close();
+  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+  await Promise.all(children.map(stopped));
+  fs.rmSync(registryDir, { recursive: true, force: true });
+}
