@@ -9,7 +9,12 @@ const name = process.env.PROVIDER_NAME ?? `provider-${process.pid}`;
 
 class UserServiceImpl implements UserService {
   async getUser(id: number): Promise<User> {
-    return { id, name: `user-${id}`, email: `user${id}@example.com`, joinedAt: new Date(Date.UTC(2024, 0, 1 + (id % 28))) };
+    return {
+      id,
+      name: `user-${id}`,
+      email: `user${id}@example.com`,
+      joinedAt: new Date(Date.UTC(2024, 0, 1 + (id % 28))),
+    };
   }
   async say(message: string): Promise<string> {
     return `${name} says: hello ${message}`;

@@ -20,7 +20,12 @@ const children: ChildProcess[] = [];
 
 function startProvider(name: string): Promise<{ child: ChildProcess; address: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'provider.ts')], {
-    env: { ...process.env, PROVIDER_NAME: name, CALLISTO_REGISTRY: registry, CALLISTO_REGISTRY_TTL_MS: '3000' },
+    env: {
+      ...process.env,
+      PROVIDER_NAME: name,
+      CALLISTO_REGISTRY: registry,
+      CALLISTO_REGISTRY_TTL_MS: '3000',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);
@@ -36,17 +41,25 @@ function startProvider(name: string): Promise<{ child: ChildProcess; address: st
 }
 
 function stopped(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
+  return new Promise((resolve) =>
+    child.exitCode !== null ? resolve() : child.once('exit', () => resolve()),
+  );
 }
 
 function table(counts: Map<string, number>): string {
   return [...counts.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([name, count]) => `    ${name.padEnd(12)} ${String(count).padStart(5)} calls  ${'#'.repeat(Math.round(count / 10))}`)
+    .map(
+      ([name, count]) =>
+        `    ${name.padEnd(12)} ${String(count).padStart(5)} calls  ${'#'.repeat(Math.round(count / 10))}`,
+    )
     .join('\n');
 }
 
-async function spread(whoAmI: () => Promise<string>, calls: number): Promise<{ counts: Map<string, number>; failed: number }> {
+async function spread(
+  whoAmI: () => Promise<string>,
+  calls: number,
+): Promise<{ counts: Map<string, number>; failed: number }> {
   const counts = new Map<string, number>();
   let failed = 0;
   for (let i = 0; i < calls; i += 10) {
@@ -59,7 +72,12 @@ async function spread(whoAmI: () => Promise<string>, calls: number): Promise<{ c
   return { counts, failed };
 }
 
-const consumerApp = await callisto({ application: 'demo-consumer', registry, registryTtlMs: 3000, logLevel: 'warn' });
+const consumerApp = await callisto({
+  application: 'demo-consumer',
+  registry,
+  registryTtlMs: 3000,
+  logLevel: 'warn',
+});
 try {
   console.log(`Callisto demo — embedded registry at ${registryDir}\n`);
   console.log('1. Starting three providers...');

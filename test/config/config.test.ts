@@ -22,7 +22,10 @@ describe('configuration', () => {
   });
 
   it('reads callisto.config.yaml', () => {
-    write('callisto.config.yaml', 'application: orders\nregistry: [ "etcd://10.0.0.1:2379" ]\nconsumer:\n  timeoutMs: 500\n');
+    write(
+      'callisto.config.yaml',
+      'application: orders\nregistry: [ "etcd://10.0.0.1:2379" ]\nconsumer:\n  timeoutMs: 500\n',
+    );
     const config = loadConfig({}, { cwd: dir, env: {} });
     expect(config.application).toBe('orders');
     expect(config.registry).toEqual(['etcd://10.0.0.1:2379']);
@@ -47,8 +50,15 @@ describe('configuration', () => {
   });
 
   it('merges defaults < file < environment < code', () => {
-    write('callisto.config.yaml', 'application: from-file\nserver:\n  port: 1000\n  host: 0.0.0.0\nconsumer:\n  retries: 5\n');
-    const env = { CALLISTO_SERVER_PORT: '2000', CALLISTO_CONSUMER_RETRIES: '4', CALLISTO_APPLICATION: 'from-env' };
+    write(
+      'callisto.config.yaml',
+      'application: from-file\nserver:\n  port: 1000\n  host: 0.0.0.0\nconsumer:\n  retries: 5\n',
+    );
+    const env = {
+      CALLISTO_SERVER_PORT: '2000',
+      CALLISTO_CONSUMER_RETRIES: '4',
+      CALLISTO_APPLICATION: 'from-env',
+    };
     const config = loadConfig({ application: 'from-code' }, { cwd: dir, env });
     expect(config.application).toBe('from-code');
     expect(config.server.port).toBe(2000);
@@ -65,22 +75,32 @@ describe('configuration', () => {
     const attempt = () => loadConfig({}, { cwd: dir, env: { CALLISTO_SERVER_PORT: 'abc' } });
     expect(attempt).toThrow(ConfigError);
     expect(attempt).toThrow(/server\.port = "abc"; expected .*number/);
-    expect(() => loadConfig({ server: { port: 70000 } }, { cwd: dir, env: {} })).toThrow(/server\.port = 70000/);
-    expect(() => loadConfig({ logLevel: 'loud' as never }, { cwd: dir, env: {} })).toThrow(/logLevel = "loud".*debug/);
-    expect(() => loadConfig({ registry: ['nothing'] }, { cwd: dir, env: {} })).toThrow(/registry\.0 = "nothing"/);
+    expect(() => loadConfig({ server: { port: 70000 } }, { cwd: dir, env: {} })).toThrow(
+      /server\.port = 70000/,
+    );
+    expect(() => loadConfig({ logLevel: 'loud' as never }, { cwd: dir, env: {} })).toThrow(
+      /logLevel = "loud".*debug/,
+    );
+    expect(() => loadConfig({ registry: ['nothing'] }, { cwd: dir, env: {} })).toThrow(
+      /registry\.0 = "nothing"/,
+    );
   });
 
   it('rejects unknown keys in files', () => {
     write('callisto.config.yaml', 'consumer:\n  timeout: 5\n');
     expect(() => loadConfig({}, { cwd: dir, env: {} })).toThrow(/consumer\.timeout/);
     write('callisto.properties', 'callisto.nope=1\n');
-    expect(() => loadConfig({}, { cwd: dir, env: {}, configFile: 'callisto.properties' })).toThrow(/callisto\.nope/);
+    expect(() => loadConfig({}, { cwd: dir, env: {}, configFile: 'callisto.properties' })).toThrow(
+      /callisto\.nope/,
+    );
   });
 
   it('validates reference options when referring', async () => {
     const app = await testApp();
     const Def = (await import('../fixtures/user-service.js')).UserServiceDef;
-    expect(() => app.refer(Def, { url: '127.0.0.1:1', timeoutMs: -5 })).toThrow(/refer\(test.UserService\)\.timeoutMs = -5/);
+    expect(() => app.refer(Def, { url: '127.0.0.1:1', timeoutMs: -5 })).toThrow(
+      /refer\(test.UserService\)\.timeoutMs = -5/,
+    );
     expect(() => app.refer(Def, { url: '127.0.0.1:1', loadbalance: 'nope' }).say('x')).toThrow(
       /no loadbalance extension named "nope"/,
     );

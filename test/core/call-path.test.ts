@@ -25,7 +25,12 @@ describe('typed calls over TCP', () => {
     const { address } = await providerWith();
     const users = await consumerOf(address);
     const user = await users.getUser(7);
-    expect(user).toEqual({ id: 7, name: 'user-7', email: 'user7@example.com', createdAt: new Date(1_700_000_000_007) });
+    expect(user).toEqual({
+      id: 7,
+      name: 'user-7',
+      email: 'user7@example.com',
+      createdAt: new Date(1_700_000_000_007),
+    });
     expect(user.createdAt).toBeInstanceOf(Date);
     expect(await users.say('world')).toBe('hello world');
   });
@@ -62,7 +67,9 @@ describe('typed calls over TCP', () => {
     const { address, provider } = await providerWith();
     const users = await consumerOf(address);
     const started = Date.now();
-    const error = (await withOptions(users, { timeoutMs: 100 }).slow(400).catch((e: unknown) => e)) as RpcError;
+    const error = (await withOptions(users, { timeoutMs: 100 })
+      .slow(400)
+      .catch((e: unknown) => e)) as RpcError;
     expect(error.code).toBe('Timeout');
     expect(Date.now() - started).toBeLessThan(350);
     const connection = provider.internals.provider.server;
@@ -106,7 +113,11 @@ describe('typed calls over TCP', () => {
     provider.provide(Ctx, {
       whoami() {
         const ctx = callContext()!;
-        return { trace: ctx.attachments.trace, token: ctx.attachments.token, hasDeadline: ctx.deadline > Date.now() };
+        return {
+          trace: ctx.attachments.trace,
+          token: ctx.attachments.token,
+          hasDeadline: ctx.deadline > Date.now(),
+        };
       },
     });
     await provider.start();
@@ -171,9 +182,9 @@ describe('what is callable', () => {
           .catch((e: unknown) => e)) as RpcError;
         expect(error.code).toBe('MethodNotFound');
         expect(error.message).toContain('callable: hello');
-        expect(await connection.call(route('test.Plain', 'hello'), ['bob'], undefined, 1_000, undefined, false)).toBe(
-          'hi bob',
-        );
+        expect(
+          await connection.call(route('test.Plain', 'hello'), ['bob'], undefined, 1_000, undefined, false),
+        ).toBe('hi bob');
       } finally {
         connection.destroy();
       }
@@ -181,9 +192,9 @@ describe('what is callable', () => {
   );
 
   it('refuses declared names that are never callable', () => {
-    expect(() => defineService<{ constructor(): void }>('test.Bad', { methods: { constructor: {} } })).toThrow(
-      /cannot declare a method named "constructor"/,
-    );
+    expect(() =>
+      defineService<{ constructor(): void }>('test.Bad', { methods: { constructor: {} } }),
+    ).toThrow(/cannot declare a method named "constructor"/);
   });
 
   it('answers ServiceNotFound for an unknown service or version', async () => {
@@ -194,7 +205,14 @@ describe('what is callable', () => {
         connection.call(route('test.Nope', 'say'), [], undefined, 1_000, undefined, false),
       ).rejects.toMatchObject({ code: 'ServiceNotFound' });
       await expect(
-        connection.call(route('test.UserService', 'say', undefined, '9.9.9'), ['x'], undefined, 1_000, undefined, false),
+        connection.call(
+          route('test.UserService', 'say', undefined, '9.9.9'),
+          ['x'],
+          undefined,
+          1_000,
+          undefined,
+          false,
+        ),
       ).rejects.toMatchObject({ code: 'ServiceNotFound' });
     } finally {
       connection.destroy();
@@ -278,7 +296,10 @@ describe('in-process calls and mocks', () => {
     app.provide(UserServiceDef, new UserServiceImpl());
     const users = app.refer(UserServiceDef);
     expect(await users.say('local')).toBe('hello local');
-    await expect(users.withdraw(5)).rejects.toMatchObject({ code: 'ProviderError', name: 'InsufficientFundsError' });
+    await expect(users.withdraw(5)).rejects.toMatchObject({
+      code: 'ProviderError',
+      name: 'InsufficientFundsError',
+    });
     await expect(users.register('x', -1)).rejects.toMatchObject({ code: 'BadRequest' });
     expect(seen).toEqual(['say@injvm', 'withdraw@injvm', 'register@injvm']);
     expect(app.port).toBeUndefined();

@@ -7,7 +7,9 @@ import { closeAll, testApp } from '../support/apps.js';
 
 afterEach(closeAll);
 
-const Echo = defineService<{ echo(value: string): Promise<string> }>('test.ExtEcho', { methods: { echo: {} } });
+const Echo = defineService<{ echo(value: string): Promise<string> }>('test.ExtEcho', {
+  methods: { echo: {} },
+});
 
 /** A JSON serializer that counts what it encodes, registered under the built-in's name. */
 function countingJson(counter: { encoded: number }): Serializer {
@@ -31,19 +33,27 @@ describe('extensions', () => {
       ['broadcast', 'failback', 'failfast', 'failover', 'failsafe', 'forking'].sort(),
     );
     expect(builtinExtensions.names('loadbalance')).toContain('consistenthash');
-    expect(builtinExtensions.names('registry')).toEqual(expect.arrayContaining(['file', 'etcd', 'zookeeper', 'redis', 'direct']));
+    expect(builtinExtensions.names('registry')).toEqual(
+      expect.arrayContaining(['file', 'etcd', 'zookeeper', 'redis', 'direct']),
+    );
   });
 
   it('lets a user extension with a built-in name override it, for that app only', async () => {
     const counter = { encoded: 0 };
-    const provider = await testApp({ extend: (ext) => ext.register('serializer', 'json', countingJson(counter)) });
+    const provider = await testApp({
+      extend: (ext) => ext.register('serializer', 'json', countingJson(counter)),
+    });
     provider.provide(Echo, { echo: (value) => value });
     await provider.start();
-    const consumer = await testApp({ extend: (ext) => ext.register('serializer', 'json', countingJson(counter)) });
+    const consumer = await testApp({
+      extend: (ext) => ext.register('serializer', 'json', countingJson(counter)),
+    });
     const echo = consumer.refer(Echo, { url: provider.address!, serializer: 'json' });
     expect(await echo.echo('hi')).toBe('hi');
     expect(counter.encoded).toBe(2); // the arguments, then the result
-    expect(builtinExtensions.get('serializer', 'json')).not.toBe(provider.extensions.get('serializer', 'json'));
+    expect(builtinExtensions.get('serializer', 'json')).not.toBe(
+      provider.extensions.get('serializer', 'json'),
+    );
   });
 
   it('loads extension modules named in configuration', async () => {
@@ -72,7 +82,9 @@ describe('extensions', () => {
   });
 
   it('names the extensions that exist when one is missing', async () => {
-    await expect(testApp({ extensions: ['./does-not-exist.mjs'] })).rejects.toThrow(/extensions = "\.\/does-not-exist\.mjs"/);
+    await expect(testApp({ extensions: ['./does-not-exist.mjs'] })).rejects.toThrow(
+      /extensions = "\.\/does-not-exist\.mjs"/,
+    );
     const app = await testApp();
     expect(() => app.refer(Echo, { url: '127.0.0.1:1', serializer: 'protobuf' })).toThrow(/json|msgpack/);
   });

@@ -93,7 +93,9 @@ describe('frame decoder', () => {
     bytes[0] = 0x47; // 'G', as in an HTTP GET
     const { decoder } = collector();
     expect(() => decoder.push(bytes)).toThrow(ProtocolError);
-    expect(() => collector().decoder.push(Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n'))).toThrow(/bad magic/);
+    expect(() => collector().decoder.push(Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n'))).toThrow(
+      /bad magic/,
+    );
   });
 
   it('rejects an unknown protocol version', () => {

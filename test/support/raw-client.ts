@@ -1,11 +1,15 @@
 import net from 'node:net';
-import { createMsgpackSerializer } from '../../src/serialization/msgpack.js';
 import { encodeRoutePrefix } from '../../src/protocol/metadata.js';
-import type { Serializer } from '../../src/serialization/serializer.js';
-import { createClientConnection, type ClientConnection, type MethodRoute } from '../../src/transport/client-connection.js';
-import { DEFAULT_CONNECTION_OPTIONS } from '../../src/transport/transport-options.js';
 import { createJsonSerializer } from '../../src/serialization/json.js';
+import { createMsgpackSerializer } from '../../src/serialization/msgpack.js';
+import type { Serializer } from '../../src/serialization/serializer.js';
 import { createV8Serializer } from '../../src/serialization/v8.js';
+import {
+  type ClientConnection,
+  createClientConnection,
+  type MethodRoute,
+} from '../../src/transport/client-connection.js';
+import { DEFAULT_CONNECTION_OPTIONS } from '../../src/transport/transport-options.js';
 
 export const msgpack = createMsgpackSerializer();
 const table: (Serializer | undefined)[] = [];
@@ -17,8 +21,17 @@ export function rawConnection(address: string): ClientConnection {
   return createClientConnection(host!, Number(port), table, DEFAULT_CONNECTION_OPTIONS);
 }
 
-export function route(service: string, method: string, serializer: Serializer = msgpack, version = '1.0.0'): MethodRoute {
-  return { prefix: encodeRoutePrefix(service, version, '', method), serializer, label: `${service}.${method}` };
+export function route(
+  service: string,
+  method: string,
+  serializer: Serializer = msgpack,
+  version = '1.0.0',
+): MethodRoute {
+  return {
+    prefix: encodeRoutePrefix(service, version, '', method),
+    serializer,
+    label: `${service}.${method}`,
+  };
 }
 
 /** Opens a plain socket, writes `bytes`, and resolves when the server closes it (or after `ms`). */
