@@ -12,6 +12,7 @@
  * `record(address, ok, isNetworkOrTimeout)`. Nothing is emitted globally: `state` and `snapshot` are for
  * metrics and the dashboard.
  */
+import { ConfigError } from '../config/config-error.js';
 import { createWindowCounter, type WindowCounter } from '../loadbalance/window-counter.js';
 
 export type OutlierState = 'closed' | 'open' | 'half-open';
@@ -102,7 +103,7 @@ const FAILURES = 1;
 export function resolveOutlierOptions(options: Partial<OutlierDetectorOptions> = {}): OutlierDetectorOptions {
   const o: OutlierDetectorOptions = { ...DEFAULT_OUTLIER_OPTIONS, ...options };
   const check = (key: keyof OutlierDetectorOptions, ok: boolean, expected: string) => {
-    if (!ok) throw new RangeError(`outlier option ${key}: expected ${expected}, got ${String(o[key])}`);
+    if (!ok) throw new ConfigError(`outlier.${key}`, o[key], expected);
   };
   check(
     'consecutiveFailures',

@@ -8,6 +8,7 @@
  * Call `recordCall()` once per call (not per attempt) and `tryAcquireRetry()` right before each retry,
  * after the retry policy agreed to one.
  */
+import { ConfigError } from '../config/config-error.js';
 import { createWindowCounter } from '../loadbalance/window-counter.js';
 
 export interface RetryBudgetOptions {
@@ -44,7 +45,7 @@ export interface RetryBudget {
 export function resolveRetryBudgetOptions(options: Partial<RetryBudgetOptions> = {}): RetryBudgetOptions {
   const o: RetryBudgetOptions = { ...DEFAULT_RETRY_BUDGET_OPTIONS, ...options };
   const check = (key: keyof RetryBudgetOptions, ok: boolean, expected: string) => {
-    if (!ok) throw new RangeError(`retry budget option ${key}: expected ${expected}, got ${String(o[key])}`);
+    if (!ok) throw new ConfigError(`retryBudget.${key}`, o[key], expected);
   };
   check('ratio', o.ratio >= 0 && Number.isFinite(o.ratio), 'a finite number >= 0');
   check(

@@ -4,6 +4,7 @@
  * at all (never business errors, only idempotent calls after a request was sent, ...) is the cluster
  * invoker's call, and a retry budget (`retry-budget.ts`) caps retries across calls.
  */
+import { ConfigError } from '../config/config-error.js';
 
 /** Decides whether and when to retry one call. Stateless between calls: one instance serves them all. */
 export interface RetryPolicy {
@@ -95,7 +96,5 @@ export function withinLimits(
 }
 
 function invalid(key: string, value: unknown, expected: string): never {
-  throw new RangeError(
-    `retry option ${key}: expected ${expected}, got ${JSON.stringify(value) ?? String(value)}`,
-  );
+  throw new ConfigError(`retry.${key}`, value, expected);
 }

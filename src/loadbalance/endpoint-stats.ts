@@ -8,6 +8,7 @@
  * Latency is averaged over successful calls and heartbeat samples only: a call that failed fast (connection
  * refused) would otherwise make a broken provider look like the fastest one.
  */
+import { ConfigError } from '../config/config-error.js';
 import type { EndpointStats } from './load-balancer.js';
 
 export interface EndpointStatsOptions {
@@ -54,15 +55,12 @@ export function resolveEndpointStatsOptions(
 ): EndpointStatsOptions {
   const resolved = { ...DEFAULT_ENDPOINT_STATS_OPTIONS, ...options };
   if (!Number.isInteger(resolved.windowSize) || resolved.windowSize < 1) {
-    throw new RangeError(`endpoint stats: windowSize must be an integer >= 1, got ${resolved.windowSize}`);
+    throw new ConfigError('endpointStats.windowSize', resolved.windowSize, 'an integer >= 1');
   }
-  if (!(resolved.windowMs >= 0)) {
-    throw new RangeError(`endpoint stats: windowMs must be a number >= 0, got ${resolved.windowMs}`);
-  }
+  if (!(resolved.windowMs >= 0))
+    throw new ConfigError('endpointStats.windowMs', resolved.windowMs, 'a number >= 0');
   if (!Number.isInteger(resolved.readsPerClockCheck) || resolved.readsPerClockCheck < 1) {
-    throw new RangeError(
-      `endpoint stats: readsPerClockCheck must be an integer >= 1, got ${resolved.readsPerClockCheck}`,
-    );
+    throw new ConfigError('endpointStats.readsPerClockCheck', resolved.readsPerClockCheck, 'an integer >= 1');
   }
   return resolved;
 }

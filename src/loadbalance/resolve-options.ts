@@ -1,7 +1,8 @@
 /**
- * Validation of `LoadBalancerOptions` (the type and its defaults live in `load-balancer.ts`). Errors name
- * the key, the value and what was expected.
+ * Validation of `LoadBalancerOptions` (the type and its defaults live in `load-balancer.ts`). Errors are
+ * `ConfigError`s naming the key, the value and what was expected.
  */
+import { ConfigError } from '../config/config-error.js';
 import { DEFAULT_LOAD_BALANCER_OPTIONS, type LoadBalancerOptions } from './load-balancer.js';
 
 /** Fills `options` from `DEFAULT_LOAD_BALANCER_OPTIONS` and validates every field. */
@@ -29,7 +30,5 @@ export function resolveLoadBalancerOptions(options: Partial<LoadBalancerOptions>
 }
 
 function invalid(key: string, value: unknown, expected: string): never {
-  throw new RangeError(
-    `loadbalance option ${key}: expected ${expected}, got ${JSON.stringify(value) ?? String(value)}`,
-  );
+  throw new ConfigError(`loadbalance.${key}`, value, expected);
 }

@@ -109,7 +109,7 @@ describe('retry policies', () => {
 
   it('validates options, naming the key, the value and what was expected', () => {
     expect(() => resolveRetryOptions({ maxAttempts: 0 })).toThrow(
-      /maxAttempts: expected an integer >= 1, got 0/,
+      /retry.maxAttempts = 0; expected an integer >= 1/,
     );
     expect(() => resolveRetryOptions({ budgetMs: 0 })).toThrow(/budgetMs/);
     expect(() => resolveRetryOptions({ baseDelayMs: 500, maxDelayMs: 100 })).toThrow(/maxDelayMs/);

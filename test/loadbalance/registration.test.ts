@@ -33,7 +33,7 @@ describe('built-in load balancers', () => {
   it('resolves options with defaults and clear errors', () => {
     expect(resolveLoadBalancerOptions()).toEqual(DEFAULT_LOAD_BALANCER_OPTIONS);
     expect(() => resolveLoadBalancerOptions({ virtualNodes: 0 })).toThrow(
-      /virtualNodes: expected an integer >= 1, got 0/,
+      /loadbalance.virtualNodes = 0; expected an integer >= 1/,
     );
     expect(() => resolveLoadBalancerOptions({ hashArguments: [] })).toThrow(/hashArguments/);
     expect(() => resolveLoadBalancerOptions({ warmupMs: -1 })).toThrow(/warmupMs/);
