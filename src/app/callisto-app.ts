@@ -160,6 +160,7 @@ function createApp(
     },
     destroy() {
       state = 'closed';
+      closing ??= Promise.resolve();
       removeSignals();
       consumer.destroy();
       void provider.server?.close();

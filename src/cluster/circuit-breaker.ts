@@ -234,9 +234,10 @@ export function createOutlierDetector(options: Partial<OutlierDetectorOptions> =
       const n = endpoints.length;
       let out = 0;
       for (let i = 0; i < n; i++) if (excluded(table.get(endpoints[i]!.address), now)) out++;
-      if (out === 0 || out === n) return endpoints;
+      if (out === 0) return endpoints;
       const cap = o.maxEjectionPercent <= 0 ? 0 : Math.max(1, Math.floor((n * o.maxEjectionPercent) / 100));
-      if (cap === 0) return endpoints;
+      // Never return an empty list: with a cap of every provider, all stay selectable.
+      if (cap === 0 || cap >= n) return endpoints;
       if (out <= cap) return endpoints.filter((e) => !excluded(table.get(e.address), now));
       // Over the cap: keep out the `cap` ejected longest, readmit those closest to their probe.
       const keepOut = new Set(

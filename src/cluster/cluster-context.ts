@@ -15,15 +15,17 @@ import type { ProviderEndpoint } from './provider-endpoint.js';
 export interface HealthTracker {
   /** The endpoints that may be selected now (the same array when none is ejected). */
   filter<E extends { address: string }>(endpoints: readonly E[]): readonly E[];
-  /** Records an outcome; `countsAgainst` is false for errors that say nothing about the provider's health. */
+  /** Records an outcome; `ok` is true for errors that say nothing about the provider's health. */
   record(address: string, ok: boolean): void;
+  /** Marks a call going to `address` (hands out the single probe of a half-open provider). */
+  allow(address: string): boolean;
 }
 
 /** What the context needs from retry policy and budget. */
 export interface RetryControl {
   /** Delay before attempt `attempt + 1`, or undefined to stop. */
   nextDelayMs(attempt: number, elapsedMs: number): number | undefined;
-  /** Records an attempt (for the budget). */
+  /** Records a call, once per call whatever its attempts (for the budget). */
   recordCall(): void;
   /** Takes one retry from the budget; false when the budget is spent. */
   tryAcquireRetry(): boolean;
@@ -110,7 +112,7 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
           throw new RpcError('Timeout', `${parts.label} ran out of time before a provider was called`);
       }
       invocation.remoteAddress = endpoint.address;
-      retry.recordCall();
+      health?.allow(endpoint.address);
       const connection = pool.get(endpoint.host, endpoint.port);
       const stats = endpoint.stats;
       stats.begin();
@@ -140,12 +142,15 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
       if (attempt > options.retries || !isRetryable(error, invocation.idempotent)) return undefined;
       if (invocation.deadline > 0 && Date.now() >= invocation.deadline) return undefined;
       if (invocation.signal?.aborted) return undefined;
+      const delay = retry.nextDelayMs(attempt, Date.now() - startedAt);
+      if (delay === undefined) return undefined;
       if (!retry.tryAcquireRetry()) {
         parts.log('warn', `${parts.label}: retry budget exhausted, not retrying: ${error.message}`);
         return undefined;
       }
-      return retry.nextDelayMs(attempt, Date.now() - startedAt);
+      return delay;
     },
+    recordCall: () => retry.recordCall(),
     log: parts.log,
   };
 }

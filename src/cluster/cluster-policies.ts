@@ -17,11 +17,16 @@ const budgets = new WeakMap<ProviderDirectory, RetryBudget>();
 
 export function createHealthTracker(
   source: { directory: ProviderDirectory },
-  options: Pick<ConsumerConfig, 'maxEjectionRatio'>,
+  options: Pick<ConsumerConfig, 'maxEjectionRatio' | 'ejectAfterFailures' | 'ejectionMs'>,
 ): HealthTracker {
   let detector = detectors.get(source.directory);
   if (detector === undefined) {
-    const created = createOutlierDetector({ maxEjectionPercent: Math.round(options.maxEjectionRatio * 100) });
+    const created = createOutlierDetector({
+      maxEjectionPercent: Math.round(options.maxEjectionRatio * 100),
+      consecutiveFailures: options.ejectAfterFailures,
+      baseEjectionMs: options.ejectionMs,
+      maxEjectionMs: Math.max(options.ejectionMs, 300_000),
+    });
     source.directory.onChange((_added, removed) => {
       for (const endpoint of removed) created.forget(endpoint.address);
     });

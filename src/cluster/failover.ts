@@ -12,6 +12,7 @@ import { sleep } from './sleep.js';
 export const failover: ClusterFactory = (context) => async (invocation) => {
   const call = invocation as ClientInvocation;
   const startedAt = Date.now();
+  context.recordCall();
   let tried: ProviderEndpoint[] | undefined;
   for (let attempt = 1; ; attempt++) {
     const endpoint = context.select(call, tried);

@@ -69,6 +69,10 @@ export const consumerConfigSchema = z.strictObject({
   outlierDetection: z.boolean(),
   /** Never eject more than this share of providers. Default 0.4. */
   maxEjectionRatio: z.number().min(0).max(1),
+  /** Failures in a row (network, timeout, overload) that eject a provider. Default 5. */
+  ejectAfterFailures: positiveInt,
+  /** First ejection period, ms, doubled on repeated ejections; then one probe call is let through. Default 10000. */
+  ejectionMs: positiveInt,
   /** Directory where the last known provider lists are kept for registry outages; '' disables. Default '.callisto/snapshots'. */
   snapshotDir: z.string(),
   /** Do not apply a sudden change to zero providers while their connections are healthy. Default true. */
@@ -149,6 +153,8 @@ export const DEFAULT_CONFIG: CallistoConfig = {
     warmupMs: 600_000,
     outlierDetection: true,
     maxEjectionRatio: 0.4,
+    ejectAfterFailures: 5,
+    ejectionMs: 10_000,
     snapshotDir: '.callisto/snapshots',
     emptyProtection: true,
   },
