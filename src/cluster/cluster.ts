@@ -50,6 +50,8 @@ export interface ClusterContext {
     attempt: number,
     startedAt: number,
   ): number | undefined;
+  /** Counts one call (not attempt) towards the retry budget; strategies that retry call it once per call. */
+  recordCall(): void;
   log(level: 'info' | 'warn' | 'error', message: string): void;
 }
 
