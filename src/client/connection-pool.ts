@@ -145,7 +145,8 @@ export function createConnectionPool(
         const cutoff = Date.now() - options.idleTimeoutMs;
         for (const slot of slots.values()) {
           const connection = slot.connection;
-          if (connection && connection.inFlight === 0 && slot.lastUsed < cutoff) {
+          const lastUsed = Math.max(slot.lastUsed, connection?.lastActivity ?? 0);
+          if (connection && connection.inFlight === 0 && lastUsed < cutoff) {
             slot.connection = undefined;
             void connection.close();
           }
@@ -160,9 +161,9 @@ export function createConnectionPool(
     get(host, port) {
       const address = `${host}:${port}`;
       const slot = slots.get(address) ?? slotFor(host, port);
-      slot.lastUsed = Date.now();
       const connection = slot.connection;
       if (connection !== undefined && connection.state !== 'closed') return connection;
+      slot.lastUsed = Date.now();
       if (slot.reconnectTimer !== undefined) {
         clearTimeout(slot.reconnectTimer);
         slot.reconnectTimer = undefined;

@@ -219,6 +219,7 @@ export function createOutlierDetector(options: Partial<OutlierDetectorOptions> =
     },
 
     allow(address) {
+      if (ejectedCount === 0) return true;
       const h = table.get(address);
       const now = o.now();
       const state = stateOf(h, now);

@@ -31,6 +31,8 @@ export interface ClientConnection {
   readonly state: ConnectionState;
   /** Calls awaiting a response. */
   readonly inFlight: number;
+  /** When a call was last sent or a frame last received (ms, Date.now clock). */
+  readonly lastActivity: number;
   /** Round-trip time of the last heartbeat, ms (0 until measured). */
   readonly heartbeatRttMs: number;
   /** Resolves once connected; rejects with a Network error when the connection cannot be opened. */
@@ -259,6 +261,9 @@ export function createClientConnection(
     },
     get heartbeatRttMs() {
       return heartbeatRttMs;
+    },
+    get lastActivity() {
+      return heartbeat.lastReceived;
     },
     ready() {
       if (state === 'open' || state === 'draining') return Promise.resolve();

@@ -16,6 +16,8 @@ export const DEFAULT_HEARTBEAT_OPTIONS: HeartbeatOptions = { intervalMs: 30_000,
 export interface HeartbeatMonitor {
   /** Records that a frame arrived. */
   touch(): void;
+  /** When a frame last arrived (ms). */
+  readonly lastReceived: number;
   stop(): void;
 }
 
@@ -43,6 +45,9 @@ export function startHeartbeat(
   return {
     touch() {
       lastReceived = Date.now();
+    },
+    get lastReceived() {
+      return lastReceived;
     },
     stop() {
       clearInterval(timer);
