@@ -75,10 +75,35 @@ export function writeAttachments(out: Buffer, offset: number, attachments: Attac
   return at;
 }
 
+/** Shared by every call without attachments; filters replace it rather than mutate it. */
+export const NO_ATTACHMENTS: Attachments = Object.freeze(Object.create(null)) as Attachments;
+
+/** Length of the route prefix (service, version, group, method) at the start of request metadata, or -1. */
+export function routePrefixLength(meta: Buffer): number {
+  let offset = 0;
+  for (let i = 0; i < 4; i++) {
+    if (offset + 2 > meta.length) return -1;
+    offset += 2 + meta.readUInt16BE(offset);
+  }
+  return offset <= meta.length ? offset : -1;
+}
+
+/** Reads the timeout budget and attachments that follow the route prefix. */
+export function decodeRequestTail(
+  meta: Buffer,
+  prefixLength: number,
+): { timeoutMs: number; attachments: Attachments } {
+  if (prefixLength + 4 > meta.length) throw new ProtocolError('truncated metadata');
+  const timeoutMs = meta.readUInt32BE(prefixLength);
+  return { timeoutMs, attachments: readAttachments(meta, prefixLength + 4).attachments };
+}
+
 /** Reads an attachment block; an empty buffer means none. */
 export function readAttachments(meta: Buffer, start: number): { attachments: Attachments; end: number } {
+  if (start + 2 > meta.length || (meta[start] === 0 && meta[start + 1] === 0)) {
+    return { attachments: NO_ATTACHMENTS, end: Math.min(meta.length, start + 2) };
+  }
   const attachments: Attachments = Object.create(null);
-  if (start >= meta.length) return { attachments, end: start };
   const reader = new MetaReader(meta, start);
   const count = reader.u16();
   for (let i = 0; i < count; i++) {
@@ -86,6 +111,22 @@ export function readAttachments(meta: Buffer, start: number): { attachments: Att
     attachments[key] = reader.string();
   }
   return { attachments, end: reader.offset };
+}
+
+/** Decodes the route (service, version, group, method) at the start of request metadata. */
+export function decodeRoute(meta: Buffer): {
+  service: string;
+  version: string;
+  group: string;
+  method: string;
+} {
+  const reader = new MetaReader(meta, 0);
+  return {
+    service: reader.string(),
+    version: reader.string(),
+    group: reader.string(),
+    method: reader.string(),
+  };
 }
 
 /** Decodes request metadata; throws ProtocolError when it is truncated. */

@@ -199,26 +199,21 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
     watcher.on('error', fail);
   };
 
+  const unwatched = (): [string, Follow] | undefined => [...follows].find(([, entry]) => !entry.watcher);
+
   /** Brings everything back after a failure (or at start): lease, keys, removals, lists, watchers. */
   const recover = async (): Promise<void> => {
     if (state === 'closed') return;
     failedWhileRecovering = false;
     try {
-      let probed = false;
-      if (context.registered.size > 0 || lease) {
-        await keepalive();
-        probed = true;
-      }
+      if (context.registered.size > 0 || lease) await keepalive();
+      else if (follows.size === 0) await client.get(`${options.root}/`).exec(); // a probe
       for (const path of [...pendingRemovals]) {
         await client.delete().key(path).exec();
         pendingRemovals.delete(path);
-        probed = true;
       }
-      for (const [segment, entry] of [...follows]) {
-        await follow(segment, entry);
-        probed = true;
-      }
-      if (!probed) await client.get(`${options.root}/`).exec();
+      // last, until every subscription has a watcher: watch() may add one while anything above awaits
+      for (let next = unwatched(); next && !isClosed(); next = unwatched()) await follow(...next);
       if (failedWhileRecovering) throw new Error('connection lost while recovering');
       if (isClosed()) return;
       state = 'connected';
@@ -249,23 +244,31 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
   return {
     async put(path, value) {
       pendingRemovals.delete(path);
-      if (state === 'connected') {
-        try {
-          const id = await leaseId();
-          await client.put(path).value(value).lease(id).exec();
-          return;
-        } catch (error) {
-          if (error instanceof etcd.EtcdLeaseInvalidError) {
-            lease = undefined;
-            await putAll().catch(fail);
-          } else {
+      // retried after every reconnect until written, unless replaced or unregistered meanwhile
+      while (context.registered.get(path) === value) {
+        if (state === 'connected') {
+          try {
+            const id = await leaseId();
+            await client.put(path).value(value).lease(id).exec();
+            return;
+          } catch (error) {
+            if (error instanceof etcd.EtcdLeaseInvalidError) {
+              if (lease) lease.release();
+              lease = undefined;
+              context.log('warn', 'the lease expired on the server; granting a new one and registering again');
+              try {
+                await putAll();
+                return;
+              } catch (again) {
+                error = again;
+              }
+            }
+            if (!(error instanceof Error) || !etcd.isRecoverableError(error)) throw error;
             fail(error);
           }
-          if (state === 'connected') return;
         }
+        await connected.wait();
       }
-      // the recovery loop writes every registered entry before it opens the gate
-      await connected.wait();
     },
     async remove(path) {
       if (state === 'connected') {

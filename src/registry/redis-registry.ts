@@ -231,16 +231,19 @@ function createRedisDriver(Redis: RedisClass, context: RegistryContext): Registr
     async put(path, value) {
       pendingRemovals.delete(path);
       ensureHeartbeat();
-      if (cmd.status === 'ready') {
-        try {
-          await withTimeout(putEntry(path, value), timeoutMs, 'redis put');
-          return;
-        } catch (error) {
-          lastError = describeError(error);
+      // retried after every reconnect until written, unless replaced or unregistered meanwhile
+      while (context.registered.get(path) === value) {
+        if (cmd.status === 'ready') {
+          try {
+            await withTimeout(putEntry(path, value), timeoutMs, 'redis put');
+            return;
+          } catch (error) {
+            lastError = describeError(error);
+            if (cmd.status === 'ready') throw error;
+          }
         }
+        await connected.wait();
       }
-      // onReady writes every registered entry before it opens the gate
-      await connected.wait();
     },
     async remove(path) {
       if (cmd.status === 'ready') {

@@ -195,17 +195,19 @@ function createZooKeeperDriver(zk: ZkModule, context: RegistryContext): Registry
   return {
     async put(path, value) {
       pendingRemovals.delete(path);
-      const s = session;
-      if (state === 'connected' && s) {
-        try {
-          await ensureNode(s, path, value);
-          return;
-        } catch (error) {
-          if (state === 'connected' && s === session) throw error;
+      // retried after every reconnect until written, unless replaced or unregistered meanwhile
+      while (context.registered.get(path) === value) {
+        const s = session;
+        if (state === 'connected' && s) {
+          try {
+            await ensureNode(s, path, value);
+            return;
+          } catch (error) {
+            if (state === 'connected' && s === session) throw error;
+          }
         }
+        await connected.wait();
       }
-      // onConnected creates every registered node before it opens the gate
-      await connected.wait();
     },
     async remove(path) {
       const s = session;

@@ -6,14 +6,19 @@
  */
 import type net from 'node:net';
 import { toErrorPayload } from '../core/error-payload.js';
+import type { Attachments } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
 import { createFrameDecoder } from '../protocol/frame-decoder.js';
 import { createFrameWriter, EMPTY_BODY } from '../protocol/frame-writer.js';
-import { decodeRequestMeta, type RequestMeta } from '../protocol/metadata.js';
+import { decodeRequestTail, decodeRoute, routePrefixLength } from '../protocol/metadata.js';
 import type { Serializer } from '../serialization/serializer.js';
-import type { ServiceTable } from '../service/service-table.js';
-import { methodNotFound } from '../service/service-table.js';
+import {
+  type ExportedMethod,
+  type ExportedService,
+  methodNotFound,
+  type ServiceTable,
+} from '../service/service-table.js';
 import { startHeartbeat } from '../transport/heartbeat.js';
 import { ServerInvocation } from './server-invocation.js';
 import type { ServerOptions } from './server-options.js';
@@ -118,6 +123,35 @@ export function serveConnection(
     writer.response(id, serializer.id, 0, body);
   };
 
+  let routeCache: RouteEntry | undefined;
+  /** Looks a route up in the service table; the answer (or the error) is cached by its bytes. */
+  const resolveRoute = (metaBytes: Buffer, prefixLength: number): RouteEntry => {
+    const prefix = Buffer.from(metaBytes.subarray(0, prefixLength));
+    const version = ctx.table.version;
+    let meta: ReturnType<typeof decodeRoute>;
+    try {
+      meta = decodeRoute(metaBytes);
+    } catch (error) {
+      return {
+        prefix,
+        version,
+        error: new RpcError('BadRequest', `malformed request metadata: ${messageOf(error)}`),
+      };
+    }
+    const exported = ctx.table.lookup(meta.service, meta.version, meta.group);
+    if (exported === undefined) {
+      const key = `${meta.group ? `${meta.group}/` : ''}${meta.service}:${meta.version}`;
+      return {
+        prefix,
+        version,
+        error: new RpcError('ServiceNotFound', `service ${key} is not provided here`),
+      };
+    }
+    const method = exported.methods.get(meta.method);
+    if (method === undefined) return { prefix, version, error: methodNotFound(exported, meta.method) };
+    return { prefix, version, exported, method };
+  };
+
   const onRequest = (frame: Frame): void => {
     const id = frame.requestId;
     const oneway = (frame.flags & FrameFlag.OneWay) !== 0;
@@ -132,24 +166,35 @@ export function serveConnection(
       }
       return;
     }
-    let meta: RequestMeta;
+    const prefixLength = routePrefixLength(frame.meta);
+    if (prefixLength < 0) {
+      if (!oneway)
+        fail(id, serializer, new RpcError('BadRequest', 'malformed request metadata: truncated route'));
+      return;
+    }
+    // Consecutive calls usually target the same method: compare bytes instead of decoding strings.
+    let route = routeCache;
+    if (
+      route === undefined ||
+      route.version !== ctx.table.version ||
+      !sameRoute(frame.meta, prefixLength, route.prefix)
+    ) {
+      route = resolveRoute(frame.meta, prefixLength);
+      // Only successes are kept: a service provided later must be found at once.
+      routeCache = route.error === undefined ? route : undefined;
+    }
+    if (route.error !== undefined) {
+      if (!oneway) fail(id, serializer, route.error);
+      return;
+    }
+    const exported = route.exported!;
+    const method = route.method!;
+    let meta: { timeoutMs: number; attachments: Attachments };
     try {
-      meta = decodeRequestMeta(frame.meta);
+      meta = decodeRequestTail(frame.meta, prefixLength);
     } catch (error) {
       if (!oneway)
         fail(id, serializer, new RpcError('BadRequest', `malformed request metadata: ${messageOf(error)}`));
-      return;
-    }
-    const exported = ctx.table.lookup(meta.service, meta.version, meta.group);
-    if (exported === undefined) {
-      const key = `${meta.group ? `${meta.group}/` : ''}${meta.service}:${meta.version}`;
-      if (!oneway)
-        fail(id, serializer, new RpcError('ServiceNotFound', `service ${key} is not provided here`));
-      return;
-    }
-    const method = exported.methods.get(meta.method);
-    if (method === undefined) {
-      if (!oneway) fail(id, serializer, methodNotFound(exported, meta.method));
       return;
     }
     const deadline = meta.timeoutMs > 0 ? chunkTime + meta.timeoutMs : 0;
@@ -191,7 +236,7 @@ export function serveConnection(
     }
     const invocation = new ServerInvocation(
       exported.definition,
-      meta.method,
+      method.name,
       args,
       meta.attachments,
       deadline,
@@ -302,6 +347,19 @@ export function serveConnection(
       socket.destroy();
     },
   };
+}
+
+interface RouteEntry {
+  prefix: Buffer;
+  /** The service table's version when resolved. */
+  version: number;
+  exported?: ExportedService;
+  method?: ExportedMethod;
+  error?: RpcError;
+}
+
+function sameRoute(meta: Buffer, prefixLength: number, cached: Buffer): boolean {
+  return cached.length === prefixLength && meta.compare(cached, 0, prefixLength, 0, prefixLength) === 0;
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -39,6 +39,8 @@ export interface ServiceTable {
   remove(definition: ServiceDefinition<unknown>): void;
   lookup(name: string, version: string, group: string): ExportedService | undefined;
   list(): ExportedService[];
+  /** Changes whenever a service is added or removed (lets callers cache lookups). */
+  readonly version: number;
 }
 
 /** The callable method names of an implementation. */
@@ -94,7 +96,11 @@ const tableKey = (name: string, version: string, group: string): string => `${gr
 
 export function createServiceTable(): ServiceTable {
   const services = new Map<string, ExportedService>();
+  let version = 0;
   return {
+    get version() {
+      return version;
+    },
     add(definition, implementation, filters) {
       const key = tableKey(definition.name, definition.version, definition.group);
       if (services.has(key)) throw new Error(`service ${serviceKeyString(definition)} is already provided`);
@@ -104,10 +110,12 @@ export function createServiceTable(): ServiceTable {
       }
       const exported: ExportedService = { definition, methods };
       services.set(key, exported);
+      version++;
       return exported;
     },
     remove(definition) {
       services.delete(tableKey(definition.name, definition.version, definition.group));
+      version++;
     },
     lookup(name, version, group) {
       return services.get(tableKey(name, version, group));
