@@ -4,6 +4,9 @@
  * a directory) is re-opened with bounded exponential backoff and full jitter, so a mass outage does not
  * end in a reconnect storm; until it is open again the address is not `available`. Connections unused
  * for `idleTimeoutMs` are closed and re-opened on demand.
+ *
+ * Callers on the hot path keep a `PoolHandle` per address: its `available` flag and `connection()` cost a
+ * property read, not a map lookup.
  */
 import type { RpcError } from '../core/rpc-error.js';
 import type { Serializer } from '../serialization/serializer.js';
@@ -12,7 +15,7 @@ import type { ConnectionOptions } from '../transport/transport-options.js';
 
 export interface ConnectionPoolOptions {
   connection: ConnectionOptions;
-  /** First reconnect delay. Default 200. */
+  /** First reconnect delay ceiling. Default 200. */
   reconnectBaseMs: number;
   /** Largest reconnect delay. Default 10000. */
   reconnectMaxMs: number;
@@ -29,27 +32,26 @@ export const DEFAULT_POOL_RECONNECT = {
 export interface PoolEvents {
   /** A provider announced shutdown over its connection. */
   onGoAway?(address: string): void;
-  /** A connection closed; `error` is set when it was not closed by us. */
+  /** A connection closed; `error` is set when that was unexpected. */
   onDisconnect?(address: string, error: RpcError | undefined): void;
   onConnect?(address: string): void;
+  /** A heartbeat round trip was measured. */
+  onHeartbeatRtt?(address: string, rttMs: number): void;
 }
 
-interface Slot {
-  host: string;
-  port: number;
-  connection: ClientConnection | undefined;
-  retainers: number;
-  failures: number;
-  downUntil: number;
-  reconnectTimer: NodeJS.Timeout | undefined;
-  lastUsed: number;
-  goneAway: boolean;
+/** One address of the pool, kept by whoever calls it often. */
+export interface PoolHandle {
+  readonly address: string;
+  /** Whether calls may be routed here now: not backing off after a loss, not going away. */
+  readonly available: boolean;
+  /** The open connection, opening one if needed. */
+  connection(): ClientConnection;
 }
 
 export interface ConnectionPool {
+  handle(host: string, port: number): PoolHandle;
   /** The connection to `host:port`, opened on first use. */
   get(host: string, port: number): ClientConnection;
-  /** Whether calls may be routed to `address` now (not backing off, not going away). */
   isAvailable(address: string): boolean;
   /** Marks an address as wanted (by a directory): it is reconnected after losses. */
   retain(host: string, port: number): void;
@@ -72,70 +74,101 @@ export function createConnectionPool(
   let closing = false;
   let idleTimer: NodeJS.Timeout | undefined;
 
+  class Slot implements PoolHandle {
+    readonly address: string;
+    current: ClientConnection | undefined = undefined;
+    retainers = 0;
+    failures = 0;
+    downUntil = 0;
+    reconnectTimer: NodeJS.Timeout | undefined = undefined;
+    lastUsed = 0;
+    goneAway = false;
+
+    constructor(
+      readonly host: string,
+      readonly port: number,
+    ) {
+      this.address = `${host}:${port}`;
+    }
+
+    get available(): boolean {
+      if (this.goneAway) return false;
+      const connection = this.current;
+      if (connection === undefined) return this.downUntil <= Date.now();
+      return connection.state === 'open' || connection.state === 'connecting';
+    }
+
+    connection(): ClientConnection {
+      const connection = this.current;
+      if (connection !== undefined && connection.state !== 'closed') return connection;
+      this.lastUsed = Date.now();
+      if (this.reconnectTimer !== undefined) {
+        clearTimeout(this.reconnectTimer);
+        this.reconnectTimer = undefined;
+      }
+      return this.open();
+    }
+
+    open(): ClientConnection {
+      this.goneAway = false;
+      const connection = createClientConnection(this.host, this.port, serializers, options.connection, {
+        onGoAway: () => {
+          this.goneAway = true;
+          events.onGoAway?.(this.address);
+        },
+        onHeartbeatRtt: (_c, rttMs) => events.onHeartbeatRtt?.(this.address, rttMs),
+        onClose: (_closed, error, local) => {
+          if (this.current === connection) this.current = undefined;
+          const byUs = closing || local;
+          // A provider that announced it was going away closing its connection is expected, not a failure.
+          events.onDisconnect?.(this.address, byUs || this.goneAway ? undefined : error);
+          if (byUs) return;
+          this.failures++;
+          this.scheduleReconnect();
+        },
+      });
+      connection.ready().then(
+        () => {
+          this.failures = 0;
+          this.downUntil = 0;
+          events.onConnect?.(this.address);
+        },
+        () => {},
+      );
+      this.current = connection;
+      ensureIdleSweep();
+      return connection;
+    }
+
+    scheduleReconnect(): void {
+      if (closing || this.retainers === 0 || this.reconnectTimer !== undefined) return;
+      const ceiling = Math.min(
+        options.reconnectMaxMs,
+        options.reconnectBaseMs * 2 ** Math.min(this.failures, 16),
+      );
+      const delay = Math.floor(Math.random() * ceiling) + 1;
+      this.downUntil = Date.now() + delay;
+      this.reconnectTimer = setTimeout(() => {
+        this.reconnectTimer = undefined;
+        if (!closing && this.retainers > 0 && this.current === undefined) this.open();
+      }, delay);
+      this.reconnectTimer.unref();
+    }
+
+    stop(): void {
+      if (this.reconnectTimer !== undefined) clearTimeout(this.reconnectTimer);
+      this.reconnectTimer = undefined;
+    }
+  }
+
   const slotFor = (host: string, port: number): Slot => {
     const address = `${host}:${port}`;
     let slot = slots.get(address);
     if (slot === undefined) {
-      slot = {
-        host,
-        port,
-        connection: undefined,
-        retainers: 0,
-        failures: 0,
-        downUntil: 0,
-        reconnectTimer: undefined,
-        lastUsed: 0,
-        goneAway: false,
-      };
+      slot = new Slot(host, port);
       slots.set(address, slot);
     }
     return slot;
-  };
-
-  const scheduleReconnect = (address: string, slot: Slot): void => {
-    if (closing || slot.retainers === 0 || slot.reconnectTimer !== undefined) return;
-    const ceiling = Math.min(
-      options.reconnectMaxMs,
-      options.reconnectBaseMs * 2 ** Math.min(slot.failures, 16),
-    );
-    const delay = Math.floor(Math.random() * ceiling) + 1;
-    slot.downUntil = Date.now() + delay;
-    slot.reconnectTimer = setTimeout(() => {
-      slot.reconnectTimer = undefined;
-      if (closing || slot.retainers === 0) return;
-      open(address, slot);
-    }, delay);
-    slot.reconnectTimer.unref();
-  };
-
-  const open = (address: string, slot: Slot): ClientConnection => {
-    slot.goneAway = false;
-    const connection = createClientConnection(slot.host, slot.port, serializers, options.connection, {
-      onGoAway: () => {
-        slot.goneAway = true;
-        events.onGoAway?.(address);
-      },
-      onClose: (_closed, error, local) => {
-        if (slot.connection === connection) slot.connection = undefined;
-        // A provider that announced it was going away closing its connection is expected, not a failure.
-        const byUs = closing || local;
-        events.onDisconnect?.(address, byUs || slot.goneAway ? undefined : error);
-        if (byUs) return;
-        slot.failures++;
-        scheduleReconnect(address, slot);
-      },
-    });
-    connection.ready().then(
-      () => {
-        slot.failures = 0;
-        slot.downUntil = 0;
-        events.onConnect?.(address);
-      },
-      () => {},
-    );
-    slot.connection = connection;
-    ensureIdleSweep();
-    return connection;
   };
 
   const ensureIdleSweep = (): void => {
@@ -144,10 +177,10 @@ export function createConnectionPool(
       () => {
         const cutoff = Date.now() - options.idleTimeoutMs;
         for (const slot of slots.values()) {
-          const connection = slot.connection;
-          const lastUsed = Math.max(slot.lastUsed, connection?.lastActivity ?? 0);
-          if (connection && connection.inFlight === 0 && lastUsed < cutoff) {
-            slot.connection = undefined;
+          const connection = slot.current;
+          if (connection === undefined || connection.inFlight > 0) continue;
+          if (Math.max(slot.lastUsed, connection.lastActivity) < cutoff) {
+            slot.current = undefined;
             void connection.close();
           }
         }
@@ -158,25 +191,10 @@ export function createConnectionPool(
   };
 
   return {
-    get(host, port) {
-      const address = `${host}:${port}`;
-      const slot = slots.get(address) ?? slotFor(host, port);
-      const connection = slot.connection;
-      if (connection !== undefined && connection.state !== 'closed') return connection;
-      slot.lastUsed = Date.now();
-      if (slot.reconnectTimer !== undefined) {
-        clearTimeout(slot.reconnectTimer);
-        slot.reconnectTimer = undefined;
-      }
-      return open(address, slot);
-    },
+    handle: slotFor,
+    get: (host, port) => slotFor(host, port).connection(),
     isAvailable(address) {
-      const slot = slots.get(address);
-      if (slot === undefined) return true;
-      if (slot.goneAway) return false;
-      if (slot.connection === undefined || slot.connection.state === 'closed')
-        return slot.downUntil <= Date.now();
-      return slot.connection.state !== 'draining';
+      return slots.get(address)?.available ?? true;
     },
     retain(host, port) {
       slotFor(host, port).retainers++;
@@ -185,36 +203,35 @@ export function createConnectionPool(
       const slot = slots.get(address);
       if (slot === undefined) return;
       slot.retainers = Math.max(0, slot.retainers - 1);
-      if (slot.retainers === 0) {
-        if (slot.reconnectTimer !== undefined) clearTimeout(slot.reconnectTimer);
-        slot.reconnectTimer = undefined;
-        const connection = slot.connection;
-        slots.delete(address);
-        if (connection) void connection.close();
-      }
+      if (slot.retainers > 0) return;
+      slot.stop();
+      slots.delete(address);
+      const connection = slot.current;
+      slot.current = undefined;
+      if (connection) void connection.close();
     },
     get size() {
       let count = 0;
-      for (const slot of slots.values()) if (slot.connection) count++;
+      for (const slot of slots.values()) if (slot.current) count++;
       return count;
     },
     connections() {
-      return [...slots.values()].flatMap((slot) => (slot.connection ? [slot.connection] : []));
+      return [...slots.values()].flatMap((slot) => (slot.current ? [slot.current] : []));
     },
     async close() {
       closing = true;
       if (idleTimer !== undefined) clearInterval(idleTimer);
       const all = [...slots.values()];
-      for (const slot of all) if (slot.reconnectTimer !== undefined) clearTimeout(slot.reconnectTimer);
-      await Promise.all(all.map((slot) => slot.connection?.close()));
+      for (const slot of all) slot.stop();
+      await Promise.all(all.map((slot) => slot.current?.close()));
       slots.clear();
     },
     destroy() {
       closing = true;
       if (idleTimer !== undefined) clearInterval(idleTimer);
       for (const slot of slots.values()) {
-        if (slot.reconnectTimer !== undefined) clearTimeout(slot.reconnectTimer);
-        slot.connection?.destroy();
+        slot.stop();
+        slot.current?.destroy();
       }
       slots.clear();
     },

@@ -46,8 +46,6 @@ export interface ClusterContextParts {
 const NOT_EXECUTED: ReadonlySet<ErrorCodeName> = new Set(['Shutdown', 'Overloaded', 'ServiceNotFound']);
 /** Errors after which an idempotent call may be repeated elsewhere. */
 const RETRYABLE_IF_IDEMPOTENT: ReadonlySet<ErrorCodeName> = new Set(['Network', 'Timeout', 'Internal']);
-/** Errors that say something about the provider's health. */
-const UNHEALTHY: ReadonlySet<ErrorCodeName> = new Set(['Network', 'Timeout', 'Overloaded', 'Internal']);
 
 export function isRetryable(error: RpcError, idempotent: boolean): boolean {
   if (error.code === 'ProviderError' || error.code === 'Cancelled') return false;
@@ -59,13 +57,15 @@ export function isRetryable(error: RpcError, idempotent: boolean): boolean {
 export function createClusterContext(parts: ClusterContextParts): ClusterContext {
   const { directory, pool, loadBalancer, health, retry, options } = parts;
   let stickyEndpoint: ProviderEndpoint | undefined;
+  const handleOf = (endpoint: ProviderEndpoint) =>
+    (endpoint.handle ??= pool.handle(endpoint.host, endpoint.port));
 
   const selectable = (): readonly ProviderEndpoint[] => {
     const all = directory.list();
     let candidates = all;
     for (let i = 0; i < all.length; i++) {
-      if (!pool.isAvailable(all[i]!.address)) {
-        candidates = all.filter((endpoint) => pool.isAvailable(endpoint.address));
+      if (!handleOf(all[i]!).available) {
+        candidates = all.filter((endpoint) => handleOf(endpoint).available);
         break;
       }
     }
@@ -104,39 +104,31 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
       if (options.sticky) stickyEndpoint = chosen;
       return chosen;
     },
-    async invoke(endpoint, invocation) {
+    invoke(endpoint, invocation) {
       let timeoutMs = 0;
       if (invocation.deadline > 0) {
         timeoutMs = invocation.deadline - Date.now();
-        if (timeoutMs <= 0)
-          throw new RpcError('Timeout', `${parts.label} ran out of time before a provider was called`);
+        if (timeoutMs <= 0) {
+          return Promise.reject(
+            new RpcError('Timeout', `${parts.label} ran out of time before a provider was called`),
+          );
+        }
       }
       invocation.remoteAddress = endpoint.address;
       health?.allow(endpoint.address);
-      const connection = pool.get(endpoint.host, endpoint.port);
-      const stats = endpoint.stats;
-      stats.begin();
-      const startedAt = performance.now();
-      try {
-        const result = await connection.call(
+      endpoint.health = health;
+      const handle = (endpoint.handle ??= pool.handle(endpoint.host, endpoint.port));
+      return handle
+        .connection()
+        .call(
           invocation.route,
           invocation.args,
           invocation.attachments,
           timeoutMs,
           invocation.signal,
           invocation.oneway,
+          endpoint,
         );
-        stats.end(performance.now() - startedAt, true);
-        health?.record(endpoint.address, true);
-        return result;
-      } catch (error) {
-        const failure = RpcError.from(error);
-        const unhealthy = UNHEALTHY.has(failure.code);
-        stats.end(performance.now() - startedAt, !unhealthy);
-        health?.record(endpoint.address, !unhealthy);
-        if (options.sticky && unhealthy && stickyEndpoint === endpoint) stickyEndpoint = undefined;
-        throw failure;
-      }
     },
     mayRetry(error, invocation, attempt, startedAt) {
       if (attempt > options.retries || !isRetryable(error, invocation.idempotent)) return undefined;

@@ -1,11 +1,29 @@
+import type { PoolHandle } from '../client/connection-pool.js';
+import type { ErrorCodeName, RpcError } from '../core/rpc-error.js';
 import { createEndpointStats, type EndpointStatsRecorder } from '../loadbalance/endpoint-stats.js';
 import type { Endpoint } from '../loadbalance/load-balancer.js';
 import type { ProviderRecord } from '../registry/provider-record.js';
+import type { CallTracker } from '../transport/client-connection.js';
 
-/** One provider as the consumer's cluster layer sees it: where it is, its weight, and live counters. */
-export class ProviderEndpoint implements Endpoint {
+/** Errors that say something about a provider's health (business errors do not). */
+const UNHEALTHY: ReadonlySet<ErrorCodeName> = new Set(['Network', 'Timeout', 'Overloaded', 'Internal']);
+
+/** What the endpoint reports outcomes to (the directory's outlier detector). */
+export interface OutcomeRecorder {
+  record(address: string, ok: boolean): void;
+}
+
+/**
+ * One provider as the consumer's cluster layer sees it: where it is, its weight, its live counters, and
+ * its pool handle. It is the connection's call tracker, so counters are kept without extra promises.
+ */
+export class ProviderEndpoint implements Endpoint, CallTracker {
   readonly address: string;
   readonly stats: EndpointStatsRecorder = createEndpointStats();
+  /** Set by the cluster layer: where outcomes go. */
+  health: OutcomeRecorder | undefined = undefined;
+  /** Set on first use by the cluster layer. */
+  handle: PoolHandle | undefined = undefined;
 
   constructor(
     readonly host: string,
@@ -19,5 +37,15 @@ export class ProviderEndpoint implements Endpoint {
 
   static fromRecord(record: ProviderRecord): ProviderEndpoint {
     return new ProviderEndpoint(record.host, record.port, record.weight, record.startTime, record);
+  }
+
+  callStarted(): void {
+    this.stats.begin();
+  }
+
+  callEnded(latencyMs: number, error: RpcError | undefined): void {
+    const healthy = error === undefined || !UNHEALTHY.has(error.code);
+    this.stats.end(latencyMs, healthy);
+    this.health?.record(this.address, healthy);
   }
 }

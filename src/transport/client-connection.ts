@@ -26,6 +26,15 @@ export interface MethodRoute {
 
 export type ConnectionState = 'connecting' | 'open' | 'draining' | 'closed';
 
+/**
+ * Told when a call starts and how it ended, synchronously, before the caller's promise settles (the
+ * cluster layer's per-provider counters), so no extra promise is chained per call.
+ */
+export interface CallTracker {
+  callStarted(): void;
+  callEnded(latencyMs: number, error: RpcError | undefined): void;
+}
+
 export interface ClientConnection {
   readonly address: string;
   readonly state: ConnectionState;
@@ -45,6 +54,7 @@ export interface ClientConnection {
     timeoutMs: number,
     signal: AbortSignal | undefined,
     oneway: boolean,
+    tracker?: CallTracker,
   ): Promise<unknown>;
   /** Sends a heartbeat now (tests, RTT probes). */
   ping(): void;
@@ -57,21 +67,35 @@ export interface ClientConnection {
 export interface ConnectionEvents {
   /** The provider announced it is shutting down. */
   onGoAway?(connection: ClientConnection): void;
+  /** A heartbeat answer arrived: the round-trip time, ms. */
+  onHeartbeatRtt?(connection: ClientConnection, rttMs: number): void;
   /** The connection closed; `local` is true when this side closed it on purpose (close/destroy). */
   onClose?(connection: ClientConnection, error: RpcError, local: boolean): void;
 }
 
 class PendingCall {
+  readonly startedAt: number;
+
   constructor(
     readonly resolve: (value: unknown) => void,
     readonly reject: (error: RpcError) => void,
     readonly route: MethodRoute,
     readonly signal: AbortSignal | undefined,
     readonly onAbort: (() => void) | undefined,
-  ) {}
+    readonly tracker: CallTracker | undefined,
+  ) {
+    this.startedAt = tracker === undefined ? 0 : performance.now();
+  }
 
-  settle(): void {
+  /** Detaches the abort listener and reports the outcome to the tracker. */
+  settle(error?: RpcError): void {
     if (this.onAbort !== undefined) this.signal!.removeEventListener('abort', this.onAbort);
+    this.tracker?.callEnded(performance.now() - this.startedAt, error);
+  }
+
+  fail(error: RpcError): void {
+    this.settle(error);
+    this.reject(error);
   }
 }
 
@@ -109,8 +133,7 @@ export function createClientConnection(
     const call = pending.get(id);
     if (call === undefined) return;
     pending.delete(id);
-    call.settle();
-    call.reject(new RpcError('Timeout', `${call.route.label} timed out waiting for ${address}`));
+    call.fail(new RpcError('Timeout', `${call.route.label} timed out waiting for ${address}`));
     afterSettle();
   });
 
@@ -151,24 +174,21 @@ export function createClientConnection(
     const call = pending.get(frame.requestId);
     if (call === undefined) return; // timed out or cancelled already
     pending.delete(frame.requestId);
-    call.settle();
     const serializer = serializers[frame.serializer];
+    let value: unknown;
     try {
       if (serializer === undefined) throw new Error(`unknown serializer id ${frame.serializer}`);
-      const value = frame.body.length === 0 ? undefined : serializer.decode(frame.body);
-      if (frame.status === 0) call.resolve(value);
-      else call.reject(fromErrorPayload(frame.status, value));
+      value = frame.body.length === 0 ? undefined : serializer.decode(frame.body);
     } catch (error) {
-      call.reject(
-        new RpcError(
-          'Serialization',
-          `cannot decode the response of ${call.route.label}: ${messageOf(error)}`,
-          {
-            cause: error,
-          },
-        ),
-      );
+      const message = `cannot decode the response of ${call.route.label}: ${messageOf(error)}`;
+      call.fail(new RpcError('Serialization', message, { cause: error }));
+      afterSettle();
+      return;
     }
+    if (frame.status === 0) {
+      call.settle();
+      call.resolve(value);
+    } else call.fail(fromErrorPayload(frame.status, value));
     afterSettle();
   };
 
@@ -183,6 +203,7 @@ export function createClientConnection(
           else if (pingSentAt > 0) {
             heartbeatRttMs = Date.now() - pingSentAt;
             pingSentAt = 0;
+            events.onHeartbeatRtt?.(connection, heartbeatRttMs);
           }
           break;
         case FrameKind.Event:
@@ -224,10 +245,7 @@ export function createClientConnection(
     closeError = error;
     const calls = [...pending.values()];
     pending.clear();
-    for (const call of calls) {
-      call.settle();
-      call.reject(error);
-    }
+    for (const call of calls) call.fail(error);
     afterSettle();
     readyPromise = undefined;
     events.onClose?.(connection, error, closedLocally);
@@ -269,7 +287,7 @@ export function createClientConnection(
       if (state === 'open' || state === 'draining') return Promise.resolve();
       return readyPromise ?? Promise.reject(closeError);
     },
-    call(route, args, attachments, timeoutMs, signal, oneway) {
+    call(route, args, attachments, timeoutMs, signal, oneway, tracker) {
       if (state === 'closed') return Promise.reject(closeError);
       if (writer.queuedBytes > options.maxQueuedBytes) {
         return Promise.reject(
@@ -310,13 +328,13 @@ export function createClientConnection(
             const call = pending.get(id);
             if (call === undefined) return;
             pending.delete(id);
-            call.settle();
-            call.reject(cancelled(route));
+            call.fail(cancelled(route));
             afterSettle();
           };
           signal.addEventListener('abort', onAbort, { once: true });
         }
-        pending.set(id, new PendingCall(resolve, reject, route, signal, onAbort));
+        tracker?.callStarted();
+        pending.set(id, new PendingCall(resolve, reject, route, signal, onAbort, tracker));
         if (timeoutMs > 0) wheel.add(id, Date.now() + timeoutMs);
         writer.request(id, 0, route.serializer.id, route.prefix, timeoutMs, attachments, body);
       });
