@@ -1,0 +1,183 @@
+/**
+ * Child processes for the harness: a system's server and client, each a `node --import tsx` process,
+ * optionally pinned to one CPU with `taskset`. Every child is killed when the harness exits.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { MEASURE_START_LINE } from './client-main.js';
+import type { ScenarioResult } from './driver.js';
+
+const children = new Set<ChildProcess>();
+let cleanupInstalled = false;
+
+function installCleanup(): void {
+  if (cleanupInstalled) return;
+  cleanupInstalled = true;
+  process.on('exit', () => {
+    for (const child of children) child.kill('SIGKILL');
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      for (const child of children) child.kill('SIGKILL');
+      process.exit(130);
+    });
+  }
+}
+
+/** CPU pinning: the server on CPU 0, the client on CPU 1, when possible and not disabled. */
+export interface Pinning {
+  server: string[];
+  client: string[];
+  /** Why pinning is off, when it is. */
+  note?: string;
+}
+
+export function choosePinning(disabled: boolean): Pinning {
+  if (disabled) return { server: [], client: [], note: 'disabled by BENCH_PIN=0' };
+  if (availableParallelism() < 2) return { server: [], client: [], note: 'fewer than 2 CPUs' };
+  const probe = spawnSync('taskset', ['-c', '0', process.execPath, '-e', '0'], { stdio: 'ignore' });
+  if (probe.error !== undefined || probe.status !== 0) {
+    return { server: [], client: [], note: 'taskset not available' };
+  }
+  return { server: ['taskset', '-c', '0'], client: ['taskset', '-c', '1'] };
+}
+
+const tsxLoader = import.meta.resolve('tsx');
+
+function spawnScript(prefix: string[], script: string, args: string[]): ChildProcess {
+  installCleanup();
+  const command = [...prefix, process.execPath, '--import', tsxLoader, script, ...args];
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+/** Keeps the last `limit` characters a stream wrote, for error reports. */
+function tail(child: ChildProcess, limit = 4000): () => string {
+  let text = '';
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    text = (text + chunk).slice(-limit);
+  });
+  return () => text.trim();
+}
+
+/** Calls `onLine` for every stdout line of `child`. */
+function onLines(child: ChildProcess, onLine: (line: string) => void): void {
+  let buffered = '';
+  child.stdout?.setEncoding('utf8');
+  child.stdout?.on('data', (chunk: string) => {
+    buffered += chunk;
+    let newline = buffered.indexOf('\n');
+    while (newline >= 0) {
+      onLine(buffered.slice(0, newline).trim());
+      buffered = buffered.slice(newline + 1);
+      newline = buffered.indexOf('\n');
+    }
+  });
+}
+
+export interface RunningServer {
+  port: number;
+  /** CPU time (user + system, all threads) the server has used so far, in ms; undefined off Linux. */
+  cpuMs(): number | undefined;
+  /** Closes the server's stdin, waits for `RSS <bytes>` and the exit; kills it if it takes too long. */
+  stop(): Promise<number | undefined>;
+}
+
+/** Starts a server script and waits for its `READY <port>` line. */
+export function startServer(script: string, pinning: Pinning, timeoutMs: number): Promise<RunningServer> {
+  const child = spawnScript(pinning.server, script, []);
+  const stderr = tail(child);
+  let rss: number | undefined;
+  let exited = false;
+  // 'close' (not 'exit'): stdout is fully read by then, RSS line included
+  const exit = new Promise<void>((resolve) => {
+    child.once('close', () => {
+      exited = true;
+      resolve();
+    });
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not print READY within ${timeoutMs} ms\n${stderr()}`));
+    }, timeoutMs);
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${signal ?? code}) before READY\n${stderr()}`));
+    });
+    onLines(child, (line) => {
+      const ready = /^READY (\d+)$/.exec(line);
+      const peak = /^RSS (\d+)$/.exec(line);
+      if (peak) rss = Number(peak[1]);
+      if (!ready) return;
+      clearTimeout(timer);
+      resolve({
+        port: Number(ready[1]),
+        cpuMs: () => (child.pid === undefined ? undefined : processCpuMs(child.pid)),
+        async stop() {
+          if (!exited) {
+            child.stdin?.end();
+            const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+            await exit;
+            clearTimeout(killer);
+          }
+          return rss;
+        },
+      });
+    });
+  });
+}
+
+/** CPU time of a process from /proc/<pid>/stat (utime + stime, in clock ticks of 10 ms). */
+function processCpuMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields[0] is field 3 (state); utime and stime are fields 14 and 15
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs a client script to completion and parses its JSON result line; `onMeasureStart` is called when
+ * the client prints `MEASURE`.
+ */
+export function runClient(
+  script: string,
+  args: string[],
+  pinning: Pinning,
+  timeoutMs: number,
+  onMeasureStart: () => void = () => {},
+): Promise<ScenarioResult> {
+  const child = spawnScript(pinning.client, script, args);
+  child.stdin?.end();
+  const stderr = tail(child);
+  let result: ScenarioResult | undefined;
+  onLines(child, (line) => {
+    if (line === MEASURE_START_LINE) onMeasureStart();
+    else if (line.startsWith('{')) {
+      try {
+        result = JSON.parse(line) as ScenarioResult;
+      } catch {
+        // not the result line
+      }
+    }
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`client did not finish within ${timeoutMs} ms\n${stderr()}`));
+    }, timeoutMs);
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0 && result !== undefined) resolve(result);
+      else reject(new Error(`client exited (${signal ?? code}) without a result\n${stderr()}`));
+    });
+  });
+}

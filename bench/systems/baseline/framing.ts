@@ -1,0 +1,76 @@
+/**
+ * The baseline's wire format: each frame is a 4-byte big-endian length, then that many bytes of UTF-8
+ * JSON. Requests are `{id, method, args}`, responses `{id, result}` or `{id, error}`.
+ */
+import type { Socket } from 'node:net';
+
+/** Frames longer than this are refused. */
+export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
+
+export interface BaselineRequest {
+  id: number;
+  method: string;
+  args: unknown[];
+}
+
+export interface BaselineResponse {
+  id: number;
+  result?: unknown;
+  error?: string;
+}
+
+/** One frame: length prefix and JSON body in a single buffer. */
+export function encodeFrame(message: BaselineRequest | BaselineResponse): Buffer {
+  const body = JSON.stringify(message);
+  const length = Buffer.byteLength(body);
+  const frame = Buffer.allocUnsafe(4 + length);
+  frame.writeUInt32BE(length, 0);
+  frame.write(body, 4, length, 'utf8');
+  return frame;
+}
+
+/**
+ * A streaming decoder: feed it socket chunks, it calls `onMessage` once per complete frame. It keeps a
+ * single pending buffer holding an incomplete frame and joins it to the next chunk only then, so whole
+ * frames inside a chunk are parsed straight from the chunk.
+ */
+export function createFrameReader(onMessage: (message: unknown) => void): (chunk: Buffer) => void {
+  let pending: Buffer | undefined;
+  return (chunk) => {
+    let buffer = chunk;
+    if (pending !== undefined) {
+      buffer = Buffer.concat([pending, chunk]);
+      pending = undefined;
+    }
+    let offset = 0;
+    while (buffer.length - offset >= 4) {
+      const length = buffer.readUInt32BE(offset);
+      if (length > MAX_FRAME_BYTES) throw new Error(`frame of ${length} bytes exceeds ${MAX_FRAME_BYTES}`);
+      const end = offset + 4 + length;
+      if (end > buffer.length) break;
+      onMessage(JSON.parse(buffer.toString('utf8', offset + 4, end)));
+      offset = end;
+    }
+    if (offset < buffer.length) pending = buffer.subarray(offset);
+  };
+}
+
+/**
+ * Writes frames to `socket`, batching every frame produced in one tick: the first write of a tick corks
+ * the socket, and a `process.nextTick` uncorks it, so the tick's frames leave in one `writev`.
+ */
+export function createBatchedWriter(socket: Socket): (message: BaselineRequest | BaselineResponse) => void {
+  let corked = false;
+  const uncork = (): void => {
+    corked = false;
+    socket.uncork();
+  };
+  return (message) => {
+    if (!corked) {
+      corked = true;
+      socket.cork();
+      process.nextTick(uncork);
+    }
+    socket.write(encodeFrame(message));
+  };
+}
