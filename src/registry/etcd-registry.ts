@@ -199,6 +199,19 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
     watcher.on('error', fail);
   };
 
+  /** Deletes what was unregistered while disconnected (the shared lease would keep it alive). */
+  const flushRemovals = async (): Promise<void> => {
+    for (const path of [...pendingRemovals]) {
+      if (state !== 'connected') return;
+      try {
+        if (!context.registered.has(path)) await client.delete().key(path).exec();
+        pendingRemovals.delete(path);
+      } catch (error) {
+        fail(error);
+      }
+    }
+  };
+
   const unwatched = (): [string, Follow] | undefined => [...follows].find(([, entry]) => !entry.watcher);
 
   /** Brings everything back after a failure (or at start): lease, keys, removals, lists, watchers. */
@@ -208,10 +221,6 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
     try {
       if (context.registered.size > 0 || lease) await keepalive();
       else if (follows.size === 0) await client.get(`${options.root}/`).exec(); // a probe
-      for (const path of [...pendingRemovals]) {
-        await client.delete().key(path).exec();
-        pendingRemovals.delete(path);
-      }
       // last, until every subscription has a watcher: watch() may add one while anything above awaits
       for (let next = unwatched(); next && !isClosed(); next = unwatched()) await follow(...next);
       if (failedWhileRecovering) throw new Error('connection lost while recovering');
@@ -221,6 +230,7 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
       context.setStatus('connected');
       connected.open();
       schedule(keepaliveMs, tick);
+      void flushRemovals();
     } catch (error) {
       if (isClosed()) return;
       stopWatchers();
@@ -255,7 +265,10 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
             if (error instanceof etcd.EtcdLeaseInvalidError) {
               if (lease) lease.release();
               lease = undefined;
-              context.log('warn', 'the lease expired on the server; granting a new one and registering again');
+              context.log(
+                'warn',
+                'the lease expired on the server; granting a new one and registering again',
+              );
               try {
                 await putAll();
                 return;

@@ -180,10 +180,6 @@ function createRedisDriver(Redis: RedisClass, context: RegistryContext): Registr
     backoff.reset();
     try {
       await Promise.all([...context.registered].map(([path, value]) => putEntry(path, value)));
-      for (const path of [...pendingRemovals]) {
-        await removeEntry(path);
-        pendingRemovals.delete(path);
-      }
     } catch (error) {
       lastError = describeError(error);
       return; // the connection dropped again; the next 'ready' retries
@@ -192,6 +188,20 @@ function createRedisDriver(Redis: RedisClass, context: RegistryContext): Registr
     for (const [segment, follow] of follows) void resync(segment, follow);
     context.setStatus('connected');
     connected.open();
+    // what was unregistered while disconnected (expires anyway, but consumers should see it now)
+    for (const path of [...pendingRemovals]) {
+      if (context.registered.has(path)) {
+        pendingRemovals.delete(path);
+        continue;
+      }
+      try {
+        await removeEntry(path);
+        pendingRemovals.delete(path);
+      } catch (error) {
+        lastError = describeError(error);
+        return;
+      }
+    }
   };
 
   for (const client of [cmd, sub]) {

@@ -59,6 +59,7 @@ function createZooKeeperDriver(zk: ZkModule, context: RegistryContext): Registry
   let session: ZkSession | undefined;
   let state: 'connecting' | 'connected' | 'closed' = 'connecting';
   let reopenTimer: NodeJS.Timeout | undefined;
+  let expiryTimer: NodeJS.Timeout | undefined;
   const { NO_NODE, NODE_EXISTS } = zk.Exception;
   /** Read through a function so TypeScript does not narrow it across awaits. */
   const isClosed = (): boolean => state === 'closed';
@@ -151,10 +152,6 @@ function createZooKeeperDriver(zk: ZkModule, context: RegistryContext): Registry
     s.connected();
     try {
       for (const [path, value] of [...context.registered]) await ensureNode(s, path, value);
-      for (const path of [...pendingRemovals]) {
-        await removeNode(s, path);
-        pendingRemovals.delete(path);
-      }
     } catch (error) {
       if (s === session) context.log('warn', `restoring registrations failed: ${describeError(error)}`);
       return; // lost again; the next connection retries
@@ -165,26 +162,59 @@ function createZooKeeperDriver(zk: ZkModule, context: RegistryContext): Registry
     context.setStatus('connected');
     connected.open();
     for (const [segment, follow] of follows) void refresh(segment, follow);
+    // what was unregistered while disconnected: our session would keep those ephemeral nodes
+    for (const path of [...pendingRemovals]) {
+      if (context.registered.has(path)) {
+        pendingRemovals.delete(path);
+        continue;
+      }
+      try {
+        await removeNode(s, path);
+        pendingRemovals.delete(path);
+      } catch {
+        return; // lost again; the next connection retries
+      }
+    }
+  };
+
+  /** Drops a dead session and opens a new one (its nodes are re-created in onConnected). */
+  const replace = (s: ZkSession, why: string): void => {
+    clearTimeout(expiryTimer);
+    if (s !== session || isClosed()) return;
+    state = 'connecting';
+    context.setStatus('disconnected', why);
+    context.log('warn', `${why}; opening a new session and registering again`);
+    session = undefined;
+    void s.close(timeoutMs);
+    reopenTimer = setTimeout(open, sessionBackoff.next());
   };
 
   const open = (): void => {
     reopenTimer = undefined;
     if (state === 'closed') return;
+    let everConnected = false;
     const s = openZkSession(zk, connectionString, options.ttlMs, backoff, (zkState: ZkState) => {
       if (s !== session || state === 'closed') return;
       if (zkState === zk.State.SYNC_CONNECTED) {
+        everConnected = true;
+        clearTimeout(expiryTimer);
         void onConnected(s);
       } else if (zkState === zk.State.DISCONNECTED) {
         state = 'connecting';
         context.setStatus('disconnected', 'connection lost');
-      } else if (zkState === zk.State.EXPIRED || zkState === zk.State.AUTH_FAILED) {
-        state = 'connecting';
-        const why = zkState === zk.State.EXPIRED ? 'session expired' : 'authentication failed';
-        context.setStatus('disconnected', why);
-        context.log('warn', `${why}; opening a new session and registering again`);
-        session = undefined;
-        void s.close(timeoutMs);
-        reopenTimer = setTimeout(open, sessionBackoff.next());
+        // Past the session timeout the session is gone on the server; a server that lost its data
+        // would even refuse our reconnects (we have seen a newer zxid), so start a new session.
+        clearTimeout(expiryTimer);
+        if (everConnected) {
+          expiryTimer = setTimeout(
+            () => replace(s, 'no connection for longer than the session timeout'),
+            options.ttlMs,
+          );
+        }
+      } else if (zkState === zk.State.EXPIRED) {
+        replace(s, 'session expired');
+      } else if (zkState === zk.State.AUTH_FAILED) {
+        replace(s, 'authentication failed');
       }
     });
     session = s;
@@ -239,6 +269,7 @@ function createZooKeeperDriver(zk: ZkModule, context: RegistryContext): Registry
     async close() {
       state = 'closed';
       clearTimeout(reopenTimer);
+      clearTimeout(expiryTimer);
       follows.clear();
       connected.fail(new Error(`registry ${address.raw} closed`));
       const s = session;

@@ -64,6 +64,7 @@ interface ZkConnectionManager {
 }
 
 const MANAGER_CONNECTED = 2;
+const MANAGER_CLOSING = -1;
 const MANAGER_CLOSED = -2;
 
 export interface ZkSession {
@@ -165,7 +166,9 @@ export function openZkSession(
           client.close();
         });
       } else if (manager.state !== MANAGER_CLOSED) {
-        client.close();
+        // Not connected: no close packet can be sent. CLOSING makes the socket's close handler stop
+        // instead of reconnecting.
+        manager.state = MANAGER_CLOSING;
       }
       clearTimeout(manager.connectTimeoutHandler);
       manager.socket?.destroy();

@@ -1,0 +1,293 @@
+/**
+ * The registry conformance suite: one behavioural contract (src/registry/registry.ts), the same cases
+ * run against every implementation and real servers. Each engine has its own test file calling
+ * `runRegistryConformance`, so the engines run in parallel.
+ *
+ * Cases that stop or restart a server use a private server (`target.privateServer`), never the shared
+ * one other suites are using. Waiting is always polling for a condition with a deadline.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRegistry } from '../../src/registry/create-registry.js';
+import type { Registry, RegistryStatus } from '../../src/registry/registry.js';
+import { createServiceDirectory, type ServiceDirectory } from '../../src/registry/service-directory.js';
+import type { TestServer } from '../setup/servers.js';
+import { waitFor } from '../support/wait-for.js';
+import { startChildProvider } from './fixtures/child-provider.js';
+import { follow } from './fixtures/follower.js';
+import { providerRecord, uniqueServiceKey } from './fixtures/records.js';
+import { countResources, leakedSince } from './fixtures/resources.js';
+
+export interface ConformanceTarget {
+  /** The address kind, e.g. `etcd`. */
+  kind: string;
+  /** TTL every registry of the suite uses (short, so SIGKILL cases stay quick). */
+  ttlMs: number;
+  /** Address of the registry the ordinary cases share. */
+  address(): string;
+  /** Starts a private server for outage cases; absent for kinds without a server (file). */
+  privateServer?: () => Promise<TestServer>;
+  /**
+   * Entries may disappear for a moment across a restart even when the server keeps its data: Redis
+   * without persistence forgets everything; ZooKeeper expires the sessions when the restart (plus the
+   * reconnect backoff) outlasts the short session timeout of the tests.
+   */
+  restartMayDropEntries?: boolean;
+}
+
+/** Slack on top of "TTL + 1 s" for process scheduling on a loaded 2-core machine. */
+const MARGIN_MS = 300;
+
+export function runRegistryConformance(target: ConformanceTarget): void {
+  const { kind, ttlMs } = target;
+  const cleanups: Array<() => Promise<void> | void> = [];
+  const later = (fn: () => Promise<void> | void): void => {
+    cleanups.push(fn);
+  };
+
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  const log = process.env['CALLISTO_TEST_REGISTRY_LOG']
+    ? (level: string, message: string) => console.error(`${new Date().toISOString()} [${level}] ${message}`)
+    : undefined;
+
+  const open = async (address = target.address()): Promise<Registry> => {
+    const registry = await createRegistry(address, { ttlMs, log });
+    later(() => registry.close());
+    return registry;
+  };
+
+  const statusLog = (registry: Registry): RegistryStatus[] => {
+    const seen: RegistryStatus[] = [];
+    registry.onStatus((status) => seen.push(status));
+    return seen;
+  };
+
+  describe(`registry conformance: ${kind}`, () => {
+    it('delivers an empty list for an unknown service and resolves subscribe after it', async () => {
+      const consumer = await open();
+      const f = await follow(consumer, uniqueServiceKey());
+      expect(f.latest()).toEqual([]);
+      await waitFor(() => consumer.status === 'connected', 5_000);
+    });
+
+    it('registers a provider and another instance discovers the same record', async () => {
+      const key = uniqueServiceKey();
+      const [provider, consumer] = [await open(), await open()];
+      const record = providerRecord(key, 20_001);
+      await provider.register(record);
+      const f = await follow(consumer, key);
+      await waitFor(() => f.has('127.0.0.1:20001'), 5_000);
+      expect(f.latest()).toEqual([record]);
+    });
+
+    it('follows additions, replacements and removals with full lists, never the same list twice', async () => {
+      const key = uniqueServiceKey();
+      const [provider, consumer] = [await open(), await open()];
+      const f = await follow(consumer, key);
+      await provider.register(providerRecord(key, 20_001));
+      await provider.register(providerRecord(key, 20_002));
+      await waitFor(() => f.has('127.0.0.1:20001', '127.0.0.1:20002'), 5_000);
+      await provider.register(providerRecord(key, 20_001, { weight: 7 }));
+      await waitFor(() => f.latest()?.find((r) => r.port === 20_001)?.weight === 7, 5_000);
+      await provider.unregister(providerRecord(key, 20_001));
+      await waitFor(() => f.has('127.0.0.1:20002'), 5_000);
+      await provider.unregister(providerRecord(key, 20_002));
+      await waitFor(() => f.has(), 5_000);
+      const lists = f.deliveries.map((d) => JSON.stringify(d.list));
+      for (let i = 1; i < lists.length; i++) expect(lists[i]).not.toBe(lists[i - 1]);
+    });
+
+    it('gives two consumers (two instances) the same list', async () => {
+      const key = uniqueServiceKey();
+      const [provider, first, second] = [await open(), await open(), await open()];
+      const [a, b] = [await follow(first, key), await follow(second, key)];
+      await provider.register(providerRecord(key, 20_001));
+      await provider.register(providerRecord(key, 20_003));
+      const both = ['127.0.0.1:20001', '127.0.0.1:20003'];
+      await waitFor(() => a.has(...both) && b.has(...both), 5_000);
+      expect(a.latest()).toEqual(b.latest());
+      // a late subscriber on an instance that already follows the service gets the list at once
+      const c = await follow(first, key);
+      expect(c.latest()).toEqual(a.latest());
+    });
+
+    it('accepts consumer registrations and removes them', async () => {
+      const key = uniqueServiceKey();
+      const registry = await open();
+      const consumerRecord = {
+        service: key.name,
+        version: key.version,
+        group: key.group,
+        host: '127.0.0.1',
+        pid: process.pid,
+        application: 'conformance',
+        startTime: Date.now(),
+      };
+      await registry.registerConsumer(consumerRecord);
+      await registry.unregisterConsumer(consumerRecord);
+    });
+
+    it('shows a clean close at once (well under the TTL)', async () => {
+      const key = uniqueServiceKey();
+      const consumer = await open();
+      const provider = await open();
+      await provider.register(providerRecord(key, 20_004));
+      const f = await follow(consumer, key);
+      await waitFor(() => f.has('127.0.0.1:20004'), 5_000);
+      const closedAt = Date.now();
+      await provider.close();
+      await waitFor(() => f.removedAt('127.0.0.1:20004', closedAt), 5_000);
+      const took = (f.removedAt('127.0.0.1:20004', closedAt) ?? 0) - closedAt;
+      console.log(`[${kind}] clean close -> removal seen after ${took} ms`);
+      expect(took).toBeLessThan(Math.min(1_000, ttlMs / 2));
+    });
+
+    it('drops a SIGKILLed provider within TTL + 1 s', async () => {
+      const key = uniqueServiceKey();
+      const consumer = await open();
+      const f = await follow(consumer, key);
+      const child = await startChildProvider(target.address(), ttlMs, providerRecord(key, 20_005));
+      later(() => child.kill());
+      await waitFor(() => f.has('127.0.0.1:20005'), 5_000);
+      const killedAt = Date.now();
+      await child.kill();
+      await waitFor(() => f.removedAt('127.0.0.1:20005', killedAt), ttlMs + 5_000);
+      const took = (f.removedAt('127.0.0.1:20005', killedAt) ?? 0) - killedAt;
+      console.log(`[${kind}] SIGKILL -> removal seen after ${took} ms (ttl ${ttlMs} ms)`);
+      expect(took).toBeLessThan(ttlMs + 1_000 + MARGIN_MS);
+    });
+
+    it('leaves no socket, timer or watcher behind after close', async () => {
+      const key = uniqueServiceKey();
+      const before = countResources();
+      const provider = await createRegistry(target.address(), { ttlMs });
+      const consumer = await createRegistry(target.address(), { ttlMs });
+      await provider.register(providerRecord(key, 20_006));
+      const f = await follow(consumer, key);
+      await waitFor(() => f.has('127.0.0.1:20006'), 5_000);
+      await Promise.all([provider.close(), consumer.close(), consumer.close()]);
+      await waitFor(() => leakedSince(before).length === 0, 5_000, {
+        message: `still open: ${leakedSince(before).join(', ')}`,
+      }).catch((error: Error) => {
+        throw new Error(`${error.message}; still open: ${leakedSince(before).join(', ')}`);
+      });
+    });
+
+    describe.skipIf(!target.privateServer)('outages (private server)', () => {
+      const privateServer = async (): Promise<TestServer> => {
+        const server = await target.privateServer!();
+        later(() => server.close());
+        return server;
+      };
+
+      for (const wipeData of [false, true]) {
+        it(`re-registers and resynchronises after a server restart${wipeData ? ' with data loss' : ''}`, async () => {
+          const server = await privateServer();
+          const key = uniqueServiceKey();
+          const provider = await open(server.url);
+          const consumer = await open(server.url);
+          await provider.register(providerRecord(key, 20_011));
+          const f = await follow(consumer, key);
+          await waitFor(() => f.has('127.0.0.1:20011'), 5_000);
+          await waitFor(() => consumer.status === 'connected' && provider.status === 'connected', 5_000);
+          const providerStatus = statusLog(provider);
+          const consumerStatus = statusLog(consumer);
+
+          const deliveriesBeforeOutage = f.deliveries.length;
+          await server.stop();
+          await waitFor(
+            () => consumer.status === 'disconnected' && provider.status === 'disconnected',
+            10_000,
+          );
+          expect(f.has('127.0.0.1:20011')).toBe(true); // the last known list survives the outage
+
+          expect(f.deliveries.length).toBe(deliveriesBeforeOutage); // nothing delivered while away
+          await server.restart({ wipeData });
+          await waitFor(() => consumer.status === 'connected' && provider.status === 'connected', 15_000);
+          // a fresh instance sees the provider again: it was registered again (or kept)
+          const fresh = await follow(await open(server.url), key);
+          await waitFor(() => fresh.has('127.0.0.1:20011'), 10_000);
+          await provider.register(providerRecord(key, 20_012));
+          await waitFor(() => f.has('127.0.0.1:20011', '127.0.0.1:20012'), 10_000);
+          if (!wipeData && !target.restartMayDropEntries) {
+            // the server kept the entry: the consumer never saw the provider disappear
+            expect(f.deliveries.every((d) => d.list.length > 0)).toBe(true);
+          }
+          // each transition reported once, not per retry
+          expect(consumerStatus).toEqual(['disconnected', 'connected']);
+          expect(providerStatus).toEqual(['disconnected', 'connected']);
+        });
+      }
+
+      it('uses the snapshot when the registry is down at consumer start', async () => {
+        const server = await privateServer();
+        const key = uniqueServiceKey();
+        const dir = mkdtempSync(join(tmpdir(), 'callisto-snapshot-'));
+        later(() => rmSync(dir, { recursive: true, force: true }));
+        const snapshotPath = join(dir, 'service.json');
+        const provider = await open(server.url);
+        await provider.register(providerRecord(key, 20_021));
+
+        const first = await open(server.url);
+        const seen: string[][] = [];
+        const warm = createServiceDirectory({
+          key,
+          registries: [first],
+          snapshotPath,
+          onChange: (list) => seen.push(list.map((r) => `${r.host}:${r.port}`)),
+        });
+        await waitFor(() => warm.providers.length === 1, 5_000);
+        await warm.close();
+        await first.close();
+
+        await server.stop();
+        const cold = await open(server.url);
+        let directory: ServiceDirectory | undefined;
+        later(() => directory?.close());
+        directory = createServiceDirectory({
+          key,
+          registries: [cold],
+          snapshotPath,
+          startTimeoutMs: 300,
+          onChange() {},
+        });
+        await directory.ready;
+        expect(directory.source).toBe('snapshot');
+        expect(directory.providers.map((r) => r.port)).toEqual([20_021]);
+
+        await server.restart();
+        // the provider registers again after the restart; the directory then follows the registry
+        await waitFor(
+          () => directory?.source === 'registry' && directory.providers.map((r) => r.port).join() === '20021',
+          15_000,
+        );
+      });
+
+      it('closes cleanly while the server is down, rejecting what was pending', async () => {
+        const server = await privateServer();
+        await server.stop();
+        const before = countResources();
+        const registry = await createRegistry(server.url, { ttlMs, maxBackoffMs: 200 });
+        const key = uniqueServiceKey();
+        const settled = (promise: Promise<unknown>) =>
+          promise.then(
+            () => 'resolved',
+            (error: Error) => error.message,
+          );
+        const pendingSubscribe = settled(registry.subscribe(key, () => {}));
+        const pendingRegister = settled(registry.register(providerRecord(key, 20_031)));
+        await registry.close();
+        expect(await pendingSubscribe).toMatch(/closed/);
+        expect(await pendingRegister).toMatch(/closed/);
+        await waitFor(() => leakedSince(before).length === 0, 5_000).catch((error: Error) => {
+          throw new Error(`${error.message}; still open: ${leakedSince(before).join(', ')}`);
+        });
+      });
+    });
+  });
+}

@@ -1,0 +1,11 @@
+import { startRedis } from '../setup/servers.js';
+import { sharedServerAddress } from '../setup/shared-servers.js';
+import { runRegistryConformance } from './conformance.js';
+
+runRegistryConformance({
+  kind: 'redis',
+  ttlMs: 2_000,
+  address: () => `redis://${sharedServerAddress('redis')}`,
+  privateServer: startRedis,
+  restartMayDropEntries: true,
+});

@@ -1,0 +1,11 @@
+import { startZooKeeper } from '../setup/servers.js';
+import { sharedServerAddress } from '../setup/shared-servers.js';
+import { runRegistryConformance } from './conformance.js';
+
+runRegistryConformance({
+  kind: 'zookeeper',
+  ttlMs: 2_000,
+  address: () => `zookeeper://${sharedServerAddress('zookeeper')}`,
+  privateServer: startZooKeeper,
+  restartMayDropEntries: true,
+});
