@@ -12,6 +12,7 @@
  *   re-reads every subscribed list before reporting `connected` again.
  */
 import type * as Etcd3Module from 'etcd3';
+import { createEtcdClient, type Etcd3 } from './etcd-client.js';
 import { loadOptionalPackage } from './load-optional.js';
 import type { ProviderRecord } from './provider-record.js';
 import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
@@ -19,8 +20,6 @@ import { operationTimeoutMs, resolveRegistryOptions } from './registry-options.j
 import { decodeProviderRecord, providersPath } from './registry-paths.js';
 import { createRegistryShell, type RegistryContext, type RegistryDriver } from './registry-shell.js';
 import { createBackoff, createGate, describeError, withTimeout } from './timing.js';
-
-type Etcd3 = typeof Etcd3Module;
 
 export async function createEtcdRegistry(
   address: RegistryAddress,
@@ -36,57 +35,12 @@ interface Follow {
   records: Map<string, ProviderRecord>;
 }
 
-/** A cockatiel-compatible policy that runs the call once (our own loop does the retrying). */
-function passThroughPolicy(attempts: number, isRecoverable: (error: Error) => boolean): unknown {
-  const noEvent = () => ({ dispose() {} });
-  return {
-    onSuccess: noEvent,
-    onFailure: noEvent,
-    async execute<T>(fn: (context: { signal: AbortSignal }) => T | PromiseLike<T>, signal?: AbortSignal) {
-      const context = { signal: signal ?? new AbortController().signal };
-      let last: unknown;
-      for (let i = 0; i < attempts; i++) {
-        try {
-          return await fn(context);
-        } catch (error) {
-          last = error;
-          if (!(error instanceof Error) || !isRecoverable(error)) throw error;
-        }
-      }
-      throw last;
-    },
-  };
-}
-
-/** A cockatiel-compatible backoff that always waits `ms` (only used between our own watch restarts). */
-function constantBackoff(ms: number): unknown {
-  const backoff = { duration: ms, next: () => backoff };
-  return backoff;
-}
-
 function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver {
   const { options, address } = context;
   const ttlSeconds = Math.max(1, Math.ceil(options.ttlMs / 1000));
   const keepaliveMs = Math.max(100, Math.floor((ttlSeconds * 1000) / 3));
   const timeoutMs = operationTimeoutMs(options);
-  const { username, password } = address.params;
-  const client = new etcd.Etcd3({
-    hosts: address.hosts.map((host) => (/^https?:\/\//.test(host) ? host : `http://${host}`)),
-    dialTimeout: timeoutMs,
-    ...(username && password ? { auth: { username, password } } : {}),
-    defaultCallOptions: (call) => (call.service === 'Watch' ? {} : { deadline: Date.now() + timeoutMs }),
-    grpcOptions: {
-      'grpc.initial_reconnect_backoff_ms': 100,
-      'grpc.max_reconnect_backoff_ms': options.maxBackoffMs,
-      'grpc.keepalive_time_ms': 10_000,
-      'grpc.keepalive_timeout_ms': timeoutMs,
-    },
-    faultHandling: {
-      host: () => passThroughPolicy(1, etcd.isRecoverableError) as never,
-      global: passThroughPolicy(address.hosts.length, etcd.isRecoverableError) as never,
-      watchBackoff: constantBackoff(100) as never,
-    },
-  });
+  const client = createEtcdClient(etcd, address, options);
   const backoff = createBackoff(options.maxBackoffMs);
   const connected = createGate();
   const follows = new Map<string, Follow>();
@@ -133,10 +87,27 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
       await withTimeout(current.keepaliveOnce(), timeoutMs, 'etcd lease keepalive');
     } catch (error) {
       if (!(error instanceof etcd.EtcdLeaseInvalidError)) throw error;
-      context.log('warn', 'the lease expired on the server; granting a new one and registering again');
-      if (lease === current) lease = undefined;
-      current.release();
-      await putAll();
+      await replaceLease(current);
+    }
+  };
+
+  /** etcd no longer knows `current` (expired, or the server lost its data): grant a new one, write all. */
+  const replaceLease = async (current: Etcd3Module.Lease): Promise<void> => {
+    context.log('warn', 'the lease expired on the server; granting a new one and registering again');
+    if (lease === current) lease = undefined;
+    current.release();
+    await putAll();
+  };
+
+  /** Writes one entry under the lease. */
+  const write = async (path: string, value: string): Promise<void> => {
+    const id = await leaseId();
+    const current = lease;
+    try {
+      await client.put(path).value(value).lease(id).exec();
+    } catch (error) {
+      if (!(error instanceof etcd.EtcdLeaseInvalidError) || !current) throw error;
+      await replaceLease(current);
     }
   };
 
@@ -258,24 +229,9 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
       while (context.registered.get(path) === value) {
         if (state === 'connected') {
           try {
-            const id = await leaseId();
-            await client.put(path).value(value).lease(id).exec();
+            await write(path, value);
             return;
           } catch (error) {
-            if (error instanceof etcd.EtcdLeaseInvalidError) {
-              if (lease) lease.release();
-              lease = undefined;
-              context.log(
-                'warn',
-                'the lease expired on the server; granting a new one and registering again',
-              );
-              try {
-                await putAll();
-                return;
-              } catch (again) {
-                error = again;
-              }
-            }
             if (!(error instanceof Error) || !etcd.isRecoverableError(error)) throw error;
             fail(error);
           }
