@@ -82,6 +82,14 @@ export function createConsumerSide(
       onDisconnect: (address, error) => {
         if (error) logger.warn(`lost connection to ${address}: ${error.message}`);
       },
+      // Heartbeat round trips feed the latency-aware balancers (shortestresponse, p2c) even when idle.
+      onHeartbeatRtt: (address, rttMs) => {
+        for (const source of sources.values()) {
+          for (const endpoint of source.directory.list()) {
+            if (endpoint.address === address) endpoint.stats.recordLatency(rttMs);
+          }
+        }
+      },
     },
   );
   const sources = new Map<string, ServiceSource>();
