@@ -119,7 +119,8 @@ async function runOne(
       cpuAtStart === undefined || cpuAtEnd === undefined ? null : ((cpuAtEnd - cpuAtStart) * 1000) / calls;
     return { ok: true, ...result, serverPeakRssBytes: rss ?? null, serverCpuUsPerCall };
   } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+    const message = error instanceof Error ? error.message : String(error);
+    return { ok: false, error: server === undefined ? message : `${message}\n${server.diagnostics()}` };
   } finally {
     await server?.stop();
   }

@@ -83,6 +83,8 @@ export interface RunningServer {
   port: number;
   /** CPU time (user + system, all threads) the server has used so far, in ms; undefined off Linux. */
   cpuMs(): number | undefined;
+  /** Whether the server is still running, and the tail of its stderr: for error reports. */
+  diagnostics(): string;
   /** Closes the server's stdin, waits for `RSS <bytes>` and the exit; kills it if it takes too long. */
   stop(): Promise<number | undefined>;
 }
@@ -93,10 +95,12 @@ export function startServer(script: string, pinning: Pinning, timeoutMs: number)
   const stderr = tail(child);
   let rss: number | undefined;
   let exited = false;
+  let exitStatus = '';
   // 'close' (not 'exit'): stdout is fully read by then, RSS line included
   const exit = new Promise<void>((resolve) => {
-    child.once('close', () => {
+    child.once('close', (code, signal) => {
       exited = true;
+      exitStatus = String(signal ?? code);
       resolve();
     });
   });
@@ -118,6 +122,9 @@ export function startServer(script: string, pinning: Pinning, timeoutMs: number)
       resolve({
         port: Number(ready[1]),
         cpuMs: () => (child.pid === undefined ? undefined : processCpuMs(child.pid)),
+        diagnostics: () =>
+          `server ${exited ? `exited (${exitStatus})` : `running (pid ${child.pid})`}` +
+          (stderr() === '' ? '' : `; server stderr:\n${stderr()}`),
         async stop() {
           if (!exited) {
             child.stdin?.end();
