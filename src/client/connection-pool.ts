@@ -94,8 +94,11 @@ export function createConnectionPool(
     get available(): boolean {
       if (this.goneAway) return false;
       const connection = this.current;
-      if (connection === undefined) return this.downUntil <= Date.now();
-      return connection.state === 'open' || connection.state === 'connecting';
+      if (connection === undefined) return this.reconnectTimer === undefined && this.downUntil <= Date.now();
+      // A first connection may take calls while it connects; a reconnect after a loss may not: the
+      // provider may well be dead, and every call routed to it would only be refused.
+      if (connection.state === 'connecting') return this.failures === 0;
+      return connection.state === 'open';
     }
 
     connection(): ClientConnection {
