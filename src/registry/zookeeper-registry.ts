@@ -112,17 +112,18 @@ function createZooKeeperDriver(zk: ZkModule, context: RegistryContext): Registry
       await s.run<string>((cb) => s.client.mkdirp(dir, cb));
       children = await s.run<string[]>((cb) => s.client.getChildren(dir, follow.watcher, cb));
     }
-    const records: ProviderRecord[] = [];
-    for (const child of children) {
-      try {
-        const data = await s.run<Buffer>((cb) => s.client.getData(`${dir}/${child}`, follow.watcher, cb));
-        const record = decodeProviderRecord(data);
-        if (record) records.push(record);
-      } catch (error) {
-        if (zkErrorCode(error) !== NO_NODE) throw error;
-      }
-    }
-    return records;
+    const records = await Promise.all(
+      children.map(async (child) => {
+        try {
+          const data = await s.run<Buffer>((cb) => s.client.getData(`${dir}/${child}`, follow.watcher, cb));
+          return decodeProviderRecord(data);
+        } catch (error) {
+          if (zkErrorCode(error) !== NO_NODE) throw error;
+          return undefined; // removed between the two reads
+        }
+      }),
+    );
+    return records.filter((record) => record !== undefined);
   };
 
   const refresh = async (segment: string, follow: Follow): Promise<void> => {
