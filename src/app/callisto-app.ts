@@ -163,7 +163,7 @@ function createApp(
       closing ??= Promise.resolve();
       removeSignals();
       consumer.destroy();
-      void provider.server?.close();
+      provider.server?.destroy();
       void registries.close();
     },
     handleSignals() {

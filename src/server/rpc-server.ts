@@ -1,7 +1,8 @@
 /**
  * The provider's TCP server: accepts connections and serves them from a service table. Shutdown is in
- * steps the app drives: `refuse()` (new calls get Shutdown errors), `goAway()` (tell consumers),
- * `drain(timeoutMs)` (wait for calls in flight), `close()` (close every connection).
+ * steps the app drives: `refuse()` (new calls get Shutdown errors), `goAway()` (tell consumers, also
+ * those connecting from now on), `drain(timeoutMs)` (wait for calls in flight), `close()` (close every
+ * connection once its consumer has closed its side, or after a grace period). `destroy()` is immediate.
  */
 import net from 'node:net';
 import { RpcError } from '../core/rpc-error.js';
@@ -26,8 +27,13 @@ export interface RpcServer {
   drain(timeoutMs: number): Promise<boolean>;
   /** Answers every call still executing with a Shutdown error. */
   abandonInFlight(): void;
-  /** Stops listening and closes every connection. Idempotent. */
+  /**
+   * Stops listening and closes every connection gracefully: consumers are told "going away" (if not
+   * yet), get every answer, and close their side; one that has not within 1 s is cut off. Idempotent.
+   */
   close(): Promise<void>;
+  /** Stops listening and destroys every connection at once. */
+  destroy(): void;
 }
 
 export interface RpcServerHooks {
@@ -62,9 +68,12 @@ export function createRpcServer(
       hooks.onProtocolError?.(remote, error);
     },
   };
+  let goingAway = false;
   const server = net.createServer((socket) => {
     const connection = serveConnection(socket, ctx, () => connections.delete(connection));
     connections.add(connection);
+    // A consumer reconnecting while we shut down learns it at once.
+    if (goingAway) connection.goAway();
   });
   let port = options.port;
   let closed: Promise<void> | undefined;
@@ -95,6 +104,7 @@ export function createRpcServer(
       ctx.refusing = true;
     },
     goAway() {
+      goingAway = true;
       for (const connection of connections) connection.goAway();
     },
     drain(timeoutMs) {
@@ -116,11 +126,17 @@ export function createRpcServer(
     },
     close() {
       closed ??= (async () => {
+        goingAway = true;
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         await Promise.all([...connections].map((connection) => connection.end(1_000)));
         await stopped;
       })();
       return closed;
+    },
+    destroy() {
+      goingAway = true;
+      closed ??= new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const connection of connections) connection.destroy();
     },
   };
 }

@@ -44,10 +44,15 @@ export interface ServerContext {
 export interface ServerConnection {
   readonly remoteAddress: string;
   readonly inFlight: number;
+  /** Tells the consumer "going away" (once): it sends no new calls and closes its side when answered. */
   goAway(): void;
   /** Answers every call still executing with `error` (their late results are dropped). */
   abandon(error: RpcError): void;
-  /** Sends what is queued, then closes; destroys after `graceMs` if the peer does not close. */
+  /**
+   * Closes gracefully: says "going away" if not yet said, keeps answering until the consumer closes its
+   * side (it does once it has every answer), then closes. A consumer that has not closed after
+   * `graceMs` is cut off: what is queued is sent, the socket ended, and destroyed `graceMs` later.
+   */
   end(graceMs: number): Promise<void>;
   destroy(): void;
 }
@@ -60,6 +65,7 @@ export function serveConnection(
   const remoteAddress = `${socket.remoteAddress}:${socket.remotePort}`;
   let inFlight = 0;
   let paused = false;
+  let announced = false;
   let chunkTime = 0;
   const withSignals = new Set<ServerInvocation>();
   const executing = new Set<ServerInvocation>();
@@ -311,17 +317,19 @@ export function serveConnection(
     onClose();
   });
 
+  const goAway = (): void => {
+    if (announced || socket.destroyed) return;
+    announced = true;
+    writer.event(EventName.GoAway, 0, EMPTY_BODY);
+    writer.flush();
+  };
+
   return {
     remoteAddress,
     get inFlight() {
       return inFlight;
     },
-    goAway() {
-      if (!socket.destroyed) {
-        writer.event(EventName.GoAway, 0, EMPTY_BODY);
-        writer.flush();
-      }
-    },
+    goAway,
     abandon(error) {
       for (const invocation of executing) {
         if (invocation.answered || invocation.oneway) continue;
@@ -333,14 +341,18 @@ export function serveConnection(
     end(graceMs) {
       if (socket.destroyed) return Promise.resolve();
       return new Promise<void>((resolve) => {
-        const timer = setTimeout(() => socket.destroy(), graceMs);
+        let timer = setTimeout(() => {
+          writer.flush();
+          socket.end();
+          timer = setTimeout(() => socket.destroy(), graceMs);
+          timer.unref();
+        }, graceMs);
         timer.unref();
         socket.once('close', () => {
           clearTimeout(timer);
           resolve();
         });
-        writer.flush();
-        socket.end();
+        goAway();
       });
     },
     destroy() {

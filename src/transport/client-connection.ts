@@ -1,7 +1,9 @@
 /**
  * One long-lived, multiplexed connection from a consumer to a provider. Many calls are in flight at
  * once, matched by request id; frames are batched per tick; deadlines are enforced by one wheel; a
- * lost connection rejects every call in flight on it at once with a Network error.
+ * lost connection rejects every call in flight on it at once with a Network error. When the provider
+ * announces it is going away, the connection takes no new calls and closes its side once every call it
+ * sent is answered (the provider waits for that before closing).
  */
 import net from 'node:net';
 import { fromErrorPayload } from '../core/error-payload.js';
@@ -118,11 +120,13 @@ export function createClientConnection(
   let closeError: RpcError | undefined;
   let closedLocally = false;
   const drainWaiters: Array<() => void> = [];
+  /** The provider announced it is going away: no new calls; our side closes once every call is answered. */
+  let goneAway = false;
 
   const socket = net.connect({ host, port, noDelay: true, keepAlive: true });
   const writer = createFrameWriter({
     write: (batch) => {
-      if (!socket.destroyed) socket.write(batch);
+      if (!socket.destroyed && !socket.writableEnded) socket.write(batch);
     },
     get pendingBytes() {
       return socket.writableLength;
@@ -138,9 +142,19 @@ export function createClientConnection(
   });
 
   const afterSettle = (): void => {
-    if (pending.size === 0 && drainWaiters.length > 0) {
-      for (const wake of drainWaiters.splice(0)) wake();
-    }
+    if (pending.size > 0) return;
+    if (drainWaiters.length > 0) for (const wake of drainWaiters.splice(0)) wake();
+    if (goneAway) endOurSide();
+  };
+
+  /**
+   * After "going away": the provider keeps answering what it received and waits for us to close, so
+   * that no call sent before we read the announcement is cut off. We close once nothing is pending.
+   */
+  const endOurSide = (): void => {
+    if (socket.destroyed || socket.writableEnded) return;
+    writer.flush();
+    socket.end();
   };
 
   const connectTimer = setTimeout(() => {
@@ -207,9 +221,11 @@ export function createClientConnection(
           }
           break;
         case FrameKind.Event:
-          if (readEventName(frame.meta) === EventName.GoAway) {
+          if (readEventName(frame.meta) === EventName.GoAway && !goneAway) {
+            goneAway = true;
             if (state === 'open') state = 'draining';
             events.onGoAway?.(connection);
+            afterSettle();
           }
           break;
         default:
@@ -289,6 +305,11 @@ export function createClientConnection(
     },
     call(route, args, attachments, timeoutMs, signal, oneway, tracker) {
       if (state === 'closed') return Promise.reject(closeError);
+      if (goneAway) {
+        return Promise.reject(
+          new RpcError('Shutdown', `${address} is going away and takes no new calls`, { neverSent: true }),
+        );
+      }
       if (writer.queuedBytes > options.maxQueuedBytes) {
         return Promise.reject(
           new RpcError(

@@ -1,0 +1,72 @@
+/**
+ * The race behind chaos 1, made deterministic: calls a consumer has sent but the provider has not read
+ * yet when it announces "going away" and closes. Every such call must be answered (executed, or refused
+ * with a Shutdown error that says it never ran) — none may be cut off with a Network error, which for a
+ * non-idempotent call would be a failure nobody can safely retry.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { RpcError } from '../../src/index.js';
+import { closeAll, resourceCounts, testApp } from '../support/apps.js';
+import { rawConnection, route } from '../support/raw-client.js';
+import { waitFor } from '../support/wait-for.js';
+import { ChaosDef, createChaosImpl } from './fixtures/chaos-service.js';
+
+afterEach(closeAll);
+
+describe('chaos: go-away race', () => {
+  it('answers every call sent before the consumer read the announcement, then closes', async () => {
+    const before = resourceCounts();
+    const provider = await testApp({ application: 'provider' });
+    provider.provide(ChaosDef, createChaosImpl({ name: 'p' }));
+    await provider.start();
+    const server = provider.internals.provider.server!;
+    const connection = rawConnection(provider.address!);
+    await connection.ready();
+    const write = route('chaos.Service', 'write');
+
+    // Queued now, on the wire at the end of this tick: after the provider has already said goodbye.
+    const calls = Array.from({ length: 500 }, (_, id) =>
+      connection.call(write, [id], undefined, 5_000, undefined, false).then(
+        () => 'ok',
+        (error: unknown) => RpcError.from(error).code,
+      ),
+    );
+    server.goAway();
+    server.refuse();
+    const closed = server.close();
+    const outcomes = await Promise.all(calls);
+    await closed;
+
+    const counts: Record<string, number> = {};
+    for (const outcome of outcomes) counts[outcome] = (counts[outcome] ?? 0) + 1;
+    expect(Object.keys(counts).filter((code) => code !== 'ok' && code !== 'Shutdown')).toEqual([]);
+    // The consumer closed its side once answered; the provider's close waited for that, not the grace.
+    await waitFor(() => connection.state === 'closed', 1_000);
+    await provider.close();
+    await waitFor(() => {
+      const after = resourceCounts();
+      return ['TCPSocketWrap', 'TCPServerWrap'].every((k) => (after[k] ?? 0) <= (before[k] ?? 0));
+    });
+  });
+
+  it('a consumer told "going away" sends no new call on that connection', async () => {
+    const provider = await testApp({ application: 'provider' });
+    provider.provide(ChaosDef, createChaosImpl({ name: 'p', delayMs: 200 }));
+    await provider.start();
+    const server = provider.internals.provider.server!;
+    const connection = rawConnection(provider.address!);
+    await connection.ready();
+    const write = route('chaos.Service', 'write');
+    const first = connection.call(write, [1], undefined, 5_000, undefined, false);
+    await waitFor(() => server.active === 1);
+    server.goAway();
+    await waitFor(() => connection.state === 'draining');
+    const refused = await connection
+      .call(write, [2], undefined, 5_000, undefined, false)
+      .catch(RpcError.from);
+    expect(refused).toMatchObject({ code: 'Shutdown', neverSent: true });
+    // The call in flight is still answered, then the consumer closes its side by itself.
+    expect(await first).toBe(1);
+    await waitFor(() => connection.state === 'closed' && server.connectionCount === 0, 3_000);
+  });
+});
