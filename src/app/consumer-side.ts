@@ -75,6 +75,7 @@ export function createConsumerSide(
         maxQueuedBytes: config.consumer.maxQueuedBytes,
         maxFrameBytes: config.server.maxFrameBytes,
         heartbeat: { intervalMs: config.heartbeatIntervalMs, missedLimit: 3 },
+        compressThresholdBytes: config.compressThresholdBytes,
       },
     },
     {

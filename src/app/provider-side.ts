@@ -118,6 +118,7 @@ export function createProviderSide(
             ...DEFAULT_CONNECTION_OPTIONS,
             maxFrameBytes: config.server.maxFrameBytes,
             heartbeat: { intervalMs: config.heartbeatIntervalMs, missedLimit: 3 },
+            compressThresholdBytes: config.compressThresholdBytes,
           },
         },
         {

@@ -88,6 +88,8 @@ export const callistoConfigSchema = z.strictObject({
   registryTtlMs: z.number().int().min(1000),
   /** Heartbeat interval on idle connections, ms. Default 30000. */
   heartbeatIntervalMs: positiveInt,
+  /** Request and response bodies this large or larger are DEFLATE-compressed; 0 turns it off. Default 0. */
+  compressThresholdBytes: nonNegativeInt,
   /** Graceful shutdown deadline, ms. Default 10000. */
   shutdownTimeoutMs: nonNegativeInt,
   /** Install SIGTERM/SIGINT handlers that close the app gracefully. Default false. */
@@ -118,6 +120,7 @@ export const DEFAULT_CONFIG: CallistoConfig = {
   registry: [],
   registryTtlMs: 10_000,
   heartbeatIntervalMs: 30_000,
+  compressThresholdBytes: 0,
   shutdownTimeoutMs: 10_000,
   handleSignals: false,
   logLevel: 'info',

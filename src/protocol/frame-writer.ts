@@ -34,7 +34,7 @@ export interface FrameWriter {
     attachments: Attachments | undefined,
     body: Uint8Array,
   ): void;
-  response(requestId: number, serializer: number, status: number, body: Uint8Array): void;
+  response(requestId: number, serializer: number, status: number, body: Uint8Array, flags?: number): void;
   heartbeat(requestId: number, pong: boolean): void;
   event(name: string, serializer: number, body: Uint8Array): void;
   /** Bytes queued here and in the sink, not yet on the wire. */
@@ -113,9 +113,9 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
       offset = writeAttachments(batch, offset, attachments);
       copyBody(body, offset);
     },
-    response(requestId, serializer, status, body) {
+    response(requestId, serializer, status, body, flags = 0) {
       const at = reserve(HEADER_BYTES + body.length);
-      header(at, FrameKind.Response, 0, serializer, status, requestId, 0, body.length);
+      header(at, FrameKind.Response, flags, serializer, status, requestId, 0, body.length);
       copyBody(body, at + HEADER_BYTES);
     },
     heartbeat(requestId, pong) {

@@ -8,6 +8,7 @@ import type net from 'node:net';
 import { toErrorPayload } from '../core/error-payload.js';
 import type { Attachments } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
+import { decompress, maybeCompress } from '../protocol/compression.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
 import { createFrameDecoder } from '../protocol/frame-decoder.js';
 import { createFrameWriter, EMPTY_BODY } from '../protocol/frame-writer.js';
@@ -126,7 +127,8 @@ export function serveConnection(
       );
       return;
     }
-    writer.response(id, serializer.id, 0, body);
+    const compressed = maybeCompress(body, ctx.options.connection.compressThresholdBytes);
+    writer.response(id, serializer.id, 0, compressed ?? body, compressed ? FrameFlag.Compressed : 0);
   };
 
   let routeCache: RouteEntry | undefined;
@@ -225,7 +227,11 @@ export function serveConnection(
     }
     let args: unknown;
     try {
-      args = frame.body.length === 0 ? [] : serializer.decode(frame.body);
+      const bytes =
+        (frame.flags & FrameFlag.Compressed) === 0
+          ? frame.body
+          : decompress(frame.body, ctx.options.connection.maxFrameBytes);
+      args = bytes.length === 0 ? [] : serializer.decode(bytes);
     } catch (error) {
       if (!oneway) {
         fail(

@@ -9,6 +9,7 @@ import net from 'node:net';
 import { fromErrorPayload } from '../core/error-payload.js';
 import type { Attachments } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
+import { decompress, maybeCompress } from '../protocol/compression.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
 import { createFrameDecoder } from '../protocol/frame-decoder.js';
 import { createFrameWriter, readEventName } from '../protocol/frame-writer.js';
@@ -192,7 +193,11 @@ export function createClientConnection(
     let value: unknown;
     try {
       if (serializer === undefined) throw new Error(`unknown serializer id ${frame.serializer}`);
-      value = frame.body.length === 0 ? undefined : serializer.decode(frame.body);
+      const bytes =
+        (frame.flags & FrameFlag.Compressed) === 0
+          ? frame.body
+          : decompress(frame.body, options.maxFrameBytes);
+      value = bytes.length === 0 ? undefined : serializer.decode(bytes);
     } catch (error) {
       const message = `cannot decode the response of ${call.route.label}: ${messageOf(error)}`;
       call.fail(new RpcError('Serialization', message, { cause: error }));
@@ -337,9 +342,23 @@ export function createClientConnection(
           ),
         );
       }
+      let flags = 0;
+      const compressed = maybeCompress(body, options.compressThresholdBytes);
+      if (compressed !== undefined) {
+        body = compressed;
+        flags = FrameFlag.Compressed;
+      }
       const id = allocateId();
       if (oneway) {
-        writer.request(id, FrameFlag.OneWay, route.serializer.id, route.prefix, timeoutMs, attachments, body);
+        writer.request(
+          id,
+          flags | FrameFlag.OneWay,
+          route.serializer.id,
+          route.prefix,
+          timeoutMs,
+          attachments,
+          body,
+        );
         return Promise.resolve(undefined);
       }
       return new Promise<unknown>((resolve, reject) => {
@@ -357,7 +376,7 @@ export function createClientConnection(
         tracker?.callStarted();
         pending.set(id, new PendingCall(resolve, reject, route, signal, onAbort, tracker));
         if (timeoutMs > 0) wheel.add(id, Date.now() + timeoutMs);
-        writer.request(id, 0, route.serializer.id, route.prefix, timeoutMs, attachments, body);
+        writer.request(id, flags, route.serializer.id, route.prefix, timeoutMs, attachments, body);
       });
     },
     ping,

@@ -10,6 +10,8 @@ export interface ConnectionOptions {
   /** Consumer only: how long opening a connection may take. Default 3000. */
   connectTimeoutMs: number;
   heartbeat: HeartbeatOptions;
+  /** Bodies this large or larger are sent DEFLATE-compressed; 0 turns compression off. Default 0. */
+  compressThresholdBytes: number;
 }
 
 export const DEFAULT_CONNECTION_OPTIONS: ConnectionOptions = {
@@ -17,4 +19,5 @@ export const DEFAULT_CONNECTION_OPTIONS: ConnectionOptions = {
   maxQueuedBytes: 64 * 1024 * 1024,
   connectTimeoutMs: 3_000,
   heartbeat: DEFAULT_HEARTBEAT_OPTIONS,
+  compressThresholdBytes: 0,
 };

@@ -285,6 +285,32 @@ describe('serializers end to end', () => {
   });
 });
 
+describe('compression', () => {
+  const Echo = defineService<{ echo(value: string): Promise<string> }>('test.Zip', { methods: { echo: {} } });
+
+  it('compresses large bodies both ways when enabled, transparently', async () => {
+    const provider = await testApp({ compressThresholdBytes: 1024 });
+    provider.provide(Echo, { echo: (value) => value.toUpperCase() });
+    await provider.start();
+    const consumer = await testApp({ compressThresholdBytes: 1024 });
+    const echo = consumer.refer(Echo, { url: provider.address! });
+    const big = 'abc'.repeat(100_000);
+    expect(await echo.echo(big)).toBe(big.toUpperCase());
+    expect(await echo.echo('small')).toBe('SMALL');
+  });
+
+  it('refuses a compressed body that would inflate past the maximum frame size', async () => {
+    const provider = await testApp({ server: { maxFrameBytes: 64 * 1024 } });
+    provider.provide(Echo, { echo: (value) => value });
+    await provider.start();
+    const consumer = await testApp({ compressThresholdBytes: 1024 });
+    const echo = consumer.refer(Echo, { url: provider.address! });
+    // 4 MiB of zeros deflate to a few KiB: a small frame that must not expand on the provider.
+    await expect(echo.echo('\0'.repeat(4 * 1024 * 1024))).rejects.toMatchObject({ code: 'Serialization' });
+    expect(await echo.echo('ok')).toBe('ok');
+  });
+});
+
 describe('in-process calls and mocks', () => {
   it('calls a service provided by the same app without a socket, through the same filters and errors', async () => {
     const seen: string[] = [];
