@@ -102,35 +102,21 @@ function callFunction<T>(
   runtime: MethodRuntime,
   callOptions: CallOptions | undefined,
 ): (...args: unknown[]) => Promise<unknown> {
-  const baseAttachments = parts.options.attachments;
-  if (callOptions === undefined) {
-    const attachments = baseAttachments ? Object.freeze({ ...baseAttachments }) : NO_ATTACHMENTS;
-    return (...args) =>
-      runtime.invoke(
-        new ClientInvocation(
-          parts.definition,
-          runtime.name,
-          args,
-          attachments,
-          runtime.timeoutMs,
-          undefined,
-          runtime.oneway,
-          runtime.idempotent,
-          runtime.route,
-        ),
-      );
-  }
-  const attachments = Object.freeze({ ...baseAttachments, ...callOptions.attachments });
-  const timeoutMs = callOptions.timeoutMs ?? runtime.timeoutMs;
+  const base = parts.options.attachments;
+  const extra = callOptions?.attachments;
+  const attachments = base || extra ? Object.freeze({ ...base, ...extra }) : NO_ATTACHMENTS;
+  const timeoutMs = callOptions?.timeoutMs ?? runtime.timeoutMs;
+  const signal = callOptions?.signal;
+  const { definition } = parts;
   return (...args) =>
     runtime.invoke(
       new ClientInvocation(
-        parts.definition,
+        definition,
         runtime.name,
         args,
         attachments,
         timeoutMs,
-        callOptions.signal,
+        signal,
         runtime.oneway,
         runtime.idempotent,
         runtime.route,
