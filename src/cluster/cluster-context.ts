@@ -44,8 +44,16 @@ export interface ClusterContextParts {
 
 /** Errors produced before the provider executed anything: safe to send elsewhere, whatever the method. */
 const NOT_EXECUTED: ReadonlySet<ErrorCodeName> = new Set(['Shutdown', 'Overloaded', 'ServiceNotFound']);
-/** Errors after which an idempotent call may be repeated elsewhere. */
-const RETRYABLE_IF_IDEMPOTENT: ReadonlySet<ErrorCodeName> = new Set(['Network', 'Timeout', 'Internal']);
+/**
+ * Errors after which an idempotent call may be repeated elsewhere: it may have run (`Shutdown` here is a
+ * call the provider interrupted at its shutdown deadline, `details.started`).
+ */
+const RETRYABLE_IF_IDEMPOTENT: ReadonlySet<ErrorCodeName> = new Set([
+  'Network',
+  'Timeout',
+  'Internal',
+  'Shutdown',
+]);
 
 export function isRetryable(error: RpcError, idempotent: boolean): boolean {
   if (error.code === 'ProviderError' || error.code === 'Cancelled') return false;
@@ -117,7 +125,7 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
       invocation.remoteAddress = endpoint.address;
       health?.allow(endpoint.address);
       endpoint.health = health;
-      const handle = (endpoint.handle ??= pool.handle(endpoint.host, endpoint.port));
+      const handle = handleOf(endpoint);
       return handle
         .connection()
         .call(

@@ -1,8 +1,12 @@
 /**
- * The race behind chaos 1, made deterministic: calls a consumer has sent but the provider has not read
- * yet when it announces "going away" and closes. Every such call must be answered (executed, or refused
- * with a Shutdown error that says it never ran) — none may be cut off with a Network error, which for a
- * non-idempotent call would be a failure nobody can safely retry.
+ * Edges of a graceful shutdown, made deterministic.
+ *
+ * - The race behind chaos 1: calls a consumer has sent but the provider has not read yet when it
+ *   announces "going away" and closes. Every such call must be answered (executed, or refused with a
+ *   Shutdown error that says it never ran) — none may be cut off with a Network error, which for a
+ *   non-idempotent call would be a failure nobody can safely retry.
+ * - The shutdown deadline passing with calls still running: they are answered Shutdown with
+ *   `details.started`; idempotent ones fail over to another provider, the others fail (never run twice).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { RpcError } from '../../src/index.js';
@@ -13,7 +17,7 @@ import { ChaosDef, createChaosImpl } from './fixtures/chaos-service.js';
 
 afterEach(closeAll);
 
-describe('chaos: go-away race', () => {
+describe('chaos: graceful shutdown edges', () => {
   it('answers every call sent before the consumer read the announcement, then closes', async () => {
     const before = resourceCounts();
     const provider = await testApp({ application: 'provider' });
@@ -68,5 +72,38 @@ describe('chaos: go-away race', () => {
     // The call in flight is still answered, then the consumer closes its side by itself.
     expect(await first).toBe(1);
     await waitFor(() => connection.state === 'closed' && server.connectionCount === 0, 3_000);
+  });
+
+  it('fails idempotent calls over when the shutdown deadline interrupts them, and only those', async () => {
+    const writes: string[] = [];
+    const start = async (name: string, delayMs: number) => {
+      const app = await testApp({ application: name, shutdownTimeoutMs: 200 });
+      app.provide(
+        ChaosDef,
+        createChaosImpl({ name, delayMs, onExecuted: (line) => line.startsWith('w') && writes.push(line) }),
+      );
+      return app.start();
+    };
+    const slow = await start('slow', 5_000);
+    const fast = await start('fast', 0);
+    const consumer = await testApp({ application: 'consumer' });
+    const ref = consumer.refer(ChaosDef, {
+      url: [slow.address!, fast.address!],
+      loadbalance: 'roundrobin',
+      outlierDetection: false,
+      timeoutMs: 10_000,
+    });
+    const settle = (call: Promise<number>) => call.then(String, (error: unknown) => RpcError.from(error));
+    const reads = Array.from({ length: 10 }, (_, i) => settle(ref.read(i)));
+    const writeCalls = Array.from({ length: 10 }, (_, i) => settle(ref.write(100 + i)));
+    await waitFor(() => slow.internals.provider.server!.active === 10);
+    await slow.close();
+
+    expect(await Promise.all(reads)).toEqual(Array.from({ length: 10 }, (_, i) => String(i)));
+    const outcomes = await Promise.all(writeCalls);
+    const failed = outcomes.filter((o): o is RpcError => RpcError.is(o));
+    expect(failed).toHaveLength(5);
+    expect(failed.every((e) => e.code === 'Shutdown' && e.details.started === true)).toBe(true);
+    expect(new Set(writes).size).toBe(writes.length);
   });
 });
