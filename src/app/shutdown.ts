@@ -2,11 +2,13 @@
  * Graceful shutdown, one sequence with one deadline:
  *   1. readiness false, stop accepting new work at the app level
  *   2. unregister every provided service (consumers following the registry stop routing here)
- *   3. tell every connected consumer "going away" (they stop routing new calls at once)
+ *   3. tell every connected consumer "going away" (they stop routing new calls at once, and close their
+ *      side of the connection once every call they sent is answered)
  *   4. keep serving calls in flight until they finish or the deadline passes; the rest are answered
  *      with a Shutdown error
  *   5. close the consumer side (waits for its own pending responses, bounded by their timeouts)
- *   6. close server connections, then the registries, last
+ *   6. close server connections, each once its consumer has closed its side (1 s grace), then the
+ *      registries, last
  */
 import type { Logger } from '../observability/logger.js';
 import type { ConsumerSide } from './consumer-side.js';
