@@ -24,7 +24,7 @@ import {
   type SystemOutcome,
   writeJson,
 } from './lib/report.js';
-import { SCENARIOS, type Scenario, WARMUP_SHARE } from './lib/scenarios.js';
+import { SCENARIOS, type Scenario, warmupCallsFor } from './lib/scenarios.js';
 
 const benchDir = fileURLToPath(new URL('.', import.meta.url));
 const systemsDir = join(benchDir, 'systems');
@@ -195,7 +195,7 @@ async function main(): Promise<number> {
       method: scenario.method,
       calls,
       concurrency: scenario.concurrency,
-      warmupCalls: Math.ceil(calls * WARMUP_SHARE),
+      warmupCalls: warmupCallsFor(calls, options.scale),
       target: describeTarget(scenario),
       results,
       versusBaseline,

@@ -5,7 +5,7 @@
  * line when the measured phase starts.
  */
 import { runScenario, type ScenarioResult } from './driver.js';
-import { type BenchService, checkResult, findScenario, WARMUP_SHARE } from './scenarios.js';
+import { type BenchService, checkResult, findScenario, warmupCallsFor } from './scenarios.js';
 
 /** Printed on stdout when the measured phase starts (the harness samples the server's CPU time then). */
 export const MEASURE_START_LINE = 'MEASURE';
@@ -54,7 +54,7 @@ export async function runClientMain(connect: (port: number) => Promise<BenchClie
       call,
       calls: args.calls,
       concurrency: args.concurrency,
-      warmupCalls: Math.ceil(args.calls * WARMUP_SHARE),
+      warmupCalls: warmupCallsFor(args.calls, Number(process.env.BENCH_SCALE ?? '1') || 1),
       onMeasureStart: () => process.stdout.write(`${MEASURE_START_LINE}\n`),
     });
     await client.close();

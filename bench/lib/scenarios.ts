@@ -82,6 +82,18 @@ export const SCENARIOS: readonly Scenario[] = [
 /** Share of the measured calls run first as warm-up (JIT, connection, buffers). */
 export const WARMUP_SHARE = 0.05;
 
+/**
+ * Fewest warm-up calls, whatever the share: with one call in flight, 5% of S1 (1,000 calls) ends before
+ * V8 has optimized the call path of any system but the smallest, so S1 would measure the JIT instead of
+ * the steady state. Every system gets the same warm-up.
+ */
+export const MIN_WARMUP_CALLS = 5_000;
+
+/** Warm-up calls before measuring `calls` calls (scaled by BENCH_SCALE like them). */
+export function warmupCallsFor(calls: number, scale = 1): number {
+  return Math.max(Math.ceil(calls * WARMUP_SHARE), Math.ceil(MIN_WARMUP_CALLS * Math.min(1, scale)));
+}
+
 export function findScenario(name: string): Scenario {
   const found = SCENARIOS.find((s) => s.name === name);
   if (found === undefined) {

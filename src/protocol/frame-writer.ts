@@ -15,6 +15,8 @@ import {
 import { attachmentsByteLength, writeAttachments } from './metadata.js';
 
 const MIN_BATCH_BYTES = 16 * 1024;
+/** A batch buffer grown past this (by a large frame) is not kept after its flush. */
+const MAX_KEPT_BATCH_BYTES = 1024 * 1024;
 const EMPTY = Buffer.alloc(0);
 
 export interface FrameSink {
@@ -47,14 +49,15 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
   let batch = Buffer.allocUnsafe(MIN_BATCH_BYTES);
   let used = 0;
   let scheduled = false;
-  let lastSize = MIN_BATCH_BYTES;
 
   const flush = (): void => {
     scheduled = false;
     if (used === 0) return;
-    const out = batch.subarray(0, used);
-    lastSize = Math.max(MIN_BATCH_BYTES, used);
-    batch = Buffer.allocUnsafe(lastSize);
+    // The batch buffer is kept and reused: the socket gets an exact-size copy (small copies come from
+    // Node's shared pool), which is far cheaper than a fresh batch-sized allocation per tick.
+    const out = Buffer.allocUnsafe(used);
+    batch.copy(out, 0, 0, used);
+    if (batch.length > MAX_KEPT_BATCH_BYTES) batch = Buffer.allocUnsafe(MIN_BATCH_BYTES);
     used = 0;
     sink.write(out);
   };
