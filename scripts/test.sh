@@ -15,4 +15,13 @@ echo "== typecheck (tsc strict)"
 npx tsc -p tsconfig.check.json
 
 echo "== tests (vitest)"
-npx vitest run "$@"
+mkdir -p .tmp
+status=0
+npx vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest-report.json "$@" || status=$?
+# One plain closing line that any CI reads: "N passed, N failed, N skipped".
+node -e '
+  const r = JSON.parse(require("fs").readFileSync(".tmp/vitest-report.json", "utf8"));
+  const skipped = r.numPendingTests + r.numTodoTests;
+  console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed, ${skipped} skipped`);
+' || true
+exit "$status"
