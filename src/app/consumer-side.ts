@@ -117,6 +117,7 @@ export function createConsumerSide(
           pool,
           {
             addresses: registryAddresses,
+            application: config.application,
             snapshotDir: config.consumer.snapshotDir,
             emptyProtection: config.consumer.emptyProtection,
           },

@@ -3,12 +3,14 @@
  * directory (snapshot, empty-list protection). Each source owns a ProviderDirectory of endpoints and
  * keeps the connection pool told which addresses are wanted.
  */
+import os from 'node:os';
 import type { ConnectionPool } from '../client/connection-pool.js';
 import { createProviderDirectory, type ProviderDirectory } from '../cluster/provider-directory.js';
 import type { ServiceKey } from '../core/service-key.js';
 import type { Logger } from '../observability/logger.js';
 import { directProviderRecord } from '../registry/direct-registry.js';
-import { servicePathSegment } from '../registry/provider-record.js';
+import { type ConsumerRecord, servicePathSegment } from '../registry/provider-record.js';
+import type { Registry } from '../registry/registry.js';
 import { createServiceDirectory } from '../registry/service-directory.js';
 import type { RegistrySet } from './registry-set.js';
 
@@ -67,6 +69,8 @@ export function createDirectSource(
 
 export interface RegistrySourceOptions {
   addresses: readonly string[];
+  /** Announced in the consumer record. */
+  application: string;
   snapshotDir: string;
   emptyProtection: boolean;
 }
@@ -83,9 +87,27 @@ export function createRegistrySource(
   let isReady = false;
   let closed = false;
   let stopFollowing: (() => Promise<void> | void) | undefined;
+  let announced: { registries: Registry[]; record: ConsumerRecord } | undefined;
   const ready = (async () => {
     const targets = await registries.get(options.addresses);
     if (closed) return;
+    // Announce this consumer (`.../consumers/<host>:<pid>`) without holding up discovery.
+    const record: ConsumerRecord = {
+      service: key.name,
+      version: key.version,
+      group: key.group,
+      host: os.hostname(),
+      pid: process.pid,
+      application: options.application,
+      startTime: Date.now(),
+    };
+    announced = { registries: targets, record };
+    for (const registry of targets) {
+      registry.registerConsumer(record).catch((error: Error) => {
+        if (!closed)
+          logger.warn(`cannot announce consumer of ${key.name} on ${registry.kind}: ${error.message}`);
+      });
+    }
     const followed = createServiceDirectory({
       key,
       registries: targets,
@@ -120,6 +142,10 @@ export function createRegistrySource(
       closed = true;
       await ready;
       await stopFollowing?.();
+      if (announced) {
+        const { registries: targets, record } = announced;
+        await Promise.allSettled(targets.map((registry) => registry.unregisterConsumer(record)));
+      }
       stopTracking();
       for (const endpoint of directory.list()) pool.release(endpoint.address);
       directory.close();
