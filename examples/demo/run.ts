@@ -59,6 +59,7 @@ function table(counts: Map<string, number>): string {
 async function spread(
   whoAmI: () => Promise<string>,
   calls: number,
+  onProgress: (done: number) => void = () => {},
 ): Promise<{ counts: Map<string, number>; failed: number }> {
   const counts = new Map<string, number>();
   let failed = 0;
@@ -68,6 +69,7 @@ async function spread(
       if (answer.status === 'fulfilled') counts.set(answer.value, (counts.get(answer.value) ?? 0) + 1);
       else failed++;
     }
+    onProgress(i + 10);
   }
   return { counts, failed };
 }
@@ -102,10 +104,13 @@ try {
 
   console.log('\n4. Stopping provider-b gracefully (SIGTERM) while calls keep flowing...');
   const victim = providers[1]!.child;
-  const during = spread(() => users.whoAmI(), 600);
-  victim.kill('SIGTERM');
+  // The stop comes a quarter of the way in: provider-b answers its share until then.
+  const second = await spread(
+    () => users.whoAmI(),
+    600,
+    (done) => done === 150 && victim.kill('SIGTERM'),
+  );
   await stopped(victim);
-  const second = await during;
   console.log(table(second.counts));
   console.log(`    failed: ${second.failed}`);
 
