@@ -4,9 +4,11 @@
  * and so receives fewer new ones. The counters are always on (the cluster layer keeps them), so this
  * never silently degrades to random.
  */
-import type { LoadBalancer, LoadBalancerOptions } from './load-balancer.js';
-import { addTie, clearTies, createTieSet, pickTie } from './tie-set.js';
+import type { Endpoint, LoadBalancer, LoadBalancerOptions } from './load-balancer.js';
+import { createTieSet, pickLowestCost } from './tie-set.js';
 import { createWeightTable, loadWeights } from './weight-table.js';
+
+const activeCalls = (endpoint: Endpoint): number => endpoint.stats.active;
 
 export function createLeastActiveLoadBalancer(options: LoadBalancerOptions): LoadBalancer {
   const table = createWeightTable();
@@ -16,21 +18,7 @@ export function createLeastActiveLoadBalancer(options: LoadBalancerOptions): Loa
       const n = endpoints.length;
       if (n === 1) return endpoints[0]!;
       const weights = loadWeights(table, endpoints, options).weights;
-      clearTies(ties, n);
-      let least = Number.POSITIVE_INFINITY;
-      for (let i = 0; i < n; i++) {
-        const w = weights[i]!;
-        if (w <= 0) continue;
-        const active = endpoints[i]!.stats.active;
-        if (active < least) {
-          least = active;
-          clearTies(ties, n);
-        } else if (active > least) {
-          continue;
-        }
-        addTie(ties, i, w);
-      }
-      return endpoints[pickTie(ties, options.random())]!;
+      return endpoints[pickLowestCost(ties, endpoints, weights, activeCalls, undefined, options.random())]!;
     },
   };
 }

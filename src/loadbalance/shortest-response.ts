@@ -6,7 +6,7 @@
  */
 import { expectedWait, fastestMeasured } from './expected-latency.js';
 import type { LoadBalancer, LoadBalancerOptions } from './load-balancer.js';
-import { addTie, clearTies, createTieSet, pickTie } from './tie-set.js';
+import { createTieSet, pickLowestCost } from './tie-set.js';
 import { createWeightTable, loadWeights } from './weight-table.js';
 
 export function createShortestResponseLoadBalancer(options: LoadBalancerOptions): LoadBalancer {
@@ -18,21 +18,7 @@ export function createShortestResponseLoadBalancer(options: LoadBalancerOptions)
       if (n === 1) return endpoints[0]!;
       const weights = loadWeights(table, endpoints, options).weights;
       const fallback = fastestMeasured(endpoints, weights);
-      clearTies(ties, n);
-      let shortest = Number.POSITIVE_INFINITY;
-      for (let i = 0; i < n; i++) {
-        const w = weights[i]!;
-        if (w <= 0) continue;
-        const wait = expectedWait(endpoints[i]!, fallback);
-        if (wait < shortest) {
-          shortest = wait;
-          clearTies(ties, n);
-        } else if (wait > shortest) {
-          continue;
-        }
-        addTie(ties, i, w);
-      }
-      return endpoints[pickTie(ties, options.random())]!;
+      return endpoints[pickLowestCost(ties, endpoints, weights, expectedWait, fallback, options.random())]!;
     },
   };
 }
