@@ -164,7 +164,7 @@ describe('outlier ejection', () => {
     const { ref } = await flakyConsumer(providers, {
       loadbalance: 'roundrobin',
       ejectAfterFailures: 3,
-      ejectionMs: 300,
+      ejectionMs: 1_000, // long enough that no probe falls inside the 60 calls below, even on a slow machine
     });
     for (let i = 0; i < 30; i++) await ref.read(`a${i}`);
     const readsWhileFailing = providers[0]!.impl.reads;
