@@ -44,6 +44,13 @@ export type {
   LoadBalancerFactory,
   LoadBalancerOptions,
 } from './loadbalance/load-balancer.js';
+export {
+  CHANNEL_NAMES,
+  type ClientCallMessage,
+  type ConnectionMessage,
+  type ProtocolErrorMessage,
+  type ServerCallMessage,
+} from './observability/channels.js';
 export type { Logger, LogLevel } from './observability/logger.js';
 export type { ConsumerRecord, ProviderRecord } from './registry/provider-record.js';
 export type {

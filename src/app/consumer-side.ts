@@ -21,6 +21,7 @@ import { RpcError } from '../core/rpc-error.js';
 import { serviceKeyString } from '../core/service-key.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import { DEFAULT_LOAD_BALANCER_OPTIONS } from '../loadbalance/load-balancer.js';
+import { type ClientCallMessage, type ConnectionMessage, channels } from '../observability/channels.js';
 import type { Logger } from '../observability/logger.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
 import type { MethodDeclaration, ServiceDefinition } from '../service/define-service.js';
@@ -53,6 +54,16 @@ function resolveConsumerOptions(base: ConsumerConfig, options: object, label: st
   throw new ConfigError(`${label}.${key}`, (overrides as Record<string, unknown>)[key], issue.message);
 }
 
+function publishConnection(
+  address: string,
+  event: ConnectionMessage['event'],
+  reason: string | undefined,
+): void {
+  if (channels.connection.hasSubscribers) {
+    channels.connection.publish({ address, event, reason } satisfies ConnectionMessage);
+  }
+}
+
 export function createConsumerSide(
   config: CallistoConfig,
   extensions: ExtensionRegistry,
@@ -79,10 +90,15 @@ export function createConsumerSide(
       },
     },
     {
-      onGoAway: (address) => logger.info(`provider ${address} is going away; no new calls routed to it`),
+      onGoAway: (address) => {
+        logger.info(`provider ${address} is going away; no new calls routed to it`);
+        publishConnection(address, 'goaway', undefined);
+      },
       onDisconnect: (address, error) => {
         if (error) logger.warn(`lost connection to ${address}: ${error.message}`);
+        publishConnection(address, 'closed', error?.message);
       },
+      onConnect: (address) => publishConnection(address, 'open', undefined),
       // Heartbeat round trips feed the latency-aware balancers (shortestresponse, p2c) even when idle.
       onHeartbeatRtt: (address, rttMs) => {
         for (const source of sources.values()) {
@@ -185,10 +201,25 @@ export function createConsumerSide(
     return (invocation: Invocation) => {
       (invocation as ClientInvocation).remoteAddress = 'injvm';
       // Errors take the same shape as over the wire, so callers cannot tell the difference.
-      return target.invoke(invocation).catch((error: unknown) => {
+      const result = target.invoke(invocation).catch((error: unknown) => {
         const { status, payload } = toErrorPayload(error, exposeStack);
         throw fromErrorPayload(status, payload);
       });
+      if (!channels.clientCall.hasSubscribers) return result;
+      const startedAt = performance.now();
+      const publish = (error: ClientCallMessage['error']) =>
+        channels.clientCall.publish({
+          service: invocation.service.name,
+          method: invocation.method,
+          address: 'injvm',
+          durationMs: performance.now() - startedAt,
+          error,
+        } satisfies ClientCallMessage);
+      result.then(
+        () => publish(undefined),
+        (error: RpcError) => publish(error.code),
+      );
+      return result;
     };
   };
 

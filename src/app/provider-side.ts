@@ -4,6 +4,7 @@
  */
 import type { CallistoConfig } from '../config/callisto-config.js';
 import type { Filter } from '../core/invocation.js';
+import { channels, type ProtocolErrorMessage } from '../observability/channels.js';
 import type { Logger } from '../observability/logger.js';
 import type { ProviderRecord } from '../registry/provider-record.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
@@ -122,8 +123,16 @@ export function createProviderSide(
           },
         },
         {
-          onProtocolError: (remote, error) =>
-            logger.warn(`closed connection from ${remote}: ${(error as Error).message}`),
+          onProtocolError: (remote, error) => {
+            const message = (error as Error).message;
+            logger.warn(`closed connection from ${remote}: ${message}`);
+            if (channels.protocolError.hasSubscribers) {
+              channels.protocolError.publish({
+                remoteAddress: remote,
+                message,
+              } satisfies ProtocolErrorMessage);
+            }
+          },
         },
       );
       await server.listen();

@@ -7,6 +7,7 @@ import type { ClientInvocation } from '../client/client-invocation.js';
 import type { ConnectionPool } from '../client/connection-pool.js';
 import { type ErrorCodeName, RpcError } from '../core/rpc-error.js';
 import type { LoadBalancer } from '../loadbalance/load-balancer.js';
+import { type ClientCallMessage, channels } from '../observability/channels.js';
 import type { ClusterContext, ClusterOptions } from './cluster.js';
 import type { ProviderDirectory } from './provider-directory.js';
 import type { ProviderEndpoint } from './provider-endpoint.js';
@@ -60,6 +61,30 @@ export function isRetryable(error: RpcError, idempotent: boolean): boolean {
   if (error.neverSent) return true;
   if (error.remote && NOT_EXECUTED.has(error.code) && error.details.started !== true) return true;
   return idempotent && RETRYABLE_IF_IDEMPOTENT.has(error.code);
+}
+
+/** Publishes an attempt's outcome on the client-call channel (only called when someone listens). */
+function observeClientCall(
+  result: Promise<unknown>,
+  invocation: ClientInvocation,
+  address: string,
+): Promise<unknown> {
+  const startedAt = performance.now();
+  const publish = (error: ErrorCodeName | undefined) => {
+    const message: ClientCallMessage = {
+      service: invocation.service.name,
+      method: invocation.method,
+      address,
+      durationMs: performance.now() - startedAt,
+      error,
+    };
+    channels.clientCall.publish(message);
+  };
+  result.then(
+    () => publish(undefined),
+    (error: unknown) => publish(RpcError.from(error).code),
+  );
+  return result;
 }
 
 export function createClusterContext(parts: ClusterContextParts): ClusterContext {
@@ -126,7 +151,7 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
       health?.allow(endpoint.address);
       endpoint.health = health;
       const handle = handleOf(endpoint);
-      return handle
+      const result = handle
         .connection()
         .call(
           invocation.route,
@@ -137,6 +162,9 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
           invocation.oneway,
           endpoint,
         );
+      return channels.clientCall.hasSubscribers
+        ? observeClientCall(result, invocation, endpoint.address)
+        : result;
     },
     mayRetry(error, invocation, attempt, startedAt) {
       if (attempt > options.retries || !isRetryable(error, invocation.idempotent)) return undefined;

@@ -8,6 +8,7 @@ import type net from 'node:net';
 import { toErrorPayload } from '../core/error-payload.js';
 import type { Attachments } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
+import { channels, type ServerCallMessage } from '../observability/channels.js';
 import { decompress, maybeCompress } from '../protocol/compression.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
 import { createFrameDecoder } from '../protocol/frame-decoder.js';
@@ -106,7 +107,8 @@ export function serveConnection(
     writer.response(id, serializer.id, status, body);
   };
 
-  const finish = (invocation: ServerInvocation): void => {
+  const finish = (invocation: ServerInvocation, error?: unknown): void => {
+    if (invocation.startedAt > 0) publishServerCall(invocation, error);
     executing.delete(invocation);
     inFlight--;
     ctx.active--;
@@ -259,6 +261,7 @@ export function serveConnection(
       serializer,
       trackSignal,
     );
+    if (channels.serverCall.hasSubscribers) invocation.startedAt = performance.now();
     executing.add(invocation);
     inFlight++;
     ctx.active++;
@@ -266,7 +269,7 @@ export function serveConnection(
     try {
       result = method.direct ? method.direct(invocation) : method.invoke(invocation);
     } catch (error) {
-      finish(invocation);
+      finish(invocation, error ?? new Error('undefined thrown'));
       if (!oneway && !invocation.answered) fail(id, serializer, error);
       return;
     }
@@ -277,7 +280,7 @@ export function serveConnection(
           if (!oneway && !invocation.answered) answer(id, serializer, method.label, value);
         },
         (error: unknown) => {
-          finish(invocation);
+          finish(invocation, error ?? new Error('undefined thrown'));
           if (!oneway && !invocation.answered) fail(id, serializer, error);
         },
       );
@@ -365,6 +368,17 @@ export function serveConnection(
       socket.destroy();
     },
   };
+}
+
+function publishServerCall(invocation: ServerInvocation, error: unknown): void {
+  const message: ServerCallMessage = {
+    service: invocation.service.name,
+    method: invocation.method,
+    remoteAddress: invocation.remoteAddress,
+    durationMs: performance.now() - invocation.startedAt,
+    error: error === undefined ? undefined : RpcError.is(error) ? error.code : 'ProviderError',
+  };
+  channels.serverCall.publish(message);
 }
 
 interface RouteEntry {

@@ -12,6 +12,8 @@ export class ServerInvocation implements Invocation {
   #onSignal: ((invocation: ServerInvocation) => void) | undefined;
   /** Set once a response (or a shutdown error) was sent for this call. */
   answered = false;
+  /** performance.now() at the start, only when the server-call channel has subscribers; else 0. */
+  startedAt = 0;
 
   constructor(
     readonly service: ServiceKey,

@@ -1,0 +1,56 @@
+/**
+ * Every diagnostics channel Callisto publishes on, in one place (as undici does). Metrics, logs and the
+ * admin view subscribe with `diagnostics_channel.subscribe(name, fn)`; publishers check
+ * `hasSubscribers` first, so nothing is paid when nobody listens.
+ */
+import diagnosticsChannel from 'node:diagnostics_channel';
+import type { ErrorCodeName } from '../core/rpc-error.js';
+
+export const CHANNEL_NAMES = {
+  /** A consumer's attempt to one provider ended: {@link ClientCallMessage}. */
+  clientCall: 'callisto:client:call',
+  /** A provider finished executing a call: {@link ServerCallMessage}. */
+  serverCall: 'callisto:server:call',
+  /** A consumer's connection changed: {@link ConnectionMessage}. */
+  connection: 'callisto:client:connection',
+  /** A connection was closed for breaking the protocol: {@link ProtocolErrorMessage}. */
+  protocolError: 'callisto:server:protocol-error',
+} as const;
+
+export interface ClientCallMessage {
+  service: string;
+  method: string;
+  /** `host:port` of the provider, or `injvm`. */
+  address: string;
+  durationMs: number;
+  /** The error code when the attempt failed. */
+  error: ErrorCodeName | undefined;
+}
+
+export interface ServerCallMessage {
+  service: string;
+  method: string;
+  /** The caller's `host:port`. */
+  remoteAddress: string;
+  durationMs: number;
+  error: ErrorCodeName | undefined;
+}
+
+export interface ConnectionMessage {
+  address: string;
+  event: 'open' | 'closed' | 'goaway';
+  /** Why it closed, when that was unexpected. */
+  reason: string | undefined;
+}
+
+export interface ProtocolErrorMessage {
+  remoteAddress: string;
+  message: string;
+}
+
+export const channels = {
+  clientCall: diagnosticsChannel.channel(CHANNEL_NAMES.clientCall),
+  serverCall: diagnosticsChannel.channel(CHANNEL_NAMES.serverCall),
+  connection: diagnosticsChannel.channel(CHANNEL_NAMES.connection),
+  protocolError: diagnosticsChannel.channel(CHANNEL_NAMES.protocolError),
+};
