@@ -49,9 +49,8 @@ export interface PoolHandle {
 }
 
 export interface ConnectionPool {
+  /** The handle of `host:port`; its connection opens on first use. */
   handle(host: string, port: number): PoolHandle;
-  /** The connection to `host:port`, opened on first use. */
-  get(host: string, port: number): ClientConnection;
   isAvailable(address: string): boolean;
   /** Marks an address as wanted (by a directory): it is reconnected after losses. */
   retain(host: string, port: number): void;
@@ -195,7 +194,6 @@ export function createConnectionPool(
 
   return {
     handle: slotFor,
-    get: (host, port) => slotFor(host, port).connection(),
     isAvailable(address) {
       return slots.get(address)?.available ?? true;
     },

@@ -103,7 +103,11 @@ export class RpcError extends Error {
   /** Wraps anything thrown into an RpcError, keeping RpcErrors as they are. */
   static from(value: unknown, code: ErrorCodeName = 'Internal'): RpcError {
     if (RpcError.is(value)) return value;
-    const message = value instanceof Error ? value.message : String(value);
-    return new RpcError(code, message, { cause: value });
+    return new RpcError(code, messageOf(value), { cause: value });
   }
+}
+
+/** The message of anything thrown: an Error's message, else its string form. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -131,14 +131,8 @@ export function decodeRoute(meta: Buffer): {
 
 /** Decodes request metadata; throws ProtocolError when it is truncated. */
 export function decodeRequestMeta(meta: Buffer): RequestMeta {
-  const reader = new MetaReader(meta, 0);
-  const service = reader.string();
-  const version = reader.string();
-  const group = reader.string();
-  const method = reader.string();
-  const timeoutMs = reader.u32();
-  const { attachments } = readAttachments(meta, reader.offset);
-  return { service, version, group, method, timeoutMs, attachments };
+  const route = decodeRoute(meta);
+  return { ...route, ...decodeRequestTail(meta, routePrefixLength(meta)) };
 }
 
 class MetaReader {

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { providerRecord } from '../../test/registry/fixtures/records.js';
 import { waitFor } from '../../test/support/wait-for.js';
 import type { ServiceKey } from '../core/service-key.js';
 import { createFileRegistry } from './file-registry.js';
@@ -12,24 +13,8 @@ import { createServiceDirectory, type ServiceDirectory } from './service-directo
 
 const key: ServiceKey = { name: 'demo.Users', version: '1.0.0', group: '' };
 
-function record(port: number, overrides: Partial<ProviderRecord> = {}): ProviderRecord {
-  return {
-    service: key.name,
-    version: key.version,
-    group: key.group,
-    host: '127.0.0.1',
-    port,
-    protocol: 'callisto',
-    serializers: ['json'],
-    weight: 100,
-    methods: [],
-    application: 'test',
-    pid: 1,
-    startTime: 0,
-    tags: {},
-    ...overrides,
-  };
-}
+const record = (port: number, overrides: Partial<ProviderRecord> = {}): ProviderRecord =>
+  providerRecord(key, port, overrides);
 
 /** A registry whose lists the test pushes by hand (a pure consumer of the contract needs no more). */
 interface FakeRegistry extends Registry {

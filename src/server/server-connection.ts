@@ -7,7 +7,8 @@
 import type net from 'node:net';
 import { toErrorPayload } from '../core/error-payload.js';
 import type { Attachments } from '../core/invocation.js';
-import { RpcError } from '../core/rpc-error.js';
+import { messageOf, RpcError } from '../core/rpc-error.js';
+import { serviceKeyString } from '../core/service-key.js';
 import { channels, type ServerCallMessage } from '../observability/channels.js';
 import { decompress, maybeCompress } from '../protocol/compression.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
@@ -150,7 +151,7 @@ export function serveConnection(
     }
     const exported = ctx.table.lookup(meta.service, meta.version, meta.group);
     if (exported === undefined) {
-      const key = `${meta.group ? `${meta.group}/` : ''}${meta.service}:${meta.version}`;
+      const key = serviceKeyString({ name: meta.service, version: meta.version, group: meta.group });
       return {
         prefix,
         version,
@@ -398,8 +399,4 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (
     typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function'
   );
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

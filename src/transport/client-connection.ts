@@ -8,7 +8,7 @@
 import net from 'node:net';
 import { fromErrorPayload } from '../core/error-payload.js';
 import type { Attachments } from '../core/invocation.js';
-import { RpcError } from '../core/rpc-error.js';
+import { messageOf, RpcError } from '../core/rpc-error.js';
 import { decompress, maybeCompress } from '../protocol/compression.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
 import { createFrameDecoder } from '../protocol/frame-decoder.js';
@@ -403,8 +403,4 @@ export function createClientConnection(
 
 function cancelled(route: MethodRoute): RpcError {
   return new RpcError('Cancelled', `${route.label} was cancelled by the caller`, { neverSent: false });
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
