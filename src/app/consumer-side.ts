@@ -21,8 +21,9 @@ import { RpcError } from '../core/rpc-error.js';
 import { serviceKeyString } from '../core/service-key.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import { DEFAULT_LOAD_BALANCER_OPTIONS } from '../loadbalance/load-balancer.js';
-import { type ClientCallMessage, type ConnectionMessage, channels } from '../observability/channels.js';
+import { type ConnectionMessage, channels } from '../observability/channels.js';
 import type { Logger } from '../observability/logger.js';
+import { observeClientCall } from '../observability/observe-client-call.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
 import type { MethodDeclaration, ServiceDefinition } from '../service/define-service.js';
 import { methodNotFound, type ServiceTable } from '../service/service-table.js';
@@ -205,21 +206,7 @@ export function createConsumerSide(
         const { status, payload } = toErrorPayload(error, exposeStack);
         throw fromErrorPayload(status, payload);
       });
-      if (!channels.clientCall.hasSubscribers) return result;
-      const startedAt = performance.now();
-      const publish = (error: ClientCallMessage['error']) =>
-        channels.clientCall.publish({
-          service: invocation.service.name,
-          method: invocation.method,
-          address: 'injvm',
-          durationMs: performance.now() - startedAt,
-          error,
-        } satisfies ClientCallMessage);
-      result.then(
-        () => publish(undefined),
-        (error: RpcError) => publish(error.code),
-      );
-      return result;
+      return channels.clientCall.hasSubscribers ? observeClientCall(result, invocation, 'injvm') : result;
     };
   };
 

@@ -7,7 +7,8 @@ import type { ClientInvocation } from '../client/client-invocation.js';
 import type { ConnectionPool } from '../client/connection-pool.js';
 import { type ErrorCodeName, RpcError } from '../core/rpc-error.js';
 import type { LoadBalancer } from '../loadbalance/load-balancer.js';
-import { type ClientCallMessage, channels } from '../observability/channels.js';
+import { channels } from '../observability/channels.js';
+import { observeClientCall } from '../observability/observe-client-call.js';
 import type { ClusterContext, ClusterOptions } from './cluster.js';
 import type { ProviderDirectory } from './provider-directory.js';
 import type { ProviderEndpoint } from './provider-endpoint.js';
@@ -61,30 +62,6 @@ export function isRetryable(error: RpcError, idempotent: boolean): boolean {
   if (error.neverSent) return true;
   if (error.remote && NOT_EXECUTED.has(error.code) && error.details.started !== true) return true;
   return idempotent && RETRYABLE_IF_IDEMPOTENT.has(error.code);
-}
-
-/** Publishes an attempt's outcome on the client-call channel (only called when someone listens). */
-function observeClientCall(
-  result: Promise<unknown>,
-  invocation: ClientInvocation,
-  address: string,
-): Promise<unknown> {
-  const startedAt = performance.now();
-  const publish = (error: ErrorCodeName | undefined) => {
-    const message: ClientCallMessage = {
-      service: invocation.service.name,
-      method: invocation.method,
-      address,
-      durationMs: performance.now() - startedAt,
-      error,
-    };
-    channels.clientCall.publish(message);
-  };
-  result.then(
-    () => publish(undefined),
-    (error: unknown) => publish(RpcError.from(error).code),
-  );
-  return result;
 }
 
 export function createClusterContext(parts: ClusterContextParts): ClusterContext {
