@@ -83,7 +83,12 @@ export const callistoConfigSchema = z.strictObject({
   /** Application name, announced to registries. Default 'callisto-app'. */
   application: z.string().min(1),
   /** Registry addresses (file://, etcd://, zookeeper://, redis://, direct://). Default [] (none). */
-  registry: z.array(z.string().regex(/^[a-z][a-z0-9+.-]*:\/\//, 'expected an address like etcd://host:2379')),
+  registry: z.array(
+    z
+      .string()
+      .regex(/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//)
+      .describe('a registry address kind://…, e.g. etcd://127.0.0.1:2379 or file://.callisto/registry'),
+  ),
   /** How long a dead provider's registration may survive, ms. Default 10000. */
   registryTtlMs: z.number().int().min(1000),
   /** Heartbeat interval on idle connections, ms. Default 30000. */
