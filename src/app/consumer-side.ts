@@ -11,9 +11,11 @@ import {
 } from '../client/connection-pool.js';
 import { createReference } from '../client/reference.js';
 import type { MethodReferenceOptions, ReferenceOptions } from '../client/reference-options.js';
+import { resolveReferenceOptions } from '../client/resolve-reference-options.js';
 import { createClusterContext } from '../cluster/cluster-context.js';
 import { createHealthTracker, createRetryControl } from '../cluster/cluster-policies.js';
-import { type CallistoConfig, type ConsumerConfig, consumerConfigSchema } from '../config/callisto-config.js';
+import { splitAddressList } from '../config/address-list.js';
+import type { CallistoConfig, ConsumerConfig } from '../config/callisto-config.js';
 import { ConfigError } from '../config/config-error.js';
 import { fromErrorPayload, toErrorPayload } from '../core/error-payload.js';
 import type { Filter, Invocation, Invoker } from '../core/invocation.js';
@@ -29,8 +31,14 @@ import type { MethodDeclaration, ServiceDefinition } from '../service/define-ser
 import { methodNotFound, type ServiceTable } from '../service/service-table.js';
 import type { Remote } from '../service/service-types.js';
 import { DEFAULT_CONNECTION_OPTIONS } from '../transport/transport-options.js';
+import { checkRegistryAddressFor } from './check-app-config.js';
 import type { RegistrySet } from './registry-set.js';
-import { createDirectSource, createRegistrySource, type ServiceSource } from './service-source.js';
+import {
+  createDirectSource,
+  createRegistrySource,
+  parseDirectAddress,
+  type ServiceSource,
+} from './service-source.js';
 
 export interface ConsumerSide {
   readonly pool: ConnectionPool;
@@ -42,18 +50,14 @@ export interface ConsumerSide {
   destroy(): void;
 }
 
-const CONSUMER_KEYS = new Set(Object.keys(consumerConfigSchema.shape));
-
-function resolveConsumerOptions(base: ConsumerConfig, options: object, label: string): ConsumerConfig {
-  const overrides = Object.fromEntries(
-    Object.entries(options).filter(([key, value]) => CONSUMER_KEYS.has(key) && value !== undefined),
-  );
-  const result = consumerConfigSchema.safeParse({ ...base, ...overrides });
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  const key = issue.path.map(String).join('.');
-  throw new ConfigError(`${label}.${key}`, (overrides as Record<string, unknown>)[key], issue.message);
+/** The provider addresses and registries of a reference, checked; one of the two is set. */
+interface ReferenceTargets {
+  urls: string[] | undefined;
+  registries: string[];
 }
+
+const listOf = (value: string | string[] | undefined, split: (text: string) => string[]) =>
+  typeof value === 'string' ? split(value) : value;
 
 function publishConnection(
   address: string,
@@ -114,19 +118,61 @@ export function createConsumerSide(
   const closers: Array<() => void> = [];
   const log = (level: 'info' | 'warn' | 'error', message: string) => logger[level](message);
 
-  const sourceFor = (
+  /**
+   * Checks where a reference's providers come from: its `url` addresses, else its `registry`, else the
+   * app's registries. Without any, only an in-process service can answer.
+   */
+  const targetsOf = (
     definition: ServiceDefinition<unknown>,
     options: ReferenceOptions<unknown>,
-  ): ServiceSource => {
-    const urls = typeof options.url === 'string' ? options.url.split(',') : options.url;
-    const registryAddresses =
-      (typeof options.registry === 'string' ? options.registry.split(',') : options.registry) ??
-      config.registry;
+    injvm: boolean,
+  ): ReferenceTargets => {
+    const label = `refer(${definition.name})`;
+    const source = `code, ${label} options`;
+    const urls = listOf(options.url, (text) => text.split(',').map((part) => part.trim()));
+    urls?.forEach((url, i) => {
+      try {
+        parseDirectAddress(url);
+      } catch (error) {
+        throw new ConfigError(
+          `${label}.url${typeof options.url === 'string' ? '' : `[${i}]`}`,
+          url,
+          'host:port or callisto://host:port',
+          {
+            source,
+            cause: error,
+          },
+        );
+      }
+    });
+    const own = listOf(options.registry, splitAddressList);
+    own?.forEach((address, i) => {
+      const key = `${label}.registry${typeof options.registry === 'string' ? '' : `[${i}]`}`;
+      checkRegistryAddressFor(extensions, address, { key, source });
+    });
+    const registryAddresses = own ?? config.registry;
+    const local = localTable.lookup(definition.name, definition.version, definition.group);
+    if (!urls?.length && registryAddresses.length === 0 && !(injvm && local)) {
+      throw new ConfigError(
+        `${label}.url`,
+        undefined,
+        'a provider address (url), a registry, or mock: true',
+        {
+          source,
+          problem: `nothing to call: the app has no registry and ${injvm ? `does not provide ${definition.name} itself` : 'injvm is off'}`,
+        },
+      );
+    }
+    return { urls: urls?.length ? urls : undefined, registries: registryAddresses };
+  };
+
+  const sourceFor = (definition: ServiceDefinition<unknown>, targets: ReferenceTargets): ServiceSource => {
+    const { urls, registries: registryAddresses } = targets;
     const descriptor = urls?.length ? `url:${urls.join(',')}` : `registry:${registryAddresses.join(',')}`;
     const key = `${serviceKeyString(definition)}|${descriptor}`;
     let source = sources.get(key);
     if (source === undefined) {
-      if (urls?.length) source = createDirectSource(definition, urls, pool);
+      if (urls) source = createDirectSource(definition, urls, pool);
       else if (registryAddresses.length > 0) {
         source = createRegistrySource(
           definition,
@@ -144,7 +190,10 @@ export function createConsumerSide(
         throw new ConfigError(
           `refer(${definition.name}).url`,
           undefined,
-          'a provider address (url) or a registry (app config `registry`), or mock: true',
+          'a provider address (url) or a registry',
+          {
+            problem: `${definition.name} is no longer provided by this app and there is no registry`,
+          },
         );
       }
       sources.set(key, source);
@@ -213,11 +262,12 @@ export function createConsumerSide(
   return {
     pool,
     refer<T>(definition: ServiceDefinition<T>, options: ReferenceOptions<T> = {}): Remote<T> {
-      const label = `refer(${definition.name})`;
-      const base = resolveConsumerOptions(config.consumer, options, label);
+      const resolved = resolveReferenceOptions(definition, options, config.consumer, extensions);
+      const base = resolved.reference;
       const serializer = serializers.byName(base.serializer);
       const forced = options.mock === true || options.mock === 'force';
       const def = definition as ServiceDefinition<unknown>;
+      const targets = forced ? undefined : targetsOf(def, options as ReferenceOptions<unknown>, base.injvm);
       return createReference<T>({
         definition,
         options: { ...options, filters: [...appFilters, ...(options.filters ?? [])] },
@@ -228,20 +278,14 @@ export function createConsumerSide(
           methodOptions: MethodReferenceOptions,
           _declaration: MethodDeclaration,
         ) {
-          if (forced) throw new RpcError('Internal', 'mock references have no remote invoker');
-          const merged = resolveConsumerOptions(base, methodOptions, `${label}.methods.${method}`);
+          if (targets === undefined) throw new RpcError('Internal', 'mock references have no remote invoker');
+          const merged = resolved.configOf(method);
           let remote: Invoker | undefined;
           let local: Invoker | undefined | null = base.injvm ? null : undefined;
           return (invocation) => {
             if (local === null) local = localInvoker(def, method);
             if (local !== undefined) return local(invocation);
-            remote ??= remoteInvoker(
-              def,
-              sourceFor(def, options as ReferenceOptions<unknown>),
-              method,
-              merged,
-              methodOptions,
-            );
+            remote ??= remoteInvoker(def, sourceFor(def, targets), method, merged, methodOptions);
             return remote(invocation);
           };
         },
