@@ -109,6 +109,8 @@ describe('extensions', () => {
     const app = await testApp();
     const attempt = () => app.refer(Echo, { url: '127.0.0.1:1', serializer: 'protobuf' as never });
     expect(attempt).toThrow(ConfigError);
-    expect(attempt).toThrow(/refer\(test\.ExtEcho\)\.serializer = "protobuf".*registered serializer names: .*msgpack/);
+    expect(attempt).toThrow(
+      /refer\(test\.ExtEcho\)\.serializer = "protobuf".*registered serializer names: .*msgpack/,
+    );
   });
 });
