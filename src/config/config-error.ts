@@ -3,7 +3,7 @@
  * a likely typo, what it probably meant.
  *
  *   invalid configuration: consumer.loadbalance = "roundrobbin" (from environment variable
- *   CALLISTO_CONSUMER_LOADBALANCE): expected one of random, roundrobin, …; did you mean "roundrobin"?
+ *   CALLISTO_CONSUMER_LOADBALANCE); expected one of random, roundrobin, …; did you mean "roundrobin"?
  */
 
 export interface ConfigErrorOptions {
@@ -67,8 +67,8 @@ function formatMessage(key: string, value: unknown, expected: string, options: C
         : ` (from ${source})`;
   const valueText = value === undefined ? '' : ` = ${describeValue(value)}`;
   const hint = suggestion === undefined ? '' : `; did you mean ${quoteSuggestion(suggestion, unknownKey)}?`;
-  const because = problem === undefined ? '' : `${problem}; `;
-  return `invalid configuration: ${what}${valueText}${from}: ${because}expected ${expected}${hint}`;
+  const because = problem === undefined ? '' : `: ${problem}`;
+  return `invalid configuration: ${what}${valueText}${from}${because}; expected ${expected}${hint}`;
 }
 
 /** Keys read as themselves (`consumer.timeoutMs`); names and values as quoted strings (`"roundrobin"`). */

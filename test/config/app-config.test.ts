@@ -58,7 +58,7 @@ describe('callisto() checks extension names', () => {
       load: { env: { CALLISTO_CONSUMER_LOADBALANCE: 'roundrobbin' } },
     });
     expect(fromEnv.message).toMatch(
-      /^invalid configuration: consumer\.loadbalance = "roundrobbin" \(from environment variable CALLISTO_CONSUMER_LOADBALANCE\): expected one of the registered loadbalance names: .*; did you mean "roundrobin"\?$/,
+      /^invalid configuration: consumer\.loadbalance = "roundrobbin" \(from environment variable CALLISTO_CONSUMER_LOADBALANCE\); expected one of the registered loadbalance names: .*; did you mean "roundrobin"\?$/,
     );
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'callisto-app-config-'));
     try {

@@ -119,7 +119,7 @@ describe('configuration mistakes', () => {
       source: 'environment variable CALLISTO_SERVER_PORT',
     });
     expect(error.message).toBe(
-      'invalid configuration: server.port = "abc" (from environment variable CALLISTO_SERVER_PORT): expected an integer from 0 to 65535',
+      'invalid configuration: server.port = "abc" (from environment variable CALLISTO_SERVER_PORT); expected an integer from 0 to 65535',
     );
   });
 
@@ -127,11 +127,11 @@ describe('configuration mistakes', () => {
     const file = write('callisto.config.yaml', 'consumer:\n  retryBudgetRatio: 2\n');
     const error = configErrorOf(() => loadConfig({}, { cwd: dir, env: {} }));
     expect(error.message).toBe(
-      `invalid configuration: consumer.retryBudgetRatio = 2 (from file ${file}): expected a number from 0 to 1`,
+      `invalid configuration: consumer.retryBudgetRatio = 2 (from file ${file}); expected a number from 0 to 1`,
     );
     const properties = write('callisto.properties', 'callisto.consumer.forks=0\n');
     expect(configErrorOf(() => loadConfig({}, { cwd: dir, env: {}, configFile: properties })).message).toBe(
-      `invalid configuration: consumer.forks = 0 (from file ${properties}): expected an integer >= 1`,
+      `invalid configuration: consumer.forks = 0 (from file ${properties}); expected an integer >= 1`,
     );
   });
 
@@ -151,7 +151,7 @@ describe('configuration mistakes', () => {
     cases.forEach(([attempt, keyAndValue], i) => {
       const { message } = configErrorOf(attempt);
       expect(message).toBe(
-        `invalid configuration: ${keyAndValue} (from code, callisto() options): ${expected[i]}`,
+        `invalid configuration: ${keyAndValue} (from code, callisto() options); ${expected[i]}`,
       );
       expect(message).not.toMatch(/Invalid input|expected expected/);
     });
@@ -163,7 +163,7 @@ describe('configuration mistakes', () => {
     expect(error).toMatchObject({ key: 'consumer.timeout', value: 5, unknownKey: true });
     expect(error.suggestion).toBe('consumer.timeoutMs');
     expect(error.message).toBe(
-      `invalid configuration: unknown key consumer.timeout = 5 (from file ${file}): expected a key listed in docs/configuration.md; did you mean consumer.timeoutMs?`,
+      `invalid configuration: unknown key consumer.timeout = 5 (from file ${file}); expected a key listed in docs/configuration.md; did you mean consumer.timeoutMs?`,
     );
     expect(error.message).not.toContain('(unknown key)');
   });
@@ -171,7 +171,7 @@ describe('configuration mistakes', () => {
   it('reject an unknown key in code, also one put in the wrong section', () => {
     const misplaced = configErrorOf(() => loadConfig({ timeoutMs: 5 } as never, { cwd: dir, env: {} }));
     expect(misplaced.message).toMatch(
-      /^invalid configuration: unknown key timeoutMs = 5 \(from code, callisto\(\) options\): .*; did you mean consumer\.timeoutMs\?$/,
+      /^invalid configuration: unknown key timeoutMs = 5 \(from code, callisto\(\) options\); .*; did you mean consumer\.timeoutMs\?$/,
     );
     const section = configErrorOf(() => loadConfig({ consumr: {} } as never, { cwd: dir, env: {} }));
     expect(section.suggestion).toBe('consumer');
@@ -181,7 +181,7 @@ describe('configuration mistakes', () => {
     const file = write('callisto.properties', 'callisto.server.prot=1\n');
     const error = configErrorOf(() => loadConfig({}, { cwd: dir, env: {} }));
     expect(error.message).toBe(
-      `invalid configuration: unknown key callisto.server.prot = "1" (from file ${file}): expected callisto.<key> with a key listed in docs/configuration.md; did you mean callisto.server.port?`,
+      `invalid configuration: unknown key callisto.server.prot = "1" (from file ${file}); expected callisto.<key> with a key listed in docs/configuration.md; did you mean callisto.server.port?`,
     );
     write('callisto.properties', 'calisto.server.port=1\n');
     expect(configErrorOf(() => loadConfig({}, { cwd: dir, env: {} })).suggestion).toBe(
@@ -195,7 +195,7 @@ describe('configuration mistakes', () => {
     );
     expect(error).toMatchObject({ key: 'CALLISTO_CONSUMER_TIMEOUT', value: '5', unknownKey: true });
     expect(error.message).toBe(
-      'invalid configuration: unknown variable CALLISTO_CONSUMER_TIMEOUT = "5" (from the environment): expected one of the CALLISTO_* variables listed in docs/configuration.md (the prefix is reserved for them); did you mean CALLISTO_CONSUMER_TIMEOUT_MS?',
+      'invalid configuration: unknown variable CALLISTO_CONSUMER_TIMEOUT = "5" (from the environment); expected one of the CALLISTO_* variables listed in docs/configuration.md (the prefix is reserved for them); did you mean CALLISTO_CONSUMER_TIMEOUT_MS?',
     );
     const sectionLeftOut = configErrorOf(() => loadConfig({}, { cwd: dir, env: { CALLISTO_PORT: '1' } }));
     expect(sectionLeftOut.suggestion).toBe('CALLISTO_SERVER_PORT');

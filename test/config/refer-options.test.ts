@@ -104,7 +104,7 @@ describe('refer() checks keys and values', () => {
     expect(reference.suggestion).toBe('refer(test.UserService).timeoutMs');
     const method = referError(app, { url: '127.0.0.1:1', methods: { say: { idempotant: true } } } as never);
     expect(method.message).toMatch(
-      /^invalid configuration: unknown key refer\(test\.UserService\)\.methods\.say\.idempotant = true \(from code, refer\(test\.UserService\) options\): expected one of the options .*; did you mean refer\(test\.UserService\)\.methods\.say\.idempotent\?$/,
+      /^invalid configuration: unknown key refer\(test\.UserService\)\.methods\.say\.idempotant = true \(from code, refer\(test\.UserService\) options\); expected one of the options .*; did you mean refer\(test\.UserService\)\.methods\.say\.idempotent\?$/,
     );
   });
 
@@ -120,12 +120,12 @@ describe('refer() checks keys and values', () => {
   it('rejects a bad value of the reference or of a method', async () => {
     const app = await testApp();
     expect(referError(app, { url: '127.0.0.1:1', timeoutMs: -5 }).message).toBe(
-      `invalid configuration: refer(test.UserService).timeoutMs = -5 (from ${SOURCE}): expected an integer >= 0`,
+      `invalid configuration: refer(test.UserService).timeoutMs = -5 (from ${SOURCE}); expected an integer >= 0`,
     );
     expect(
       referError(app, { url: '127.0.0.1:1', methods: { getUser: { hashArguments: [-1] } } }).message,
     ).toBe(
-      `invalid configuration: refer(test.UserService).methods.getUser.hashArguments[0] = -1 (from ${SOURCE}): expected an integer >= 0`,
+      `invalid configuration: refer(test.UserService).methods.getUser.hashArguments[0] = -1 (from ${SOURCE}); expected an integer >= 0`,
     );
     expect(referError(app, { url: '127.0.0.1:1', mock: 'yes' as never }).expected).toBe(
       "true, false, 'force' or 'fail'",
