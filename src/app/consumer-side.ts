@@ -14,7 +14,6 @@ import type { MethodReferenceOptions, ReferenceOptions } from '../client/referen
 import { resolveReferenceOptions } from '../client/resolve-reference-options.js';
 import { createClusterContext } from '../cluster/cluster-context.js';
 import { createHealthTracker, createRetryControl } from '../cluster/cluster-policies.js';
-import { splitAddressList } from '../config/address-list.js';
 import type { CallistoConfig, ConsumerConfig } from '../config/callisto-config.js';
 import { ConfigError } from '../config/config-error.js';
 import { fromErrorPayload, toErrorPayload } from '../core/error-payload.js';
@@ -31,14 +30,9 @@ import type { MethodDeclaration, ServiceDefinition } from '../service/define-ser
 import { methodNotFound, type ServiceTable } from '../service/service-table.js';
 import type { Remote } from '../service/service-types.js';
 import { DEFAULT_CONNECTION_OPTIONS } from '../transport/transport-options.js';
-import { checkRegistryAddressFor } from './check-app-config.js';
+import { type ReferenceTargets, resolveReferenceTargets } from './reference-targets.js';
 import type { RegistrySet } from './registry-set.js';
-import {
-  createDirectSource,
-  createRegistrySource,
-  parseDirectAddress,
-  type ServiceSource,
-} from './service-source.js';
+import { createDirectSource, createRegistrySource, type ServiceSource } from './service-source.js';
 
 export interface ConsumerSide {
   readonly pool: ConnectionPool;
@@ -49,15 +43,6 @@ export interface ConsumerSide {
   close(): Promise<void>;
   destroy(): void;
 }
-
-/** The provider addresses and registries of a reference, checked; one of the two is set. */
-interface ReferenceTargets {
-  urls: string[] | undefined;
-  registries: string[];
-}
-
-const listOf = (value: string | string[] | undefined, split: (text: string) => string[]) =>
-  typeof value === 'string' ? split(value) : value;
 
 function publishConnection(
   address: string,
@@ -117,54 +102,6 @@ export function createConsumerSide(
   const sources = new Map<string, ServiceSource>();
   const closers: Array<() => void> = [];
   const log = (level: 'info' | 'warn' | 'error', message: string) => logger[level](message);
-
-  /**
-   * Checks where a reference's providers come from: its `url` addresses, else its `registry`, else the
-   * app's registries. Without any, only an in-process service can answer.
-   */
-  const targetsOf = (
-    definition: ServiceDefinition<unknown>,
-    options: ReferenceOptions<unknown>,
-    injvm: boolean,
-  ): ReferenceTargets => {
-    const label = `refer(${definition.name})`;
-    const source = `code, ${label} options`;
-    const urls = listOf(options.url, (text) => text.split(',').map((part) => part.trim()));
-    urls?.forEach((url, i) => {
-      try {
-        parseDirectAddress(url);
-      } catch (error) {
-        throw new ConfigError(
-          `${label}.url${typeof options.url === 'string' ? '' : `[${i}]`}`,
-          url,
-          'host:port or callisto://host:port',
-          {
-            source,
-            cause: error,
-          },
-        );
-      }
-    });
-    const own = listOf(options.registry, splitAddressList);
-    own?.forEach((address, i) => {
-      const key = `${label}.registry${typeof options.registry === 'string' ? '' : `[${i}]`}`;
-      checkRegistryAddressFor(extensions, address, { key, source });
-    });
-    const registryAddresses = own ?? config.registry;
-    const local = localTable.lookup(definition.name, definition.version, definition.group);
-    if (!urls?.length && registryAddresses.length === 0 && !(injvm && local)) {
-      throw new ConfigError(
-        `${label}.url`,
-        undefined,
-        'a provider address (url), a registry, or mock: true',
-        {
-          source,
-          problem: `nothing to call: the app has no registry and ${injvm ? `does not provide ${definition.name} itself` : 'injvm is off'}`,
-        },
-      );
-    }
-    return { urls: urls?.length ? urls : undefined, registries: registryAddresses };
-  };
 
   const sourceFor = (definition: ServiceDefinition<unknown>, targets: ReferenceTargets): ServiceSource => {
     const { urls, registries: registryAddresses } = targets;
@@ -267,7 +204,16 @@ export function createConsumerSide(
       const serializer = serializers.byName(base.serializer);
       const forced = options.mock === true || options.mock === 'force';
       const def = definition as ServiceDefinition<unknown>;
-      const targets = forced ? undefined : targetsOf(def, options as ReferenceOptions<unknown>, base.injvm);
+      const targets = forced
+        ? undefined
+        : resolveReferenceTargets(def, options as ReferenceOptions<unknown>, {
+            extensions,
+            appRegistries: config.registry,
+            inProcess: {
+              injvm: base.injvm,
+              provided: localTable.lookup(def.name, def.version, def.group) !== undefined,
+            },
+          });
       return createReference<T>({
         definition,
         options: { ...options, filters: [...appFilters, ...(options.filters ?? [])] },
