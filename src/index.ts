@@ -77,6 +77,7 @@ export type {
 export type { Serializer } from './serialization/serializer.js';
 export { callContext } from './service/call-context.js';
 export {
+  type DeclaredMethods,
   defineService,
   type MethodDeclaration,
   type ServiceDefinition,
