@@ -17,6 +17,7 @@ import {
   REGISTRY_ADDRESS_FORMAT,
   registryAddressKind,
 } from '../registry/registry-address.js';
+import { resolveRegistryOptions } from '../registry/registry-options.js';
 
 const ADDRESS = `a registry address ${REGISTRY_ADDRESS_FORMAT}`;
 
@@ -47,6 +48,16 @@ export function checkRegistryAddressFor(
   const checked = checkRegistryAddress(raw);
   if (checked.problem !== undefined) {
     throw new ConfigError(site.key, raw, ADDRESS, { ...options, problem: checked.problem });
+  }
+  try {
+    resolveRegistryOptions(checked.address); // the query parameters: ?ttl=, ?root=, ?maxBackoff=
+  } catch (error) {
+    const problem = (error as Error).message.replace(/^registry "[^"]*": /, '');
+    throw new ConfigError(site.key, raw, `${ADDRESS} with valid parameters`, {
+      ...options,
+      problem,
+      cause: error,
+    });
   }
   const needed = REGISTRY_CLIENT_PACKAGES[kind];
   const builtin = extensions.get('registry', kind) === BUILTIN_REGISTRY_FACTORIES[kind];

@@ -127,6 +127,8 @@ describe('callisto() checks registry addresses', () => {
       /"127\.0\.0\.1" has no port \(direct:\/\/ has no default port; write 127\.0\.0\.1:<port>\)/,
     ],
     ['etcd://127.0.0.1:99999', /port "99999" of "127\.0\.0\.1:99999" is not between 1 and 65535/],
+    ['etcd://127.0.0.1:2379?ttl=soon', /: ttl = "soon" is not an integer >= 1; expected a registry address/],
+    ['zookeeper://127.0.0.1?root=apps', /: root = "apps" is not an absolute path like \/callisto;/],
     ['127.0.0.1:2379', /expected a registry address kind:\/\/…, e\.g\. etcd:\/\/127\.0\.0\.1:2379/],
   ])('rejects %s and says what is wrong with it', async (address, why) => {
     const error = await configErrorOf({ registry: address });
