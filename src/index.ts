@@ -33,6 +33,19 @@ export { ErrorCode, type ErrorCodeName, RpcError } from './core/rpc-error.js';
 export type { ServiceKey } from './core/service-key.js';
 // Extension points
 export {
+  BUILTIN_EXTENSION_NAMES,
+  type ClusterName,
+  type ClusterNames,
+  type LoadBalancerName,
+  type LoadBalancerNames,
+  type RegistryKindName,
+  type RegistryKindNames,
+  type RetryPolicyName,
+  type RetryPolicyNames,
+  type SerializerName,
+  type SerializerNames,
+} from './extension/extension-names.js';
+export {
   builtinExtensions,
   type ExtensionKinds,
   type ExtensionRegistry,
@@ -64,6 +77,7 @@ export type {
 export type { Serializer } from './serialization/serializer.js';
 export { callContext } from './service/call-context.js';
 export {
+  type DeclaredMethods,
   defineService,
   type MethodDeclaration,
   type ServiceDefinition,

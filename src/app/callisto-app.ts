@@ -6,7 +6,7 @@
 import './builtins.js';
 import type { ReferenceOptions } from '../client/reference-options.js';
 import type { CallistoConfig, CallistoConfigInput } from '../config/callisto-config.js';
-import { type LoadConfigOptions, loadConfig } from '../config/load-config.js';
+import { type LoadConfigOptions, loadConfigWithSources } from '../config/load-config.js';
 import type { Filter } from '../core/invocation.js';
 import { builtinExtensions, type ExtensionRegistry } from '../extension/extension-registry.js';
 import { createConsoleLogger, type Logger } from '../observability/logger.js';
@@ -14,6 +14,7 @@ import { createSerializerTable } from '../serialization/serializer-table.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import type { Implementation, Remote } from '../service/service-types.js';
 import type { AppState } from './app-state.js';
+import { checkAppConfig } from './check-app-config.js';
 import { type ConsumerSide, createConsumerSide } from './consumer-side.js';
 import { loadExtensionModules } from './load-extensions.js';
 import { createProviderSide, type ProvideOptions, type ProviderSide } from './provider-side.js';
@@ -60,12 +61,19 @@ export interface CallistoApp {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/**
+ * Builds an app. Every configuration mistake (a bad value, an unknown key or `CALLISTO_*` variable, an
+ * extension name that is not registered, a bad registry address, a missing registry client package)
+ * rejects here with a ConfigError, before anything is listened on or connected to.
+ */
 export async function callisto(options: AppOptions = {}): Promise<CallistoApp> {
   const { logger: userLogger, filters, extend, load, ...input } = options;
-  const config = loadConfig(input, load);
+  const loaded = loadConfigWithSources(input, load);
+  const { config } = loaded;
   const extensions = builtinExtensions.fork();
-  await loadExtensionModules(config.extensions, extensions);
+  await loadExtensionModules(config.extensions, extensions, loaded.sourceOf('extensions'));
   extend?.(extensions);
+  checkAppConfig(loaded, extensions);
   return createApp(config, extensions, userLogger ?? createConsoleLogger(config.logLevel), filters ?? {});
 }
 

@@ -11,9 +11,10 @@ import {
 } from '../client/connection-pool.js';
 import { createReference } from '../client/reference.js';
 import type { MethodReferenceOptions, ReferenceOptions } from '../client/reference-options.js';
+import { resolveReferenceOptions } from '../client/resolve-reference-options.js';
 import { createClusterContext } from '../cluster/cluster-context.js';
 import { createHealthTracker, createRetryControl } from '../cluster/cluster-policies.js';
-import { type CallistoConfig, type ConsumerConfig, consumerConfigSchema } from '../config/callisto-config.js';
+import type { CallistoConfig, ConsumerConfig } from '../config/callisto-config.js';
 import { ConfigError } from '../config/config-error.js';
 import { fromErrorPayload, toErrorPayload } from '../core/error-payload.js';
 import type { Filter, Invocation, Invoker } from '../core/invocation.js';
@@ -29,6 +30,7 @@ import type { MethodDeclaration, ServiceDefinition } from '../service/define-ser
 import { methodNotFound, type ServiceTable } from '../service/service-table.js';
 import type { Remote } from '../service/service-types.js';
 import { DEFAULT_CONNECTION_OPTIONS } from '../transport/transport-options.js';
+import { type ReferenceTargets, resolveReferenceTargets } from './reference-targets.js';
 import type { RegistrySet } from './registry-set.js';
 import { createDirectSource, createRegistrySource, type ServiceSource } from './service-source.js';
 
@@ -40,19 +42,6 @@ export interface ConsumerSide {
   /** Stops following registries and closes connections after their calls complete. */
   close(): Promise<void>;
   destroy(): void;
-}
-
-const CONSUMER_KEYS = new Set(Object.keys(consumerConfigSchema.shape));
-
-function resolveConsumerOptions(base: ConsumerConfig, options: object, label: string): ConsumerConfig {
-  const overrides = Object.fromEntries(
-    Object.entries(options).filter(([key, value]) => CONSUMER_KEYS.has(key) && value !== undefined),
-  );
-  const result = consumerConfigSchema.safeParse({ ...base, ...overrides });
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  const key = issue.path.map(String).join('.');
-  throw new ConfigError(`${label}.${key}`, (overrides as Record<string, unknown>)[key], issue.message);
 }
 
 function publishConnection(
@@ -114,19 +103,13 @@ export function createConsumerSide(
   const closers: Array<() => void> = [];
   const log = (level: 'info' | 'warn' | 'error', message: string) => logger[level](message);
 
-  const sourceFor = (
-    definition: ServiceDefinition<unknown>,
-    options: ReferenceOptions<unknown>,
-  ): ServiceSource => {
-    const urls = typeof options.url === 'string' ? options.url.split(',') : options.url;
-    const registryAddresses =
-      (typeof options.registry === 'string' ? options.registry.split(',') : options.registry) ??
-      config.registry;
+  const sourceFor = (definition: ServiceDefinition<unknown>, targets: ReferenceTargets): ServiceSource => {
+    const { urls, registries: registryAddresses } = targets;
     const descriptor = urls?.length ? `url:${urls.join(',')}` : `registry:${registryAddresses.join(',')}`;
     const key = `${serviceKeyString(definition)}|${descriptor}`;
     let source = sources.get(key);
     if (source === undefined) {
-      if (urls?.length) source = createDirectSource(definition, urls, pool);
+      if (urls) source = createDirectSource(definition, urls, pool);
       else if (registryAddresses.length > 0) {
         source = createRegistrySource(
           definition,
@@ -144,7 +127,10 @@ export function createConsumerSide(
         throw new ConfigError(
           `refer(${definition.name}).url`,
           undefined,
-          'a provider address (url) or a registry (app config `registry`), or mock: true',
+          'a provider address (url) or a registry',
+          {
+            problem: `${definition.name} is no longer provided by this app and there is no registry`,
+          },
         );
       }
       sources.set(key, source);
@@ -213,11 +199,21 @@ export function createConsumerSide(
   return {
     pool,
     refer<T>(definition: ServiceDefinition<T>, options: ReferenceOptions<T> = {}): Remote<T> {
-      const label = `refer(${definition.name})`;
-      const base = resolveConsumerOptions(config.consumer, options, label);
+      const resolved = resolveReferenceOptions(definition, options, config.consumer, extensions);
+      const base = resolved.reference;
       const serializer = serializers.byName(base.serializer);
       const forced = options.mock === true || options.mock === 'force';
       const def = definition as ServiceDefinition<unknown>;
+      const targets = forced
+        ? undefined
+        : resolveReferenceTargets(def, options as ReferenceOptions<unknown>, {
+            extensions,
+            appRegistries: config.registry,
+            inProcess: {
+              injvm: base.injvm,
+              provided: localTable.lookup(def.name, def.version, def.group) !== undefined,
+            },
+          });
       return createReference<T>({
         definition,
         options: { ...options, filters: [...appFilters, ...(options.filters ?? [])] },
@@ -228,20 +224,14 @@ export function createConsumerSide(
           methodOptions: MethodReferenceOptions,
           _declaration: MethodDeclaration,
         ) {
-          if (forced) throw new RpcError('Internal', 'mock references have no remote invoker');
-          const merged = resolveConsumerOptions(base, methodOptions, `${label}.methods.${method}`);
+          if (targets === undefined) throw new RpcError('Internal', 'mock references have no remote invoker');
+          const merged = resolved.configOf(method);
           let remote: Invoker | undefined;
           let local: Invoker | undefined | null = base.injvm ? null : undefined;
           return (invocation) => {
             if (local === null) local = localInvoker(def, method);
             if (local !== undefined) return local(invocation);
-            remote ??= remoteInvoker(
-              def,
-              sourceFor(def, options as ReferenceOptions<unknown>),
-              method,
-              merged,
-              methodOptions,
-            );
+            remote ??= remoteInvoker(def, sourceFor(def, targets), method, merged, methodOptions);
             return remote(invocation);
           };
         },

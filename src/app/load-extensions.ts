@@ -13,6 +13,7 @@ type Register = (extensions: ExtensionRegistry) => void | Promise<void>;
 export async function loadExtensionModules(
   modules: readonly string[],
   extensions: ExtensionRegistry,
+  source?: string,
 ): Promise<void> {
   for (const specifier of modules) {
     const target =
@@ -23,15 +24,15 @@ export async function loadExtensionModules(
     try {
       loaded = await import(target);
     } catch (error) {
-      throw new ConfigError(
-        'extensions',
-        specifier,
-        `a module that can be imported (${(error as Error).message})`,
-      );
+      throw new ConfigError('extensions', specifier, 'a module that can be imported', {
+        source,
+        problem: (error as Error).message,
+        cause: error,
+      });
     }
     const register = loaded.register ?? loaded.default;
     if (typeof register !== 'function') {
-      throw new ConfigError('extensions', specifier, 'a module exporting register(extensions)');
+      throw new ConfigError('extensions', specifier, 'a module exporting register(extensions)', { source });
     }
     await register(extensions);
   }

@@ -9,7 +9,7 @@ import type { Logger } from '../observability/logger.js';
 import type { ProviderRecord } from '../registry/provider-record.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
 import { createRpcServer, type RpcServer } from '../server/rpc-server.js';
-import type { ServiceDefinition } from '../service/define-service.js';
+import { type ServiceDefinition, undeclaredFunctions } from '../service/define-service.js';
 import { createServiceTable, type ExportedService, type ServiceTable } from '../service/service-table.js';
 import type { Implementation } from '../service/service-types.js';
 import { DEFAULT_CONNECTION_OPTIONS } from '../transport/transport-options.js';
@@ -97,6 +97,12 @@ export function createProviderSide(
     provide(definition, implementation, options = {}) {
       const filters = [...appFilters, ...(options.filters ?? [])];
       const exported = table.add(definition as ServiceDefinition<unknown>, implementation as object, filters);
+      const hidden = undeclaredFunctions(definition as ServiceDefinition<unknown>, implementation as object);
+      if (hidden.length > 0) {
+        logger.warn(
+          `${definition.name}: ${hidden.join(', ')} not callable: only the methods its definition declares are (${[...exported.methods.keys()].join(', ')})`,
+        );
+      }
       const entry: Provided = { exported, options };
       provided.push(entry);
       if (started)

@@ -2,22 +2,34 @@ import type { ConsumerConfig } from '../config/callisto-config.js';
 import type { Attachments, Filter } from '../core/invocation.js';
 import type { Implementation, MethodNames, Remote } from '../service/service-types.js';
 
+/** The `consumer` keys a method may override on a reference. */
+export const METHOD_CONSUMER_KEYS = [
+  'timeoutMs',
+  'loadbalance',
+  'cluster',
+  'retries',
+  'retry',
+  'retryDelayMs',
+  'retryMaxDelayMs',
+  'forks',
+  'sticky',
+] as const satisfies ReadonlyArray<keyof ConsumerConfig>;
+
+/**
+ * `consumer` keys that belong to the whole app (one connection pool, one snapshot directory): they are
+ * set in the app's configuration, never per reference.
+ */
+export const APP_ONLY_CONSUMER_KEYS = [
+  'connectTimeoutMs',
+  'idleTimeoutMs',
+  'maxQueuedBytes',
+  'snapshotDir',
+  'emptyProtection',
+] as const satisfies ReadonlyArray<keyof ConsumerConfig>;
+
 /** Options a method may override on a reference. */
 export interface MethodReferenceOptions
-  extends Partial<
-    Pick<
-      ConsumerConfig,
-      | 'timeoutMs'
-      | 'loadbalance'
-      | 'cluster'
-      | 'retries'
-      | 'retry'
-      | 'retryDelayMs'
-      | 'retryMaxDelayMs'
-      | 'forks'
-      | 'sticky'
-    >
-  > {
+  extends Partial<Pick<ConsumerConfig, (typeof METHOD_CONSUMER_KEYS)[number]>> {
   /** Overrides the definition's `idempotent`. */
   idempotent?: boolean;
   /** Overrides the definition's `oneway`. */
@@ -26,8 +38,13 @@ export interface MethodReferenceOptions
   hashArguments?: number[];
 }
 
-/** Options of one reference (`app.refer(definition, options)`); unset fields come from the app's `consumer` config. */
-export interface ReferenceOptions<T> extends Partial<ConsumerConfig> {
+/**
+ * Options of one reference (`app.refer(definition, options)`); unset fields come from the app's
+ * `consumer` config. Everything is checked by `refer()` itself: unknown keys, values, extension names,
+ * addresses, and the names under `methods`.
+ */
+export interface ReferenceOptions<T>
+  extends Partial<Omit<ConsumerConfig, (typeof APP_ONLY_CONSUMER_KEYS)[number]>> {
   /** Direct provider addresses (`host:port` or `callisto://host:port`), bypassing registries. */
   url?: string | string[];
   /** Registries for this reference instead of the app's. */
@@ -48,6 +65,18 @@ export interface ReferenceOptions<T> extends Partial<ConsumerConfig> {
   /** Per-method overrides. */
   methods?: { [K in MethodNames<T>]?: MethodReferenceOptions };
 }
+
+/** Keys of ReferenceOptions that are not `consumer` keys. */
+export const REFERENCE_ONLY_KEYS = [
+  'url',
+  'registry',
+  'mock',
+  'mockImpl',
+  'stub',
+  'filters',
+  'attachments',
+  'methods',
+] as const satisfies ReadonlyArray<keyof ReferenceOptions<unknown>>;
 
 /** Per-call options (`withOptions(ref, options).method(...)`). */
 export interface CallOptions {

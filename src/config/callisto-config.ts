@@ -3,11 +3,19 @@
  * is also the list of keys that files, `.properties` and `CALLISTO_*` variables may set.
  */
 import { z } from 'zod';
+import type {
+  ClusterName,
+  LoadBalancerName,
+  RetryPolicyName,
+  SerializerName,
+} from '../extension/extension-names.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
+/** An extension name: typed as the registered names, checked against the app's extensions at start. */
+const extensionName = <Name extends string>() => z.string().min(1) as unknown as z.ZodType<Name, Name>;
 
 export const serverConfigSchema = z.strictObject({
   /** Interface to listen on. Default '127.0.0.1'; '0.0.0.0' with `advertiseHost` to serve other hosts. */
@@ -17,7 +25,7 @@ export const serverConfigSchema = z.strictObject({
   /** Host written to the registry; '' means `host` (127.0.0.1 for a wildcard host). Default ''. */
   advertiseHost: z.string(),
   /** Serializer names accepted from consumers; empty means all registered. Default []. */
-  serializers: z.array(z.string()),
+  serializers: z.array(extensionName<SerializerName>()),
   /** Calls executing at once before new ones are answered Overloaded. Default 10000. */
   maxConcurrentCalls: positiveInt,
   /** Send stack traces with errors. Default false. */
@@ -33,18 +41,18 @@ export const serverConfigSchema = z.strictObject({
 });
 
 export const consumerConfigSchema = z.strictObject({
-  /** Default call timeout, ms; 0 for none. Default 3000. */
+  /** Call timeout, ms, of methods that set none; 0 for none. Default 3000. */
   timeoutMs: nonNegativeInt,
   /** Serializer for requests. Default 'msgpack'. */
-  serializer: z.string().min(1),
+  serializer: extensionName<SerializerName>(),
   /** Load balancer name. Default 'random'. */
-  loadbalance: z.string().min(1),
+  loadbalance: extensionName<LoadBalancerName>(),
   /** Fault-tolerance strategy name. Default 'failover'. */
-  cluster: z.string().min(1),
+  cluster: extensionName<ClusterName>(),
   /** failover: extra attempts. Default 2. */
   retries: nonNegativeInt,
   /** Retry delay policy: 'none' (never retry), 'fixed' (every retryDelayMs), 'exponential' (with jitter). Default 'fixed'. */
-  retry: z.string().min(1),
+  retry: extensionName<RetryPolicyName>(),
   /** Delay of 'fixed', first delay of 'exponential', ms. Default 0 (retry at once). */
   retryDelayMs: nonNegativeInt,
   /** Longest retry delay, ms. Default 1000. */
@@ -83,7 +91,12 @@ export const callistoConfigSchema = z.strictObject({
   /** Application name, announced to registries. Default 'callisto-app'. */
   application: z.string().min(1),
   /** Registry addresses (file://, etcd://, zookeeper://, redis://, direct://). Default [] (none). */
-  registry: z.array(z.string().regex(/^[a-z][a-z0-9+.-]*:\/\//, 'expected an address like etcd://host:2379')),
+  registry: z.array(
+    z
+      .string()
+      .regex(/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//)
+      .describe('a registry address kind://…, e.g. etcd://127.0.0.1:2379 or file://.callisto/registry'),
+  ),
   /** How long a dead provider's registration may survive, ms. Default 10000. */
   registryTtlMs: z.number().int().min(1000),
   /** Heartbeat interval on idle connections, ms. Default 30000. */

@@ -6,12 +6,15 @@
  *   3. environment variables `CALLISTO_<PATH>` (e.g. `CALLISTO_SERVER_PORT`, `CALLISTO_CONSUMER_TIMEOUT_MS`,
  *      `CALLISTO_REGISTRY=etcd://h:2379,zookeeper://h:2181`)
  *   4. options passed in code
- * Everything is validated once; an invalid value throws a ConfigError naming the key, the value and
- * what was allowed.
+ * Everything is validated once; a mistake throws a ConfigError naming the key, the value, what was
+ * allowed and where the value was set (file, variable or code), with a did-you-mean for unknown keys and
+ * variables. Every `CALLISTO_*` variable must be a known one (except `CALLISTO_CONFIG` and the
+ * `CALLISTO_TEST_*` variables of Callisto's own test tooling).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { splitAddressList } from './address-list.js';
 import {
   type CallistoConfig,
   type CallistoConfigInput,
@@ -19,6 +22,8 @@ import {
   DEFAULT_CONFIG,
 } from './callisto-config.js';
 import { ConfigError } from './config-error.js';
+import { parseConfig } from './describe-schema.js';
+import { closestKey, closestMatch } from './did-you-mean.js';
 import { parseProperties } from './properties.js';
 
 export const CONFIG_FILE_NAMES = [
@@ -37,6 +42,26 @@ export interface LoadConfigOptions {
   env?: NodeJS.ProcessEnv | false;
 }
 
+/** A validated configuration and where each of its values was set. */
+export interface LoadedConfig {
+  readonly config: CallistoConfig;
+  /**
+   * Where the value of a key (`consumer.loadbalance`, `registry[1]`) was set: `file <path>`,
+   * `environment variable CALLISTO_…` or `code, callisto() options`; undefined for a default.
+   */
+  sourceOf(key: string): string | undefined;
+}
+
+/** The source named for values passed to `callisto()`. */
+export const CODE_SOURCE = 'code, callisto() options';
+
+/** Variables under the CALLISTO_ prefix that are not configuration keys. */
+const CONFIG_FILE_VARIABLE = 'CALLISTO_CONFIG';
+const RESERVED_VARIABLE_PREFIX = 'CALLISTO_TEST_';
+
+/** Options of `callisto()` that are not configuration keys (for did-you-mean only). */
+const CODE_ONLY_KEYS = ['logger', 'filters', 'extend', 'load'];
+
 type Plain = Record<string, unknown>;
 
 const isPlain = (value: unknown): value is Plain =>
@@ -50,6 +75,7 @@ function leafPaths(value: Plain, prefix: string[] = []): string[][] {
 }
 
 const LEAVES = leafPaths(DEFAULT_CONFIG as unknown as Plain);
+const LEAF_KEYS = LEAVES.map((leaf) => leaf.join('.'));
 
 function leafDefault(keyPath: string[]): unknown {
   let value: unknown = DEFAULT_CONFIG;
@@ -63,6 +89,7 @@ function coerce(keyPath: string[], raw: string): unknown {
   const text = raw.trim();
   if (typeof fallback === 'number') return text !== '' && Number.isFinite(Number(text)) ? Number(text) : raw;
   if (typeof fallback === 'boolean') return text === 'true' ? true : text === 'false' ? false : raw;
+  if (keyPath.join('.') === 'registry') return splitAddressList(text);
   if (Array.isArray(fallback)) return text === '' ? [] : text.split(',').map((part) => part.trim());
   if (isPlain(fallback)) {
     return Object.fromEntries(
@@ -78,6 +105,20 @@ function coerce(keyPath: string[], raw: string): unknown {
 const envName = (keyPath: string[]): string =>
   `CALLISTO_${keyPath.map((key) => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()).join('_')}`;
 
+const ENV_KEYS = new Map(LEAVES.map((keyPath) => [envName(keyPath), keyPath]));
+
+/** The known variable an unknown `CALLISTO_*` name most likely means. */
+function closestVariable(name: string): string | undefined {
+  const strip = (variable: string) => variable.slice('CALLISTO_'.length);
+  const wanted = strip(name);
+  const byStripped = new Map([...ENV_KEYS.keys()].map((known) => [strip(known), known]));
+  const close = closestMatch(wanted, byStripped.keys());
+  if (close !== undefined) return byStripped.get(close);
+  // A key named without its section: CALLISTO_PORT -> CALLISTO_SERVER_PORT.
+  const sameEnding = [...byStripped.keys()].filter((known) => known.endsWith(`_${wanted}`));
+  return sameEnding.length === 1 ? byStripped.get(sameEnding[0]!) : undefined;
+}
+
 function setPath(target: Plain, keyPath: string[], value: unknown): void {
   let node = target;
   for (const key of keyPath.slice(0, -1)) {
@@ -87,50 +128,105 @@ function setPath(target: Plain, keyPath: string[], value: unknown): void {
   node[keyPath[keyPath.length - 1]!] = value;
 }
 
-function fromEnv(env: NodeJS.ProcessEnv): Plain {
+type Sources = Map<string, string>;
+
+/** Notes `source` for every key present in `value` (nested). */
+function recordSources(sources: Sources, value: Plain, source: string, prefix = ''): void {
+  for (const [key, child] of Object.entries(value)) {
+    if (child === undefined) continue;
+    sources.set(prefix + key, source);
+    if (isPlain(child) && key !== 'tags') recordSources(sources, child, source, `${prefix}${key}.`);
+  }
+}
+
+function fromEnv(env: NodeJS.ProcessEnv, sources: Sources): Plain {
   const out: Plain = {};
-  for (const keyPath of LEAVES) {
-    const raw = env[envName(keyPath)];
-    if (raw !== undefined) setPath(out, keyPath, coerce(keyPath, raw));
+  for (const [name, raw] of Object.entries(env)) {
+    if (raw === undefined || !name.startsWith('CALLISTO_')) continue;
+    if (name === CONFIG_FILE_VARIABLE || name.startsWith(RESERVED_VARIABLE_PREFIX)) continue;
+    const keyPath = ENV_KEYS.get(name);
+    const source = `environment variable ${name}`;
+    if (keyPath === undefined) {
+      throw ConfigError.unknownKey(name, raw, {
+        source,
+        suggestion: closestVariable(name),
+        expected:
+          'one of the CALLISTO_* variables listed in docs/configuration.md (the prefix is reserved for them)',
+      });
+    }
+    setPath(out, keyPath, coerce(keyPath, raw));
+    sources.set(keyPath.join('.'), source);
   }
   return out;
 }
+
+const PROPERTY_KEYS = [...LEAF_KEYS.map((key) => `callisto.${key}`), 'callisto.registry.address'];
 
 /** `.properties` keys are `callisto.<path>`; `callisto.registry.address` is accepted for `registry`. */
-function fromProperties(text: string, file: string): Plain {
+function fromProperties(text: string, file: string, sources: Sources): Plain {
   const out: Plain = {};
+  const source = `file ${file}`;
   for (const [key, raw] of parseProperties(text)) {
     const normalized = key === 'callisto.registry.address' ? 'callisto.registry' : key;
-    if (!normalized.startsWith('callisto.')) {
-      throw new ConfigError(key, raw, `a key starting with "callisto." (in ${file})`);
+    const keyPath = normalized.startsWith('callisto.') ? normalized.slice('callisto.'.length).split('.') : [];
+    if (!LEAF_KEYS.includes(keyPath.join('.'))) {
+      throw ConfigError.unknownKey(key, raw, {
+        source,
+        suggestion: closestKey(key, PROPERTY_KEYS),
+        expected: 'callisto.<key> with a key listed in docs/configuration.md',
+      });
     }
-    const keyPath = normalized.slice('callisto.'.length).split('.');
-    const known = LEAVES.some((leaf) => leaf.join('.') === keyPath.join('.'));
-    if (!known)
-      throw new ConfigError(key, raw, `one of the known keys (in ${file}), see docs/configuration.md`);
     setPath(out, keyPath, coerce(keyPath, raw));
+    sources.set(keyPath.join('.'), source);
   }
   return out;
 }
 
-function readConfigFile(file: string): Plain {
+/** Top-level lists that may be written as one string (in code, YAML or JSON), as in variables. */
+function normalizeLists(input: Plain): Plain {
+  const out = { ...input };
+  if (typeof out.registry === 'string') out.registry = splitAddressList(out.registry);
+  if (typeof out.extensions === 'string') out.extensions = [out.extensions];
+  return out;
+}
+
+function readConfigFile(file: string, sources: Sources): Plain {
   const text = fs.readFileSync(file, 'utf8');
-  if (file.endsWith('.properties')) return fromProperties(text, file);
-  const parsed = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  const source = `file ${file}`;
+  if (file.endsWith('.properties')) return fromProperties(text, file, sources);
+  let parsed: unknown;
+  try {
+    parsed = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  } catch (error) {
+    const format = file.endsWith('.json') ? 'JSON' : 'YAML';
+    throw new ConfigError('configFile', file, `valid ${format} (${(error as Error).message})`, {
+      source,
+      cause: error,
+    });
+  }
   if (parsed == null) return {};
-  if (!isPlain(parsed)) throw new ConfigError('(file)', parsed, `a mapping of options in ${file}`);
+  if (!isPlain(parsed)) throw new ConfigError('configFile', parsed, 'a mapping of options', { source });
   // A file may nest everything under a top-level `callisto:` key.
-  return isPlain(parsed.callisto) ? parsed.callisto : parsed;
+  const options = normalizeLists(isPlain(parsed.callisto) ? parsed.callisto : parsed);
+  recordSources(sources, options, source);
+  return options;
 }
 
 function findConfigFile(options: LoadConfigOptions): string | undefined {
   if (options.configFile === false) return undefined;
   const cwd = options.cwd ?? process.cwd();
-  const explicit =
-    options.configFile ?? (options.env === false ? undefined : (options.env ?? process.env).CALLISTO_CONFIG);
+  const fromEnvironment =
+    options.env === false ? undefined : (options.env ?? process.env)[CONFIG_FILE_VARIABLE];
+  const explicit = options.configFile ?? fromEnvironment;
   if (explicit) {
     const file = path.resolve(cwd, explicit);
-    if (!fs.existsSync(file)) throw new ConfigError('configFile', explicit, 'an existing file');
+    if (!fs.existsSync(file)) {
+      throw new ConfigError('configFile', explicit, `an existing file (looked for ${file})`, {
+        source: options.configFile
+          ? 'code, callisto({ load: { configFile } })'
+          : 'environment variable CALLISTO_CONFIG',
+      });
+    }
     return file;
   }
   for (const name of CONFIG_FILE_NAMES) {
@@ -150,44 +246,45 @@ function merge(base: Plain, over: Plain): Plain {
   return out;
 }
 
-/** Normalizes what code may pass loosely (a single registry string). */
-function normalizeCodeInput(input: CallistoConfigInput): Plain {
-  const out = { ...input } as Plain;
-  if (typeof out.registry === 'string') out.registry = out.registry.split(',').filter(Boolean);
-  if (typeof out.extensions === 'string') out.extensions = [out.extensions];
-  return out;
+function sourceLookup(sources: Sources): (key: string) => string | undefined {
+  return (key) => {
+    const parts = key.replace(/\[\d+\]/g, '').split('.');
+    for (let length = parts.length; length > 0; length--) {
+      const found = sources.get(parts.slice(0, length).join('.'));
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
 }
 
 /** Validates a merged object; throws a ConfigError for the first problem. */
-export function validateConfig(candidate: unknown): CallistoConfig {
-  const result = callistoConfigSchema.safeParse(candidate);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  const keyPath = issue.path.map(String);
-  let value: unknown = candidate;
-  for (const key of keyPath) {
-    value = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
-  }
-  if (issue.code === 'unrecognized_keys') {
-    const prefix = keyPath.length ? `${keyPath.join('.')}.` : '';
-    const unknown = (issue as { keys: string[] }).keys.map((key) => prefix + key);
-    throw new ConfigError(
-      unknown.join(', '),
-      '(unknown key)',
-      'only the keys listed in docs/configuration.md',
-    );
-  }
-  throw new ConfigError(keyPath.join('.') || '(root)', value, issue.message);
+export function validateConfig(
+  candidate: unknown,
+  sourceOf?: (key: string) => string | undefined,
+): CallistoConfig {
+  return parseConfig(callistoConfigSchema, candidate, { sourceOf, extraKeys: CODE_ONLY_KEYS });
+}
+
+/** Loads configuration from every source, validates it once, and keeps where each value came from. */
+export function loadConfigWithSources(
+  input: CallistoConfigInput = {},
+  options: LoadConfigOptions = {},
+): LoadedConfig {
+  const sources: Sources = new Map();
+  const file = findConfigFile(options);
+  let merged: Plain = DEFAULT_CONFIG as unknown as Plain;
+  if (file) merged = merge(merged, readConfigFile(file, sources));
+  if (options.env !== false) merged = merge(merged, fromEnv(options.env ?? process.env, sources));
+  const code = normalizeLists(input as Plain);
+  recordSources(sources, code, CODE_SOURCE);
+  merged = merge(merged, code);
+  const sourceOf = sourceLookup(sources);
+  return { config: validateConfig(merged, sourceOf), sourceOf };
 }
 
 /** Loads configuration from every source and validates it once. */
 export function loadConfig(input: CallistoConfigInput = {}, options: LoadConfigOptions = {}): CallistoConfig {
-  const file = findConfigFile(options);
-  let merged: Plain = DEFAULT_CONFIG as unknown as Plain;
-  if (file) merged = merge(merged, readConfigFile(file));
-  if (options.env !== false) merged = merge(merged, fromEnv(options.env ?? process.env));
-  merged = merge(merged, normalizeCodeInput(input));
-  return validateConfig(merged);
+  return loadConfigWithSources(input, options).config;
 }
 
 export { envName as configEnvName };

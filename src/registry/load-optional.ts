@@ -1,11 +1,37 @@
 /**
  * Lazy loading of the optional registry clients (etcd3, ioredis, node-zookeeper-client): they are
- * imported on first use only, and a missing package gives an error saying what to install.
+ * imported on first use only, and a missing package gives an error saying what to install. Whether a
+ * package is installed can be asked synchronously (`isPackageInstalled`), so that configuration naming
+ * a registry whose client is missing fails when the app is built, not at the first registration.
  */
 import { RpcError } from '../core/rpc-error.js';
 import type { RegistryAddress } from './registry.js';
 
 export type ModuleImporter = (specifier: string) => Promise<unknown>;
+
+/** The package each built-in server-backed registry kind imports. */
+export const REGISTRY_CLIENT_PACKAGES: Readonly<Record<string, string>> = {
+  etcd: 'etcd3',
+  zookeeper: 'node-zookeeper-client',
+  zk: 'node-zookeeper-client',
+  redis: 'ioredis',
+};
+
+/** Resolves a specifier the way `import()` from this module would; throws when it cannot. */
+export type ModuleResolver = (specifier: string) => unknown;
+
+const defaultResolver: ModuleResolver = (specifier) => import.meta.resolve(specifier);
+
+/** Whether `specifier` can be imported from here (resolution only: nothing is loaded or run). */
+export function isPackageInstalled(specifier: string, resolver: ModuleResolver = defaultResolver): boolean {
+  try {
+    resolver(specifier);
+    return true;
+  } catch (error) {
+    if (isModuleNotFound(error, specifier)) return false;
+    throw error;
+  }
+}
 
 const defaultImporter: ModuleImporter = (specifier) => import(specifier);
 

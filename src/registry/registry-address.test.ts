@@ -34,7 +34,9 @@ describe('parseRegistryAddress', () => {
       '127.0.0.1:9000',
       '10.0.0.2:9001',
     ]);
-    expect(() => parseRegistryAddress('direct://127.0.0.1')).toThrow(/has no port/);
+    expect(() => parseRegistryAddress('direct://127.0.0.1')).toThrow(
+      /"127\.0\.0\.1" has no port \(direct:\/\/ has no default port; write 127\.0\.0\.1:<port>\)/,
+    );
   });
 
   it.each([
@@ -45,6 +47,12 @@ describe('parseRegistryAddress', () => {
     ['etcd://h:0', /not between 1 and 65535/],
     ['etcd://h:99999', /not between 1 and 65535/],
     ['etcd://h:2x', /is not host:port/],
+    [
+      'etcd://h:2379/',
+      /"h:2379\/" ends with a slash; etcd:\/\/ takes host:port entries only, remove the "\/"/,
+    ],
+    ['redis://h:6379/0', /"h:6379\/0" has a path "\/0"; redis:\/\/ takes host:port entries only/],
+    ['consul://h', /"h" has no port \(consul:\/\/ has no default port; write h:<port>\)/],
   ])('rejects %s with a BadRequest naming it', (raw, why) => {
     let caught: unknown;
     try {

@@ -19,44 +19,67 @@ const PATH_KINDS = new Set(['file']);
 /** Kinds whose entries must carry an explicit port. */
 const PORT_REQUIRED_KINDS = new Set(['direct']);
 
-const EXPECTED =
-  'expected kind://host:port[,host:port][?key=value], e.g. etcd://127.0.0.1:2379 or file://.callisto';
+/** What a registry address looks like, for messages. */
+export const REGISTRY_ADDRESS_FORMAT =
+  'kind://host:port[,host:port][?key=value], e.g. etcd://127.0.0.1:2379 or file://.callisto';
 
 function badAddress(raw: string, why: string): RpcError {
-  return new RpcError('BadRequest', `invalid registry address "${raw}": ${why} (${EXPECTED})`);
+  return new RpcError(
+    'BadRequest',
+    `invalid registry address "${raw}": ${why} (expected ${REGISTRY_ADDRESS_FORMAT})`,
+  );
 }
 
+/** What is wrong with an address, or the parsed address. */
+export type RegistryAddressCheck = { address: RegistryAddress; problem?: undefined } | { problem: string };
+
 /** Parses `host:port` (or `[v6]:port`); applies the kind's default port when none is given. */
-function parseHostPort(raw: string, entry: string, kind: string): string {
+function parseHostPort(entry: string, kind: string): string | { problem: string } {
+  const slash = entry.indexOf('/');
+  if (slash !== -1) {
+    const pathPart = entry.slice(slash);
+    return {
+      problem:
+        pathPart === '/'
+          ? `"${entry}" ends with a slash; ${kind}:// takes host:port entries only, remove the "/"`
+          : `"${entry}" has a path "${pathPart}"; ${kind}:// takes host:port entries only, not a path`,
+    };
+  }
   const match = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+)(?::(\d*))?$/.exec(entry);
-  if (!match) throw badAddress(raw, `"${entry}" is not host:port`);
+  if (!match) return { problem: `"${entry}" is not host:port` };
   const host = match[1] as string;
   const portText = match[2];
   if (portText === undefined || portText === '') {
     const fallback = DEFAULT_REGISTRY_PORTS[kind];
     if (fallback === undefined || PORT_REQUIRED_KINDS.has(kind)) {
-      throw badAddress(raw, `"${entry}" has no port`);
+      return { problem: `"${entry}" has no port (${kind}:// has no default port; write ${host}:<port>)` };
     }
     return `${host}:${fallback}`;
   }
   const port = Number(portText);
   if (!Number.isInteger(port) || port < 1 || port > 65_535) {
-    throw badAddress(raw, `port "${portText}" of "${entry}" is not between 1 and 65535`);
+    return { problem: `port "${portText}" of "${entry}" is not between 1 and 65535` };
   }
   return `${host}:${port}`;
 }
 
+/** The kind (lower-cased scheme) of an address, or undefined when it has no `kind://`. */
+export function registryAddressKind(raw: string): string | undefined {
+  const scheme = /^\s*([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(raw);
+  return scheme ? (scheme[1] as string).toLowerCase() : undefined;
+}
+
 /**
- * Parses a registry address. The kind is the scheme (lower-cased); `file://` keeps the rest as one
- * directory (relative like `file://.callisto`, or absolute like `file:///var/lib/callisto`); other kinds
- * split the rest on commas into `host:port` entries. Query parameters land in `params`.
- * Throws `RpcError('BadRequest')` naming the address and what was expected.
+ * Parses a registry address, or says what is wrong with it. The kind is the scheme (lower-cased);
+ * `file://` keeps the rest as one directory (relative like `file://.callisto`, or absolute like
+ * `file:///var/lib/callisto`); other kinds split the rest on commas into `host:port` entries. Query
+ * parameters land in `params`.
  */
-export function parseRegistryAddress(raw: string): RegistryAddress {
-  if (typeof raw !== 'string') throw badAddress(String(raw), 'not a string');
+export function checkRegistryAddress(raw: string): RegistryAddressCheck {
+  if (typeof raw !== 'string') return { problem: 'not a string' };
   const trimmed = raw.trim();
   const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/(.*)$/s.exec(trimmed);
-  if (!scheme) throw badAddress(raw, 'missing "kind://"');
+  if (!scheme) return { problem: 'missing "kind://"' };
   const kind = (scheme[1] as string).toLowerCase();
   const rest = scheme[2] as string;
   const queryAt = rest.indexOf('?');
@@ -68,17 +91,32 @@ export function parseRegistryAddress(raw: string): RegistryAddress {
   let hosts: string[];
   if (PATH_KINDS.has(kind)) {
     const dir = decodeURIComponent(body);
-    if (dir === '') throw badAddress(raw, 'no directory');
+    if (dir === '') return { problem: 'no directory' };
     hosts = [dir];
   } else {
     const entries = body
       .split(',')
       .map((entry) => entry.trim())
       .filter((entry) => entry !== '');
-    if (entries.length === 0) throw badAddress(raw, 'no host');
-    hosts = entries.map((entry) => parseHostPort(raw, entry, kind));
+    if (entries.length === 0) return { problem: 'no host' };
+    hosts = [];
+    for (const entry of entries) {
+      const parsed = parseHostPort(entry, kind);
+      if (typeof parsed !== 'string') return parsed;
+      hosts.push(parsed);
+    }
   }
-  return { kind, hosts, params, raw };
+  return { address: { kind, hosts, params, raw } };
+}
+
+/**
+ * Parses a registry address (see `checkRegistryAddress`). Throws `RpcError('BadRequest')` naming the
+ * address and what was expected.
+ */
+export function parseRegistryAddress(raw: string): RegistryAddress {
+  const checked = checkRegistryAddress(raw);
+  if (checked.problem !== undefined) throw badAddress(String(raw), checked.problem);
+  return checked.address;
 }
 
 /** The address as text for messages: the original string, or rebuilt from its parts. */

@@ -19,16 +19,21 @@ export interface MethodDeclaration {
   mock?: (...args: never[]) => unknown;
 }
 
+/** One declaration for each method of `T`, none left out. */
+export type DeclaredMethods<T> = { [K in MethodNames<T>]: MethodDeclaration };
+
 export interface ServiceDefinitionOptions<T> {
   /** Version of the contract. Default '1.0.0'. */
   version?: string;
   /** Group, to run several implementations of one version side by side. Default '' (none). */
   group?: string;
   /**
-   * Declared methods. When present, exactly these are callable; when absent, the implementation's own
-   * functions are (never those inherited from Object).
+   * Declared methods. When present, it must list every method of `T` (`{}` for one without options): a
+   * method left out is a compile error, because exactly the declared methods are callable, on the
+   * provider and on a reference. When absent, the implementation's own functions are callable (never
+   * those inherited from Object) and a reference calls any name.
    */
-  methods?: { [K in MethodNames<T>]?: MethodDeclaration };
+  methods?: DeclaredMethods<T>;
 }
 
 export interface ServiceDefinition<T> extends ServiceKey {
@@ -64,6 +69,26 @@ const FORBIDDEN_METHODS = new Set(['constructor', '__proto__', 'prototype', 'the
 
 export function isForbiddenMethodName(method: string): boolean {
   return FORBIDDEN_METHODS.has(method) || Object.hasOwn(Object.prototype, method);
+}
+
+/**
+ * The functions an implementation carries as its own properties (an object literal's methods, arrow
+ * functions in fields) that its definition does not declare: they are not callable remotely, which is
+ * most likely a method missing from `methods`. Empty when the definition declares no methods (then the
+ * implementation's functions are what is callable). Class methods are not listed: helpers live there.
+ */
+export function undeclaredFunctions(
+  definition: ServiceDefinition<unknown>,
+  implementation: object,
+): string[] {
+  const declared = definition.methods;
+  if (declared === undefined) return [];
+  return Object.keys(implementation).filter(
+    (name) =>
+      typeof (implementation as Record<string, unknown>)[name] === 'function' &&
+      !Object.hasOwn(declared, name) &&
+      !isForbiddenMethodName(name),
+  );
 }
 
 function assertMethodName(service: string, method: string): void {

@@ -1,22 +1,39 @@
+/**
+ * loadConfig: sources and precedence, and the ConfigError of every kind of mistake, naming the key, the
+ * value, what is allowed and where the value was set.
+ */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_CONFIG, loadConfig } from '../../src/index.js';
-import { closeAll, testApp } from '../support/apps.js';
 
 let dir: string;
 beforeEach(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'callisto-config-'));
 });
-afterEach(async () => {
-  await closeAll();
+afterEach(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const write = (name: string, text: string) => fs.writeFileSync(path.join(dir, name), text);
+const write = (name: string, text: string) => {
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, text);
+  return file;
+};
 
-describe('configuration', () => {
+/** The ConfigError `attempt` throws (fails the test when it throws nothing or something else). */
+function configErrorOf(attempt: () => unknown): ConfigError {
+  try {
+    attempt();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error('expected a ConfigError, nothing was thrown');
+}
+
+describe('configuration sources', () => {
   it('uses the defaults when nothing is set', () => {
     expect(loadConfig({}, { cwd: dir, env: {} })).toEqual(DEFAULT_CONFIG);
   });
@@ -66,43 +83,132 @@ describe('configuration', () => {
     expect(config.consumer.retries).toBe(4);
   });
 
-  it('reads comma-separated lists from the environment', () => {
-    const config = loadConfig({}, { cwd: dir, env: { CALLISTO_REGISTRY: 'etcd://a:2379,redis://b:6379' } });
-    expect(config.registry).toEqual(['etcd://a:2379', 'redis://b:6379']);
+  it('reads one registry string the same way from code, a YAML or JSON file, and a variable', () => {
+    // Two addresses, the first with two hosts: a comma starts a new address only before a kind://.
+    const text = 'etcd://10.0.0.1:2379,10.0.0.2:2379,zookeeper://10.0.0.3:2181';
+    const expected = ['etcd://10.0.0.1:2379,10.0.0.2:2379', 'zookeeper://10.0.0.3:2181'];
+    expect(loadConfig({ registry: text }, { cwd: dir, env: {} }).registry).toEqual(expected);
+    expect(loadConfig({}, { cwd: dir, env: { CALLISTO_REGISTRY: text } }).registry).toEqual(expected);
+    write('callisto.config.yaml', `registry: ${text}\nextensions: ./ext.mjs\n`);
+    const fromYaml = loadConfig({}, { cwd: dir, env: {} });
+    expect(fromYaml.registry).toEqual(expected);
+    expect(fromYaml.extensions).toEqual(['./ext.mjs']);
+    write('callisto.config.json', JSON.stringify({ registry: 'file://.callisto/registry' }));
+    expect(loadConfig({}, { cwd: dir, env: {}, configFile: 'callisto.config.json' }).registry).toEqual([
+      'file://.callisto/registry',
+    ]);
   });
 
-  it('fails with the key, the value and what was allowed', () => {
-    const attempt = () => loadConfig({}, { cwd: dir, env: { CALLISTO_SERVER_PORT: 'abc' } });
-    expect(attempt).toThrow(ConfigError);
-    expect(attempt).toThrow(/server\.port = "abc"; expected .*number/);
-    expect(() => loadConfig({ server: { port: 70000 } }, { cwd: dir, env: {} })).toThrow(
-      /server\.port = 70000/,
+  it('ignores CALLISTO_CONFIG and the CALLISTO_TEST_* tooling variables as keys', () => {
+    const file = write('other.yaml', 'application: named-by-variable\n');
+    const config = loadConfig(
+      {},
+      { cwd: dir, env: { CALLISTO_CONFIG: file, CALLISTO_TEST_SERVERS: 'none' } },
     );
-    expect(() => loadConfig({ logLevel: 'loud' as never }, { cwd: dir, env: {} })).toThrow(
-      /logLevel = "loud".*debug/,
-    );
-    expect(() => loadConfig({ registry: ['nothing'] }, { cwd: dir, env: {} })).toThrow(
-      /registry\.0 = "nothing"/,
+    expect(config.application).toBe('named-by-variable');
+  });
+});
+
+describe('configuration mistakes', () => {
+  it('name the key, the value, what is allowed and the variable it came from', () => {
+    const error = configErrorOf(() => loadConfig({}, { cwd: dir, env: { CALLISTO_SERVER_PORT: 'abc' } }));
+    expect(error).toMatchObject({
+      key: 'server.port',
+      value: 'abc',
+      expected: 'an integer from 0 to 65535',
+      source: 'environment variable CALLISTO_SERVER_PORT',
+    });
+    expect(error.message).toBe(
+      'invalid configuration: server.port = "abc" (from environment variable CALLISTO_SERVER_PORT); expected an integer from 0 to 65535',
     );
   });
 
-  it('rejects unknown keys in files', () => {
-    write('callisto.config.yaml', 'consumer:\n  timeout: 5\n');
-    expect(() => loadConfig({}, { cwd: dir, env: {} })).toThrow(/consumer\.timeout/);
-    write('callisto.properties', 'callisto.nope=1\n');
-    expect(() => loadConfig({}, { cwd: dir, env: {}, configFile: 'callisto.properties' })).toThrow(
-      /callisto\.nope/,
+  it('name the file a bad value came from', () => {
+    const file = write('callisto.config.yaml', 'consumer:\n  retryBudgetRatio: 2\n');
+    const error = configErrorOf(() => loadConfig({}, { cwd: dir, env: {} }));
+    expect(error.message).toBe(
+      `invalid configuration: consumer.retryBudgetRatio = 2 (from file ${file}); expected a number from 0 to 1`,
+    );
+    const properties = write('callisto.properties', 'callisto.consumer.forks=0\n');
+    expect(configErrorOf(() => loadConfig({}, { cwd: dir, env: {}, configFile: properties })).message).toBe(
+      `invalid configuration: consumer.forks = 0 (from file ${properties}); expected an integer >= 1`,
     );
   });
 
-  it('validates reference options when referring', async () => {
-    const app = await testApp();
-    const Def = (await import('../fixtures/user-service.js')).UserServiceDef;
-    expect(() => app.refer(Def, { url: '127.0.0.1:1', timeoutMs: -5 })).toThrow(
-      /refer\(test.UserService\)\.timeoutMs = -5/,
+  it('say code when the value was passed in code, in words of their own (no validator wording)', () => {
+    const cases: Array<[() => unknown, string]> = [
+      [() => loadConfig({ server: { port: 70000 } }, { cwd: dir, env: {} }), 'server.port = 70000'],
+      [() => loadConfig({ logLevel: 'loud' as never }, { cwd: dir, env: {} }), 'logLevel = "loud"'],
+      [() => loadConfig({ consumer: { retries: 1.5 } }, { cwd: dir, env: {} }), 'consumer.retries = 1.5'],
+      [() => loadConfig({ registry: ['nothing'] }, { cwd: dir, env: {} }), 'registry[0] = "nothing"'],
+    ];
+    const expected = [
+      'expected an integer from 0 to 65535',
+      'expected one of debug, info, warn, error, silent',
+      'expected an integer >= 0',
+      'expected a registry address kind://…, e.g. etcd://127.0.0.1:2379 or file://.callisto/registry',
+    ];
+    cases.forEach(([attempt, keyAndValue], i) => {
+      const { message } = configErrorOf(attempt);
+      expect(message).toBe(
+        `invalid configuration: ${keyAndValue} (from code, callisto() options); ${expected[i]}`,
+      );
+      expect(message).not.toMatch(/Invalid input|expected expected/);
+    });
+  });
+
+  it('reject an unknown key in a file with the closest known key and the file', () => {
+    const file = write('callisto.config.yaml', 'consumer:\n  timeout: 5\n');
+    const error = configErrorOf(() => loadConfig({}, { cwd: dir, env: {} }));
+    expect(error).toMatchObject({ key: 'consumer.timeout', value: 5, unknownKey: true });
+    expect(error.suggestion).toBe('consumer.timeoutMs');
+    expect(error.message).toBe(
+      `invalid configuration: unknown key consumer.timeout = 5 (from file ${file}); expected a key listed in docs/configuration.md; did you mean consumer.timeoutMs?`,
     );
-    expect(() => app.refer(Def, { url: '127.0.0.1:1', loadbalance: 'nope' }).say('x')).toThrow(
-      /no loadbalance extension named "nope"/,
+    expect(error.message).not.toContain('(unknown key)');
+  });
+
+  it('reject an unknown key in code, also one put in the wrong section', () => {
+    const misplaced = configErrorOf(() => loadConfig({ timeoutMs: 5 } as never, { cwd: dir, env: {} }));
+    expect(misplaced.message).toMatch(
+      /^invalid configuration: unknown key timeoutMs = 5 \(from code, callisto\(\) options\); .*; did you mean consumer\.timeoutMs\?$/,
     );
+    const section = configErrorOf(() => loadConfig({ consumr: {} } as never, { cwd: dir, env: {} }));
+    expect(section.suggestion).toBe('consumer');
+  });
+
+  it('reject an unknown key in a .properties file with the closest known key', () => {
+    const file = write('callisto.properties', 'callisto.server.prot=1\n');
+    const error = configErrorOf(() => loadConfig({}, { cwd: dir, env: {} }));
+    expect(error.message).toBe(
+      `invalid configuration: unknown key callisto.server.prot = "1" (from file ${file}); expected callisto.<key> with a key listed in docs/configuration.md; did you mean callisto.server.port?`,
+    );
+    write('callisto.properties', 'calisto.server.port=1\n');
+    expect(configErrorOf(() => loadConfig({}, { cwd: dir, env: {} })).suggestion).toBe(
+      'callisto.server.port',
+    );
+  });
+
+  it('reject a misspelt CALLISTO_* variable with the closest known one', () => {
+    const error = configErrorOf(() =>
+      loadConfig({}, { cwd: dir, env: { CALLISTO_CONSUMER_TIMEOUT: '5', PATH: '/bin' } }),
+    );
+    expect(error).toMatchObject({ key: 'CALLISTO_CONSUMER_TIMEOUT', value: '5', unknownKey: true });
+    expect(error.message).toBe(
+      'invalid configuration: unknown variable CALLISTO_CONSUMER_TIMEOUT = "5" (from the environment); expected one of the CALLISTO_* variables listed in docs/configuration.md (the prefix is reserved for them); did you mean CALLISTO_CONSUMER_TIMEOUT_MS?',
+    );
+    const sectionLeftOut = configErrorOf(() => loadConfig({}, { cwd: dir, env: { CALLISTO_PORT: '1' } }));
+    expect(sectionLeftOut.suggestion).toBe('CALLISTO_SERVER_PORT');
+    const farFromAny = configErrorOf(() => loadConfig({}, { cwd: dir, env: { CALLISTO_WHATEVER: '1' } }));
+    expect(farFromAny.suggestion).toBeUndefined();
+  });
+
+  it('name a config file that is not valid YAML or JSON, or that does not exist', () => {
+    const yaml = write('callisto.config.yaml', 'consumer: [unclosed\n');
+    const error = configErrorOf(() => loadConfig({}, { cwd: dir, env: {} }));
+    expect(error).toMatchObject({ key: 'configFile', value: yaml, source: `file ${yaml}` });
+    expect(error.message).toMatch(/expected valid YAML/);
+    const missing = configErrorOf(() => loadConfig({}, { cwd: dir, env: { CALLISTO_CONFIG: 'nope.yaml' } }));
+    expect(missing).toMatchObject({ key: 'configFile', source: 'environment variable CALLISTO_CONFIG' });
   });
 });

@@ -253,7 +253,7 @@ describe('bad input on the wire', () => {
 });
 
 describe('serializers end to end', () => {
-  it.each(['json', 'msgpack', 'v8'])('round-trips rich values with %s', async (serializer) => {
+  it.each(['json', 'msgpack', 'v8'] as const)('round-trips rich values with %s', async (serializer) => {
     const Echo = defineService<{ echo<T>(value: T): Promise<T> }>('test.Echo', { methods: { echo: {} } });
     const provider = await testApp();
     provider.provide(Echo, { echo: (value) => value });

@@ -2,10 +2,23 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { builtinExtensions, defineService, type Serializer } from '../../src/index.js';
+import {
+  BUILTIN_EXTENSION_NAMES,
+  builtinExtensions,
+  ConfigError,
+  defineService,
+  type Serializer,
+} from '../../src/index.js';
 import { closeAll, testApp } from '../support/apps.js';
 
 afterEach(closeAll);
+
+// The name of the serializer the module below registers, declared to the compiler.
+declare module '../../src/index.js' {
+  interface SerializerNames {
+    reverse: true;
+  }
+}
 
 const Echo = defineService<{ echo(value: string): Promise<string> }>('test.ExtEcho', {
   methods: { echo: {} },
@@ -27,6 +40,14 @@ function countingJson(counter: { encoded: number }): Serializer {
 }
 
 describe('extensions', () => {
+  it('registers exactly the built-in names the name types list', () => {
+    for (const [kind, names] of Object.entries(BUILTIN_EXTENSION_NAMES)) {
+      expect(builtinExtensions.names(kind as keyof typeof BUILTIN_EXTENSION_NAMES).sort()).toEqual(
+        [...names].sort(),
+      );
+    }
+  });
+
   it('registers the built-ins by default', () => {
     expect(builtinExtensions.names('serializer').sort()).toEqual(['json', 'msgpack', 'v8']);
     expect(builtinExtensions.names('cluster').sort()).toEqual(
@@ -86,6 +107,10 @@ describe('extensions', () => {
       /extensions = "\.\/does-not-exist\.mjs"/,
     );
     const app = await testApp();
-    expect(() => app.refer(Echo, { url: '127.0.0.1:1', serializer: 'protobuf' })).toThrow(/json|msgpack/);
+    const attempt = () => app.refer(Echo, { url: '127.0.0.1:1', serializer: 'protobuf' as never });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(
+      /refer\(test\.ExtEcho\)\.serializer = "protobuf".*registered serializer names: .*msgpack/,
+    );
   });
 });

@@ -6,6 +6,13 @@
 import type { AppOptions, CallistoApp, Filter, Invocation, LoadBalancerOptions } from '../../../src/index.js';
 import { createRoundRobinLoadBalancer } from '../../../src/loadbalance/index.js';
 
+// The `spy` balancer's name, known to the compiler (as a user extension declares its name).
+declare module '../../../src/index.js' {
+  interface LoadBalancerNames {
+    spy: true;
+  }
+}
+
 /** Addresses of every provider the consumer's directories hold now. */
 export function knownProviders(app: CallistoApp): Set<string> {
   const addresses = new Set<string>();

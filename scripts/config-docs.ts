@@ -1,0 +1,132 @@
+/**
+ * Writes the "Every key" table of docs/configuration.md from src/config/callisto-config.ts: the keys and
+ * their doc comments come from the schema objects, the defaults from DEFAULT_CONFIG, the variable names
+ * from the loader. `npx tsx scripts/config-docs.ts` rewrites the table; `--check` exits 1 when it is
+ * stale (test/config/config-docs.test.ts runs the same comparison).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_CONFIG } from '../src/config/callisto-config.js';
+import { configEnvName } from '../src/config/load-config.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const CONFIG_SOURCE = path.join(root, 'src/config/callisto-config.ts');
+export const CONFIG_DOCS = path.join(root, 'docs/configuration.md');
+
+interface KeyDoc {
+  key: string;
+  comment: string;
+}
+
+/** The `/** … *\/ key:` pairs of each `export const xxx = z.strictObject({ … })` block, in file order. */
+function schemaBlocks(source: string): Map<string, KeyDoc[]> {
+  const blocks = new Map<string, KeyDoc[]>();
+  const blockPattern = /^export const (\w+) = z\.strictObject\(\{\n([\s\S]*?)^\}\);/gm;
+  for (const block of source.matchAll(blockPattern)) {
+    const entries: KeyDoc[] = [];
+    const entryPattern = /^ {2}\/\*\*([\s\S]*?)\*\/\n {2}(\w+):/gm;
+    for (const entry of block[2]!.matchAll(entryPattern)) {
+      const comment = entry[1]!
+        .split('\n')
+        .map((line) => line.replace(/^\s*\*?\s?/, '').trim())
+        .filter(Boolean)
+        .join(' ');
+      entries.push({ key: entry[2]!, comment });
+    }
+    blocks.set(block[1]!, entries);
+  }
+  return blocks;
+}
+
+/** Nested sections of the root schema: `server: serverConfigSchema` -> serverConfigSchema is `server`. */
+function sectionsOf(source: string): Map<string, string> {
+  const sections = new Map<string, string>();
+  for (const match of source.matchAll(/^ {2}(\w+): (\w+ConfigSchema),$/gm))
+    sections.set(match[2]!, match[1]!);
+  return sections;
+}
+
+function formatDefault(value: unknown): string {
+  if (typeof value === 'string') return `'${value}'`;
+  if (Array.isArray(value)) return value.length === 0 ? '[]' : JSON.stringify(value).replaceAll('"', "'");
+  if (typeof value === 'object' && value !== null) {
+    return Object.keys(value).length === 0 ? '{}' : JSON.stringify(value).replaceAll('"', "'");
+  }
+  return String(value);
+}
+
+function defaultAt(keyPath: string[]): unknown {
+  let value: unknown = DEFAULT_CONFIG;
+  for (const key of keyPath) value = (value as Record<string, unknown>)[key];
+  return value;
+}
+
+/** Splits "Meaning. Default X." into its meaning and the default's text (the last "Default …"). */
+function splitComment(comment: string): { meaning: string; defaultText: string | undefined } {
+  const starts = [...comment.matchAll(/(?:^|\.\s+)(Default\s)/g)];
+  const last = starts[starts.length - 1];
+  if (last === undefined) return { meaning: comment, defaultText: undefined };
+  const at = last.index + last[0].length - last[1]!.length;
+  const meaning = comment.slice(0, at).trim();
+  const tail = comment
+    .slice(at + 'Default '.length)
+    .trim()
+    .replace(/\.$/, '');
+  // "Default '127.0.0.1'; '0.0.0.0' with …": what follows the semicolon is more meaning.
+  const semicolon = tail.indexOf('; ');
+  if (semicolon === -1) return { meaning, defaultText: tail };
+  return {
+    meaning: `${meaning.replace(/\.$/, '')}; ${tail.slice(semicolon + 2)}.`,
+    defaultText: tail.slice(0, semicolon),
+  };
+}
+
+const cell = (text: string): string => text.replaceAll('|', '\\|');
+
+/** The markdown table of every key, its default, its variable and its meaning. */
+export function renderKeyTable(source = fs.readFileSync(CONFIG_SOURCE, 'utf8')): string {
+  const blocks = schemaBlocks(source);
+  const sections = sectionsOf(source);
+  const rows = ['| key | default | environment | meaning |', '|---|---|---|---|'];
+  for (const [name, entries] of blocks) {
+    const section = sections.get(name);
+    for (const { key, comment } of entries) {
+      if ([...sections.values()].includes(key) && section === undefined) continue; // a section, not a key
+      const keyPath = section ? [section, key] : [key];
+      const value = defaultAt(keyPath);
+      if (value === undefined) throw new Error(`${keyPath.join('.')} has no entry in DEFAULT_CONFIG`);
+      const { meaning, defaultText } = splitComment(comment);
+      const formatted = formatDefault(value);
+      const shown = defaultText?.startsWith(formatted) ? defaultText : formatted;
+      rows.push(
+        `| \`${keyPath.join('.')}\` | ${cell(shown)} | \`${configEnvName(keyPath)}\` | ${cell(meaning)} |`,
+      );
+    }
+  }
+  return rows.join('\n');
+}
+
+/** `docs` with its key table (the block of lines starting with `| key |`) replaced by `table`. */
+export function withKeyTable(docs: string, table: string): string {
+  const lines = docs.split('\n');
+  const start = lines.findIndex((line) => line.startsWith('| key | default | environment |'));
+  if (start === -1) throw new Error('docs/configuration.md has no "| key | default | environment |" table');
+  let end = start;
+  while (end < lines.length && lines[end]!.startsWith('|')) end++;
+  return [...lines.slice(0, start), table, ...lines.slice(end)].join('\n');
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const docs = fs.readFileSync(CONFIG_DOCS, 'utf8');
+  const updated = withKeyTable(docs, renderKeyTable());
+  if (process.argv.includes('--check')) {
+    if (updated !== docs) {
+      console.error('docs/configuration.md is stale: run npx tsx scripts/config-docs.ts');
+      process.exit(1);
+    }
+  } else if (updated !== docs) {
+    fs.writeFileSync(CONFIG_DOCS, updated);
+    console.log('docs/configuration.md: key table rewritten');
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * Where a reference's providers come from, checked when the reference is made: its `url` addresses,
+ * else its own `registry`, else the app's registries. Without any of them only a service the app
+ * provides itself (in-process, `injvm`) can answer; otherwise there is nothing to call, which is a
+ * configuration mistake reported by `refer()`, not a NoProvider at the first call.
+ */
+import type { ReferenceOptions } from '../client/reference-options.js';
+import { splitAddressList } from '../config/address-list.js';
+import { ConfigError } from '../config/config-error.js';
+import type { ExtensionRegistry } from '../extension/extension-registry.js';
+import type { ServiceDefinition } from '../service/define-service.js';
+import { checkRegistryAddressFor } from './check-app-config.js';
+import { parseDirectAddress } from './service-source.js';
+
+/** The provider addresses or the registries of a reference. */
+export interface ReferenceTargets {
+  /** Direct provider addresses, when the reference names some. */
+  readonly urls: readonly string[] | undefined;
+  /** Registry addresses otherwise (the reference's own, else the app's); may be empty for in-process. */
+  readonly registries: readonly string[];
+}
+
+export interface TargetContext {
+  readonly extensions: ExtensionRegistry;
+  /** The app's `registry` addresses. */
+  readonly appRegistries: readonly string[];
+  /** Whether in-process calls are on and the app provides this service now. */
+  readonly inProcess: { injvm: boolean; provided: boolean };
+}
+
+const listOf = (value: string | string[] | undefined, split: (text: string) => string[]) =>
+  typeof value === 'string' ? split(value) : value;
+
+/** Checks and resolves the targets of `refer(definition, options)`; throws a ConfigError naming the key. */
+export function resolveReferenceTargets(
+  definition: ServiceDefinition<unknown>,
+  options: ReferenceOptions<unknown>,
+  context: TargetContext,
+): ReferenceTargets {
+  const label = `refer(${definition.name})`;
+  const source = `code, ${label} options`;
+  const indexed = (key: string, value: unknown, i: number) =>
+    typeof value === 'string' ? key : `${key}[${i}]`;
+  const urls = listOf(options.url, (text) => text.split(',').map((part) => part.trim()));
+  urls?.forEach((url, i) => {
+    try {
+      parseDirectAddress(url);
+    } catch (error) {
+      throw new ConfigError(
+        indexed(`${label}.url`, options.url, i),
+        url,
+        'host:port or callisto://host:port',
+        {
+          source,
+          cause: error,
+        },
+      );
+    }
+  });
+  const own = listOf(options.registry, splitAddressList);
+  own?.forEach((address, i) => {
+    checkRegistryAddressFor(context.extensions, address, {
+      key: indexed(`${label}.registry`, options.registry, i),
+      source,
+    });
+  });
+  const registries = own ?? context.appRegistries;
+  const { injvm, provided } = context.inProcess;
+  if (!urls?.length && registries.length === 0 && !(injvm && provided)) {
+    throw new ConfigError(`${label}.url`, undefined, 'a provider address (url), a registry, or mock: true', {
+      source,
+      problem: `nothing to call: the app has no registry and ${injvm ? `does not provide ${definition.name} itself` : 'injvm is off'}`,
+    });
+  }
+  return { urls: urls?.length ? urls : undefined, registries };
+}
