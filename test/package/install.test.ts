@@ -5,6 +5,7 @@
  * The TypeScript quick start is compiled under `tsc --init`'s defaults with `skipLibCheck: false`, so the
  * shipped declarations must typecheck without `@types/node`.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ import {
   npm,
   type Packed,
   pack,
+  REPO,
   startNode,
   tempDir,
   tsc,
@@ -158,5 +160,25 @@ describe('the packed package', () => {
     );
     expect(await node(dir, 'subpath.js')).toContain('function');
     expectQuickStartOutput(await runQuickStart(dir));
+  });
+
+  it('builds when installed from git (the committed HEAD), where no dist/ is committed', async () => {
+    const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
+    const dir = tempDir('callisto-git-');
+    dirs.push(dir);
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'git-app', private: true }));
+    await npm(dir, [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      `git+file://${REPO}#${head}`,
+    ]);
+    const root = path.join(dir, 'node_modules/callisto');
+    expect(fs.existsSync(path.join(root, 'dist/index.js'))).toBe(true);
+    expect(fs.existsSync(path.join(root, 'LICENSE'))).toBe(true);
+    fs.writeFileSync(path.join(dir, 'check.js'), "console.log(typeof require('callisto').callisto);\n");
+    expect(await node(dir, 'check.js')).toContain('function');
   });
 });
