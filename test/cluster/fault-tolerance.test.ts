@@ -1,12 +1,36 @@
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RpcError, withOptions } from '../../src/index.js';
-import { FlakyDef } from '../fixtures/flaky-service.js';
+import { type Logger, RpcError, withOptions } from '../../src/index.js';
+import { FlakyDef, FlakyImpl } from '../fixtures/flaky-service.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { flakyConsumer, flakyProviders } from '../support/cluster-setup.js';
 import { waitFor } from '../support/wait-for.js';
 
-afterEach(closeAll);
+const dirs: string[] = [];
+afterEach(async () => {
+  await closeAll();
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function registryDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'callisto-failback-'));
+  dirs.push(dir);
+  return `file://${dir}`;
+}
+
+/** A logger that keeps every line, for tests that wait for what the cluster layer reports. */
+function linesLogger(): { logger: Logger; lines: string[]; has(pattern: RegExp): boolean } {
+  const lines: string[] = [];
+  const keep = (level: string) => (message: string) => lines.push(`${level}: ${message}`);
+  return {
+    logger: { debug: keep('debug'), info: keep('info'), warn: keep('warn'), error: keep('error') },
+    lines,
+    has: (pattern) => lines.some((line) => pattern.test(line)),
+  };
+}
 
 /** A port nothing listens on: connecting is refused. */
 async function deadAddress(): Promise<string> {
@@ -112,6 +136,86 @@ describe('other strategies', () => {
     expect(await ref.write('event-1')).toBeUndefined();
     providers[0]!.impl.mode = 'ok';
     await waitFor(() => providers[0]!.impl.writes.filter((w) => w === 'event-1').length === 2, 5_000);
+  });
+
+  it('failback survives its providers all leaving (NoProvider in a retry), gives up, and frees its queue slot', async () => {
+    // The issue's reproduction: one provider answers Overloaded, then shuts down. Its background retries
+    // then find no provider at all; before the fix select() threw NoProvider inside the retry timer, an
+    // uncaught exception that killed the consumer, and the queue counter never went down.
+    const registry = registryDir();
+    const impl = new FlakyImpl('p0');
+    impl.mode = 'overloaded';
+    const provider = await testApp({ application: 'p0', registry });
+    provider.provide(FlakyDef, impl);
+    await provider.start();
+    const log = linesLogger();
+    const consumer = await testApp({
+      registry,
+      logger: log.logger,
+      logLevel: 'debug',
+      // No empty-list protection: the unregister empties the list at once. The retries run at 0.3, 0.9,
+      // 2.1 and 4.5 s: the last ones find the list empty even on a slow machine.
+      consumer: {
+        snapshotDir: '',
+        emptyProtection: false,
+        failbackDelayMs: 300,
+        failbackAttempts: 4,
+        failbackQueueSize: 1,
+      },
+    });
+    const ref = consumer.refer(FlakyDef, { cluster: 'failback', outlierDetection: false });
+    expect(await ref.write('e1')).toBeUndefined();
+    expect(impl.writes).toEqual(['e1']);
+    await provider.close(); // unregisters: the consumer's list becomes empty
+    const source = [...consumer.internals.consumer.sources().values()][0]!;
+    await waitFor(() => source.directory.list().length === 0, 10_000);
+    await waitFor(() => log.has(/gave up after 4 retries: NoProvider/), 10_000, {
+      message: `no give-up line; log: ${log.lines.join(' | ')}`,
+    });
+    // The slot of the given-up call is free again: the next failure is queued, not dropped as "queue full".
+    expect(await ref.write('e2')).toBeUndefined();
+    expect(log.lines.filter((line) => /retrying in the background: NoProvider/.test(line))).toHaveLength(1);
+    expect(log.has(/queue full/)).toBe(false);
+    // ...and a third one, with e2 still queued, is dropped: the queue is bounded at 1.
+    expect(await ref.write('e3')).toBeUndefined();
+    expect(log.has(/queue full \(1\), test\.Flaky\.write dropped/)).toBe(true);
+  });
+
+  it('failback settings are consumer keys, validated at start with the key named', async () => {
+    for (const [key, value] of [
+      ['failbackQueueSize', 0],
+      ['failbackAttempts', 1.5],
+      ['failbackDelayMs', -1],
+    ] as const) {
+      await expect(testApp({ consumer: { [key]: value } })).rejects.toThrow(
+        new RegExp(`consumer\\.${key} = ${value}`),
+      );
+    }
+    const app = await testApp();
+    expect(() => app.refer(FlakyDef, { url: '127.0.0.1:1', failbackAttempts: 0 })).toThrow(
+      /refer\(test\.Flaky\)\.failbackAttempts = 0/,
+    );
+  });
+
+  it('failback delivers a call made while no provider existed, once one appears', async () => {
+    const registry = registryDir();
+    const log = linesLogger();
+    const consumer = await testApp({
+      registry,
+      logger: log.logger,
+      logLevel: 'debug',
+      consumer: { snapshotDir: '', failbackDelayMs: 200, failbackAttempts: 6 },
+    });
+    const ref = consumer.refer(FlakyDef, { cluster: 'failback' });
+    expect(await ref.write('early')).toBeUndefined();
+    // A background retry has run into the empty list (and the consumer lives on).
+    await waitFor(() => log.has(/retry 1 of 6 failed \(NoProvider/), 10_000);
+    const impl = new FlakyImpl('late');
+    const provider = await testApp({ application: 'late', registry });
+    provider.provide(FlakyDef, impl);
+    await provider.start();
+    await waitFor(() => impl.writes.includes('early'), 20_000);
+    expect(impl.writes).toEqual(['early']);
   });
 
   it('forking answers from the fastest provider and cancels the rest', async () => {
