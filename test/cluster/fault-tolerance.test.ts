@@ -1,9 +1,16 @@
+import diagnosticsChannel from 'node:diagnostics_channel';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Logger, RpcError, withOptions } from '../../src/index.js';
+import {
+  CHANNEL_NAMES,
+  type ClientCallMessage,
+  type Logger,
+  RpcError,
+  withOptions,
+} from '../../src/index.js';
 import { FlakyDef, FlakyImpl } from '../fixtures/flaky-service.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { flakyConsumer, flakyProviders } from '../support/cluster-setup.js';
@@ -220,13 +227,27 @@ describe('other strategies', () => {
 
   it('forking answers from the fastest provider and cancels the rest', async () => {
     const providers = await flakyProviders(2);
-    providers[0]!.impl.mode = 'hang';
-    const { ref } = await flakyConsumer(providers, { cluster: 'forking', forks: 2 });
-    const started = Date.now();
-    expect(await ref.read('k')).toBe('p1:k');
-    expect(Date.now() - started).toBeLessThan(1_000);
-    expect(providers[0]!.impl.reads).toBe(1);
-    providers[0]!.impl.releaseAll();
+    providers[0]!.impl.mode = 'hang'; // p0 never answers on its own
+    const { app, ref } = await flakyConsumer(providers, { cluster: 'forking', forks: 2 });
+    const attempts: ClientCallMessage[] = [];
+    const onAttempt = (message: unknown) => attempts.push(message as ClientCallMessage);
+    diagnosticsChannel.subscribe(CHANNEL_NAMES.clientCall, onAttempt);
+    try {
+      expect(await ref.read('k')).toBe('p1:k');
+      expect(providers[0]!.impl.reads).toBe(1); // the loser got the call too
+      // ...and is cancelled as soon as the winner answers: nothing of it stays pending on its connection.
+      const loser = app.internals.consumer.pool
+        .connections()
+        .find((connection) => connection.address === providers[0]!.address)!;
+      expect(loser.inFlight).toBe(0);
+      await waitFor(() =>
+        attempts.some((a) => a.address === providers[0]!.address && a.error === 'Cancelled'),
+      );
+      expect(attempts.find((a) => a.address === providers[1]!.address)?.error).toBeUndefined();
+    } finally {
+      diagnosticsChannel.unsubscribe(CHANNEL_NAMES.clientCall, onAttempt);
+      providers[0]!.impl.releaseAll();
+    }
   });
 
   it('broadcast calls every provider and reports which failed', async () => {
@@ -253,11 +274,14 @@ describe('deadlines', () => {
 
   it('one deadline covers every attempt of a call', async () => {
     const providers = await flakyProviders(3);
-    for (const p of providers) p.impl.mode = 'slow';
+    for (const p of providers) p.impl.mode = 'slow'; // 300 ms, longer than the whole deadline
     const { ref } = await flakyConsumer(providers, { timeoutMs: 200, retries: 5 });
     const started = Date.now();
     await expect(ref.read('x')).rejects.toMatchObject({ code: 'Timeout' });
-    expect(Date.now() - started).toBeLessThan(600);
+    // The first attempt used the whole budget: no retry was started after it (a deadline per attempt
+    // would have made six, 1.2 s).
+    expect(providers.reduce((sum, p) => sum + p.impl.reads, 0)).toBe(1);
+    expect(Date.now() - started).toBeLessThan(1_000);
   });
 });
 
@@ -345,10 +369,23 @@ describe('degradation and stubs', () => {
     expect(await ref.write('w')).toBe('p0:w');
   });
 
-  it('sticky keeps using the same provider while it is healthy', async () => {
+  it('sticky keeps using the same provider while it is healthy, then sticks to another', async () => {
     const providers = await flakyProviders(3);
-    const { ref } = await flakyConsumer(providers, { sticky: true });
+    const { ref } = await flakyConsumer(providers, {
+      sticky: true,
+      ejectAfterFailures: 1,
+      ejectionMs: 60_000,
+    });
     const first = (await ref.read('a')).split(':')[0];
     for (let i = 0; i < 20; i++) expect((await ref.read('b')).split(':')[0]).toBe(first);
+    // The sticky provider turns unhealthy: one call finds out (Overloaded, ejected) and fails over...
+    const sticky = providers.find((p) => p.name === first)!;
+    sticky.impl.mode = 'overloaded';
+    const readsBefore = sticky.impl.reads;
+    const second = (await ref.read('c')).split(':')[0];
+    expect(second).not.toBe(first);
+    // ...and from then on every call sticks to the provider that answered, none goes to the ejected one.
+    for (let i = 0; i < 20; i++) expect((await ref.read('d')).split(':')[0]).toBe(second);
+    expect(sticky.impl.reads).toBe(readsBefore + 1);
   });
 });
