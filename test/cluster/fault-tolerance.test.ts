@@ -106,6 +106,26 @@ describe('failover', () => {
     expect(providers.reduce((sum, p) => sum + p.impl.reads, 0)).toBe(1);
   });
 
+  it('stops retrying when the retry budget runs out, and says so', async () => {
+    const providers = await flakyProviders(3);
+    for (const p of providers) p.impl.mode = 'overloaded';
+    const log = linesLogger();
+    const app = await testApp({ application: 'consumer', logger: log.logger, logLevel: 'debug' });
+    // Budget: no share of calls (ratio 0), only the reserve of 10 retries/s over the 10 s window: 100.
+    const ref = app.refer(FlakyDef, {
+      url: providers.map((p) => p.address),
+      retries: 2,
+      retryBudgetRatio: 0,
+      outlierDetection: false,
+    });
+    for (let i = 0; i < 80; i++)
+      await expect(ref.read(`k${i}`)).rejects.toMatchObject({ code: 'Overloaded' });
+    // 80 calls wanted 160 retries; 100 were granted (the test runs well inside one window): the first 50
+    // calls made 3 attempts each, the last 30 one each, refused their first retry, and said so.
+    expect(providers.reduce((sum, p) => sum + p.impl.reads, 0)).toBe(50 * 3 + 30);
+    expect(log.lines.filter((line) => /retry budget exhausted, not retrying/.test(line))).toHaveLength(30);
+  });
+
   it('stops after `retries` extra attempts', async () => {
     const providers = await flakyProviders(4);
     for (const p of providers) p.impl.mode = 'overloaded';
