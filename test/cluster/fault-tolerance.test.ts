@@ -287,7 +287,7 @@ describe('deadlines', () => {
     const providers = await flakyProviders(1);
     const { ref } = await flakyConsumer(providers, { timeoutMs: 2_000 });
     const budget = await ref.budget();
-    expect(budget).toBeGreaterThan(1_500);
+    expect(budget).toBeGreaterThan(1_000); // most of it: generous for a loaded machine
     expect(budget).toBeLessThanOrEqual(2_000);
     expect(await withOptions(ref, { timeoutMs: 500 }).budget()).toBeLessThanOrEqual(500);
   });
@@ -312,7 +312,7 @@ describe('outlier ejection', () => {
     const { ref } = await flakyConsumer(providers, {
       loadbalance: 'roundrobin',
       ejectAfterFailures: 3,
-      ejectionMs: 1_000, // long enough that no probe falls inside the 60 calls below, even on a slow machine
+      ejectionMs: 3_000, // long enough that no probe falls inside the 60 calls below, even on a slow machine
     });
     for (let i = 0; i < 30; i++) await ref.read(`a${i}`);
     const readsWhileFailing = providers[0]!.impl.reads;
@@ -323,7 +323,7 @@ describe('outlier ejection', () => {
     await waitFor(async () => {
       await ref.read('probe');
       return providers[0]!.impl.reads > readsWhileFailing + 3;
-    }, 5_000);
+    }, 20_000);
   });
 
   it('never ejects more than the configured share of providers', async () => {
