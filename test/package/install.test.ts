@@ -36,6 +36,14 @@ afterAll(() => {
   for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 
+/** Installs take seconds each, more on a loaded machine: generous, since npm bounds each one itself. */
+const INSTALL_TIMEOUT_MS = 180_000;
+
+let esm: Promise<string> | undefined;
+/** The fresh ES module project, made once for the tests that look into it. */
+const esmProject = () =>
+  (esm ??= freshProject('callisto-esm-', { name: 'esm-app', private: true, type: 'module' }));
+
 /** A fresh project directory with `package.json` as given (or as `npm init -y` writes it). */
 async function freshProject(prefix: string, packageJson?: object): Promise<string> {
   const dir = tempDir(prefix);
@@ -69,116 +77,136 @@ function expectQuickStartOutput(result: { consumer: string; provider: string; ex
 }
 
 describe('the packed package', () => {
-  it('ships the build, its declarations, LICENSE, and the sources its maps point at; no tests', () => {
-    const files = new Set(packed.files);
-    for (const file of [
-      'package.json',
-      'README.md',
-      'LICENSE',
-      'dist/index.js',
-      'dist/index.d.ts',
-      'dist/index.js.map',
-      'dist/registry/index.js',
-      'dist/registry/index.d.ts',
-      'src/index.ts',
-    ]) {
-      expect(files, file).toContain(file);
-    }
-    expect(packed.files.filter((file) => /\.test\.|^test\//.test(file))).toEqual([]);
-  });
-
-  it('resolves every source map entry to a file inside the installed package', async () => {
-    const dir = await freshProject('callisto-maps-', { name: 'maps', private: true });
-    const root = path.join(dir, 'node_modules/callisto');
-    const license = fs.readFileSync(path.join(root, 'LICENSE'), 'utf8');
-    expect(license).toMatch(/^\s*Apache License\s+Version 2\.0, January 2004/);
-    expect(license).toContain('END OF TERMS AND CONDITIONS');
-    expect(JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).license).toBe('Apache-2.0');
-    const maps = fs
-      .readdirSync(path.join(root, 'dist'), { recursive: true, encoding: 'utf8' })
-      .filter((file) => file.endsWith('.map'));
-    expect(maps.length).toBeGreaterThan(50);
-    const unresolved: string[] = [];
-    for (const map of maps) {
-      const mapFile = path.join(root, 'dist', map);
-      const { sources, sourceRoot } = JSON.parse(fs.readFileSync(mapFile, 'utf8')) as {
-        sources: string[];
-        sourceRoot?: string;
-      };
-      for (const source of sources) {
-        const resolved = path.resolve(path.dirname(mapFile), sourceRoot ?? '', source);
-        if (!resolved.startsWith(root) || !fs.existsSync(resolved)) unresolved.push(`${map} -> ${source}`);
+  it(
+    'ships the build, its declarations, LICENSE, and the sources its maps point at; no tests',
+    () => {
+      const files = new Set(packed.files);
+      for (const file of [
+        'package.json',
+        'README.md',
+        'LICENSE',
+        'dist/index.js',
+        'dist/index.d.ts',
+        'dist/index.js.map',
+        'dist/registry/index.js',
+        'dist/registry/index.d.ts',
+        'src/index.ts',
+      ]) {
+        expect(files, file).toContain(file);
       }
-    }
-    expect(unresolved).toEqual([]);
-  });
+      expect(packed.files.filter((file) => /\.test\.|^test\//.test(file))).toEqual([]);
+    },
+    INSTALL_TIMEOUT_MS,
+  );
 
-  it('runs the TypeScript quick start in a fresh ES module project, compiled with skipLibCheck off', async () => {
-    const dir = await freshProject('callisto-esm-', { name: 'esm-app', private: true, type: 'module' });
-    writeReadmeFiles(dir, ['contract.ts', 'provider.ts', 'consumer.ts']);
-    await tscInit(dir);
-    await tsc(dir);
-    // The subpath export resolves from ESM too.
-    fs.writeFileSync(
-      path.join(dir, 'subpath.mjs'),
-      "import { createFileRegistry } from 'callisto/registry';\nconsole.log(typeof createFileRegistry);\n",
-    );
-    expect(await node(dir, 'subpath.mjs')).toContain('function');
-    expectQuickStartOutput(await runQuickStart(dir));
-  });
+  it(
+    'resolves every source map entry to a file inside the installed package',
+    async () => {
+      const dir = await esmProject();
+      const root = path.join(dir, 'node_modules/callisto');
+      const license = fs.readFileSync(path.join(root, 'LICENSE'), 'utf8');
+      expect(license).toMatch(/^\s*Apache License\s+Version 2\.0, January 2004/);
+      expect(license).toContain('END OF TERMS AND CONDITIONS');
+      expect(JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).license).toBe('Apache-2.0');
+      const maps = fs
+        .readdirSync(path.join(root, 'dist'), { recursive: true, encoding: 'utf8' })
+        .filter((file) => file.endsWith('.map'));
+      expect(maps.length).toBeGreaterThan(50);
+      const unresolved: string[] = [];
+      for (const map of maps) {
+        const mapFile = path.join(root, 'dist', map);
+        const { sources, sourceRoot } = JSON.parse(fs.readFileSync(mapFile, 'utf8')) as {
+          sources: string[];
+          sourceRoot?: string;
+        };
+        for (const source of sources) {
+          const resolved = path.resolve(path.dirname(mapFile), sourceRoot ?? '', source);
+          if (!resolved.startsWith(root) || !fs.existsSync(resolved)) unresolved.push(`${map} -> ${source}`);
+        }
+      }
+      expect(unresolved).toEqual([]);
+    },
+    INSTALL_TIMEOUT_MS,
+  );
 
-  it('runs the CommonJS quick start in a fresh `npm init -y` project; TypeScript compiles CommonJS callers', async () => {
-    const dir = await freshProject('callisto-cjs-');
-    expect(JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).type ?? 'commonjs').toBe(
-      'commonjs',
-    );
-    writeReadmeFiles(dir, ['contract.js', 'provider.js', 'consumer.js']);
-    // TypeScript compiling to CommonJS resolves the package through its `require` condition, to the same
-    // declarations, and the emitted require() runs.
-    fs.writeFileSync(
-      path.join(dir, 'typed.cts'),
-      [
-        "import callisto = require('callisto');",
-        'interface Greeter { hi(name: string): Promise<string> }',
-        "const GreeterDef = callisto.defineService<Greeter>('test.Greeter', { methods: { hi: {} } });",
-        'async function main(): Promise<void> {',
-        "  const app = await callisto.callisto({ logLevel: 'silent' });",
-        '  const greeter = app.refer(GreeterDef, { mock: true, mockImpl: { hi: (name: string) => "hi " + name } });',
-        "  console.log(await greeter.hi('cjs'));",
-        '  await app.close();',
-        '}',
-        'void main();',
-        '',
-      ].join('\n'),
-    );
-    await tscInit(dir);
-    await tsc(dir);
-    expect(await node(dir, 'typed.cjs')).toContain('hi cjs');
-    fs.writeFileSync(
-      path.join(dir, 'subpath.js'),
-      "const { createFileRegistry } = require('callisto/registry');\nconsole.log(typeof createFileRegistry);\n",
-    );
-    expect(await node(dir, 'subpath.js')).toContain('function');
-    expectQuickStartOutput(await runQuickStart(dir));
-  });
+  it(
+    'runs the TypeScript quick start in a fresh ES module project, compiled with skipLibCheck off',
+    async () => {
+      const dir = await esmProject();
+      writeReadmeFiles(dir, ['contract.ts', 'provider.ts', 'consumer.ts']);
+      await tscInit(dir);
+      await tsc(dir);
+      // The subpath export resolves from ESM too.
+      fs.writeFileSync(
+        path.join(dir, 'subpath.mjs'),
+        "import { createFileRegistry } from 'callisto/registry';\nconsole.log(typeof createFileRegistry);\n",
+      );
+      expect(await node(dir, 'subpath.mjs')).toContain('function');
+      expectQuickStartOutput(await runQuickStart(dir));
+    },
+    INSTALL_TIMEOUT_MS,
+  );
 
-  it('builds when installed from git (the committed HEAD), where no dist/ is committed', async () => {
-    const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
-    const dir = tempDir('callisto-git-');
-    dirs.push(dir);
-    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'git-app', private: true }));
-    await npm(dir, [
-      'install',
-      '--prefer-offline',
-      '--no-audit',
-      '--no-fund',
-      '--loglevel=error',
-      `git+file://${REPO}#${head}`,
-    ]);
-    const root = path.join(dir, 'node_modules/callisto');
-    expect(fs.existsSync(path.join(root, 'dist/index.js'))).toBe(true);
-    expect(fs.existsSync(path.join(root, 'LICENSE'))).toBe(true);
-    fs.writeFileSync(path.join(dir, 'check.js'), "console.log(typeof require('callisto').callisto);\n");
-    expect(await node(dir, 'check.js')).toContain('function');
-  });
+  it(
+    'runs the CommonJS quick start in a fresh `npm init -y` project; TypeScript compiles CommonJS callers',
+    async () => {
+      const dir = await freshProject('callisto-cjs-');
+      expect(JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).type ?? 'commonjs').toBe(
+        'commonjs',
+      );
+      writeReadmeFiles(dir, ['contract.js', 'provider.js', 'consumer.js']);
+      // TypeScript compiling to CommonJS resolves the package through its `require` condition, to the same
+      // declarations, and the emitted require() runs.
+      fs.writeFileSync(
+        path.join(dir, 'typed.cts'),
+        [
+          "import callisto = require('callisto');",
+          'interface Greeter { hi(name: string): Promise<string> }',
+          "const GreeterDef = callisto.defineService<Greeter>('test.Greeter', { methods: { hi: {} } });",
+          'async function main(): Promise<void> {',
+          "  const app = await callisto.callisto({ logLevel: 'silent' });",
+          '  const greeter = app.refer(GreeterDef, { mock: true, mockImpl: { hi: (name: string) => "hi " + name } });',
+          "  console.log(await greeter.hi('cjs'));",
+          '  await app.close();',
+          '}',
+          'void main();',
+          '',
+        ].join('\n'),
+      );
+      await tscInit(dir);
+      await tsc(dir);
+      expect(await node(dir, 'typed.cjs')).toContain('hi cjs');
+      fs.writeFileSync(
+        path.join(dir, 'subpath.js'),
+        "const { createFileRegistry } = require('callisto/registry');\nconsole.log(typeof createFileRegistry);\n",
+      );
+      expect(await node(dir, 'subpath.js')).toContain('function');
+      expectQuickStartOutput(await runQuickStart(dir));
+    },
+    INSTALL_TIMEOUT_MS,
+  );
+
+  it(
+    'builds when installed from git (the committed HEAD), where no dist/ is committed',
+    async () => {
+      const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
+      const dir = tempDir('callisto-git-');
+      dirs.push(dir);
+      fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'git-app', private: true }));
+      await npm(dir, [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+        `git+file://${REPO}#${head}`,
+      ]);
+      const root = path.join(dir, 'node_modules/callisto');
+      expect(fs.existsSync(path.join(root, 'dist/index.js'))).toBe(true);
+      expect(fs.existsSync(path.join(root, 'LICENSE'))).toBe(true);
+      fs.writeFileSync(path.join(dir, 'check.js'), "console.log(typeof require('callisto').callisto);\n");
+      expect(await node(dir, 'check.js')).toContain('function');
+    },
+    INSTALL_TIMEOUT_MS,
+  );
 });
