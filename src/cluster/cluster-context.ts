@@ -95,17 +95,18 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
    * and the balancer picks again among the rest. When every candidate refuses (all are ejected, which only
    * the fallback to the whole list can offer), the first pick goes anyway: trying beats failing unsent.
    */
+  const pick = (list: readonly ProviderEndpoint[], invocation: ClientInvocation): ProviderEndpoint =>
+    list.length === 1 ? list[0]! : loadBalancer.select(list, invocation);
+
   const choose = (
     candidates: readonly ProviderEndpoint[],
     invocation: ClientInvocation,
   ): ProviderEndpoint => {
-    const pick = (list: readonly ProviderEndpoint[]) =>
-      list.length === 1 ? list[0]! : loadBalancer.select(list, invocation);
-    const first = pick(candidates);
+    const first = pick(candidates, invocation);
     if (claim(first)) return first;
     let rest = candidates.filter((endpoint) => endpoint !== first);
     while (rest.length > 0) {
-      const next = pick(rest);
+      const next = pick(rest, invocation);
       if (claim(next)) return next;
       rest = rest.filter((endpoint) => endpoint !== next);
     }
