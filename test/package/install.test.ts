@@ -176,6 +176,45 @@ describe('the packed package', () => {
       await tscInit(dir);
       await tsc(dir);
       expect(await node(dir, 'typed.cjs')).toContain('hi cjs');
+      // The NestJS way: `module: commonjs`, an older target, Node's types, and plain import syntax, which
+      // compiles to require().
+      const nest = path.join(dir, 'nest');
+      fs.mkdirSync(nest);
+      fs.writeFileSync(
+        path.join(nest, 'main.ts'),
+        [
+          "import { callisto, defineService } from 'callisto';",
+          "import { createFileRegistry } from 'callisto/registry';",
+          'interface Greeter { hi(name: string): Promise<string> }',
+          "const GreeterDef = defineService<Greeter>('test.Greeter', { methods: { hi: {} } });",
+          'async function main(): Promise<void> {',
+          "  const app = await callisto({ logLevel: 'silent' });",
+          '  const greeter = app.refer(GreeterDef, { mock: true, mockImpl: { hi: (name: string) => "hi " + name } });',
+          "  console.log(await greeter.hi('nest'), typeof createFileRegistry);",
+          '  await app.close();',
+          '}',
+          'void main();',
+          '',
+        ].join('\n'),
+      );
+      fs.writeFileSync(
+        path.join(nest, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            module: 'commonjs',
+            target: 'es2021',
+            strict: true,
+            skipLibCheck: false,
+            types: ['node'],
+            typeRoots: [path.join(REPO, 'node_modules/@types')],
+            outDir: 'out',
+          },
+          include: ['main.ts'],
+        }),
+      );
+      await tsc(nest);
+      expect(fs.readFileSync(path.join(nest, 'out/main.js'), 'utf8')).toContain('require("callisto")');
+      expect(await node(nest, 'out/main.js')).toContain('hi nest function');
       fs.writeFileSync(
         path.join(dir, 'subpath.js'),
         "const { createFileRegistry } = require('callisto/registry');\nconsole.log(typeof createFileRegistry);\n",
