@@ -1,6 +1,7 @@
 /**
  * One provider process of the demo. Registers on the registry named by CALLISTO_REGISTRY, prints
- * `READY <address>` when serving, and shuts down gracefully on SIGTERM.
+ * `READY <address>` when serving, and shuts down gracefully on SIGTERM, or when the demo that started it
+ * goes (its stdin, a pipe from the demo, ends).
  */
 import { callisto } from '../../src/index.js';
 import { type User, type UserService, UserServiceDef } from '../contract/user-service.js';
@@ -28,4 +29,9 @@ const app = await callisto({ application: name, logLevel: 'warn' });
 app.provide(UserServiceDef, new UserServiceImpl());
 await app.start();
 app.handleSignals();
+if (process.env.DEMO_LIFELINE) {
+  // The demo holds our stdin open: when the demo goes, however it ends, stdin ends and we shut down too.
+  process.stdin.once('end', () => void app.close().finally(() => process.exit(0)));
+  process.stdin.resume();
+}
 console.log(`READY ${app.address}`);

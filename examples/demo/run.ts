@@ -18,6 +18,40 @@ const registryDir = fs.mkdtempSync(path.join(os.tmpdir(), 'callisto-demo-'));
 const registry = `file://${registryDir}`;
 const children: ChildProcess[] = [];
 
+const running = (child: ChildProcess): boolean => child.exitCode === null && child.signalCode === null;
+
+function stopped(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => (running(child) ? child.once('exit', () => resolve()) : resolve()));
+}
+
+/**
+ * Stops every provider still running: SIGTERM (a graceful shutdown), then SIGKILL for one that has not
+ * exited 5 s later. The demo never exits before its providers are gone.
+ */
+async function reapChildren(): Promise<void> {
+  await Promise.all(
+    children.filter(running).map(async (child) => {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await stopped(child);
+      clearTimeout(timer);
+    }),
+  );
+}
+
+// Last resorts, for an exit that skips the `finally` below: a signal stops the providers before the demo
+// goes, and any exit (an uncaught error too) kills what is left. Each provider also holds a lifeline,
+// its stdin, to this process: when the demo goes, even killed with SIGKILL, the pipe closes and the
+// provider shuts itself down.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    void reapChildren().finally(() => process.exit(1));
+  });
+}
+process.once('exit', () => {
+  for (const child of children) if (running(child)) child.kill('SIGKILL');
+});
+
 function startProvider(name: string): Promise<{ child: ChildProcess; address: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'provider.ts')], {
     env: {
@@ -25,8 +59,9 @@ function startProvider(name: string): Promise<{ child: ChildProcess; address: st
       PROVIDER_NAME: name,
       CALLISTO_REGISTRY: registry,
       CALLISTO_REGISTRY_TTL_MS: '3000',
+      DEMO_LIFELINE: '1',
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
   children.push(child);
   return new Promise((resolve, reject) => {
@@ -38,12 +73,6 @@ function startProvider(name: string): Promise<{ child: ChildProcess; address: st
     });
     child.once('exit', (code) => reject(new Error(`${name} exited early with code ${code}`)));
   });
-}
-
-function stopped(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) =>
-    child.exitCode !== null ? resolve() : child.once('exit', () => resolve()),
-  );
 }
 
 function table(counts: Map<string, number>): string {
@@ -84,7 +113,9 @@ try {
   console.log(`Callisto demo — embedded registry at ${registryDir}\n`);
   console.log('1. Starting three providers...');
   const providers = await Promise.all(['provider-a', 'provider-b', 'provider-c'].map(startProvider));
-  for (const [i, p] of providers.entries()) console.log(`   provider-${'abc'[i]} listening on ${p.address}`);
+  for (const [i, p] of providers.entries()) {
+    console.log(`   provider-${'abc'[i]} listening on ${p.address} (pid ${p.child.pid})`);
+  }
 
   const users = consumerApp.refer(UserServiceDef, { loadbalance: 'roundrobin' });
   const deadline = Date.now() + 10_000;
@@ -122,8 +153,11 @@ try {
   console.log(total === 0 ? '\nDone: every call succeeded.' : `\nDone with ${total} failed calls.`);
   process.exitCode = total === 0 && !third.counts.has('provider-b') ? 0 : 1;
 } finally {
-  await consumerApp.close();
-  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
-  await Promise.all(children.map(stopped));
-  fs.rmSync(registryDir, { recursive: true, force: true });
+  try {
+    await consumerApp.close();
+  } finally {
+    await reapChildren();
+    fs.rmSync(registryDir, { recursive: true, force: true });
+    console.log('All providers stopped.');
+  }
 }

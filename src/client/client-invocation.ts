@@ -8,6 +8,7 @@ export class ClientInvocation implements Invocation {
   /** Absolute deadline (Date.now clock), 0 for none. */
   deadline: number;
 
+  /** @internal */
   constructor(
     readonly service: ServiceKey,
     readonly method: string,
@@ -18,6 +19,7 @@ export class ClientInvocation implements Invocation {
     readonly signal: AbortSignal | undefined,
     readonly oneway: boolean,
     readonly idempotent: boolean,
+    /** @internal The method's precomputed wire route (its type is not part of the public API). */
     readonly route: MethodRoute,
   ) {
     this.deadline = timeoutMs > 0 ? Date.now() + timeoutMs : 0;

@@ -135,6 +135,11 @@ export function createOutlierDetector(options: Partial<OutlierDetectorOptions> =
   const table = new Map<string, Health>();
   /** How many providers are ejected (open or half-open): 0 makes `filter` free. */
   let ejectedCount = 0;
+  /**
+   * Ejected providers the last `filter` kept selectable because of `maxEjectionPercent` (or to avoid an
+   * empty list): `allow` agrees with `filter` for them, as the two are used together, synchronously.
+   */
+  const readmitted = new Set<string>();
 
   function health(address: string): Health {
     let h = table.get(address);
@@ -223,13 +228,14 @@ export function createOutlierDetector(options: Partial<OutlierDetectorOptions> =
       const h = table.get(address);
       const now = o.now();
       const state = stateOf(h, now);
-      if (state === 'closed') return true;
+      if (state === 'closed' || readmitted.has(address)) return true;
       if (state === 'open' || excluded(h, now)) return false;
       h!.probeAt = now;
       return true;
     },
 
     filter(endpoints) {
+      if (readmitted.size > 0) readmitted.clear();
       if (ejectedCount === 0) return endpoints;
       const now = o.now();
       const n = endpoints.length;
@@ -237,16 +243,21 @@ export function createOutlierDetector(options: Partial<OutlierDetectorOptions> =
       for (let i = 0; i < n; i++) if (excluded(table.get(endpoints[i]!.address), now)) out++;
       if (out === 0) return endpoints;
       const cap = o.maxEjectionPercent <= 0 ? 0 : Math.max(1, Math.floor((n * o.maxEjectionPercent) / 100));
+      const isOut = (e: { readonly address: string }) => excluded(table.get(e.address), now);
       // Never return an empty list: with a cap of every provider, all stay selectable.
-      if (cap === 0 || cap >= n) return endpoints;
-      if (out <= cap) return endpoints.filter((e) => !excluded(table.get(e.address), now));
+      if (cap === 0 || cap >= n) {
+        for (const e of endpoints) if (isOut(e)) readmitted.add(e.address);
+        return endpoints;
+      }
+      if (out <= cap) return endpoints.filter((e) => !isOut(e));
       // Over the cap: keep out the `cap` ejected longest, readmit those closest to their probe.
       const keepOut = new Set(
         endpoints
-          .filter((e) => excluded(table.get(e.address), now))
+          .filter(isOut)
           .sort((a, b) => table.get(b.address)!.ejectedUntil - table.get(a.address)!.ejectedUntil)
           .slice(0, cap),
       );
+      for (const e of endpoints) if (isOut(e) && !keepOut.has(e)) readmitted.add(e.address);
       return endpoints.filter((e) => !keepOut.has(e));
     },
 
@@ -266,6 +277,7 @@ export function createOutlierDetector(options: Partial<OutlierDetectorOptions> =
     },
 
     forget(address) {
+      readmitted.delete(address);
       const h = table.get(address);
       if (h?.ejected) ejectedCount--;
       table.delete(address);

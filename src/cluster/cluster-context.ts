@@ -19,7 +19,10 @@ export interface HealthTracker {
   filter<E extends { address: string }>(endpoints: readonly E[]): readonly E[];
   /** Records an outcome; `ok` is true for errors that say nothing about the provider's health. */
   record(address: string, ok: boolean): void;
-  /** Marks a call going to `address` (hands out the single probe of a half-open provider). */
+  /**
+   * Whether a call may go to `address` now; marks it as going there (hands out the single probe of a
+   * half-open provider). `select()` asks it for the provider it picks and picks another on false.
+   */
   allow(address: string): boolean;
 }
 
@@ -83,6 +86,33 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
     return candidates;
   };
 
+  /** Takes `endpoint` for one call: false when the outlier detector refuses it (ejected, probe out). */
+  const claim = (endpoint: ProviderEndpoint): boolean =>
+    health === undefined || health.allow(endpoint.address);
+
+  /**
+   * The balancer's pick among `candidates`, claimed from the outlier detector; a refused pick is left out
+   * and the balancer picks again among the rest. When every candidate refuses (all are ejected, which only
+   * the fallback to the whole list can offer), the first pick goes anyway: trying beats failing unsent.
+   */
+  const pick = (list: readonly ProviderEndpoint[], invocation: ClientInvocation): ProviderEndpoint =>
+    list.length === 1 ? list[0]! : loadBalancer.select(list, invocation);
+
+  const choose = (
+    candidates: readonly ProviderEndpoint[],
+    invocation: ClientInvocation,
+  ): ProviderEndpoint => {
+    const first = pick(candidates, invocation);
+    if (claim(first)) return first;
+    let rest = candidates.filter((endpoint) => endpoint !== first);
+    while (rest.length > 0) {
+      const next = pick(rest, invocation);
+      if (claim(next)) return next;
+      rest = rest.filter((endpoint) => endpoint !== next);
+    }
+    return first;
+  };
+
   const noProvider = (invocation: ClientInvocation): RpcError =>
     new RpcError(
       'NoProvider',
@@ -107,10 +137,15 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
         const fresh = candidates.filter((endpoint) => !exclude.includes(endpoint));
         if (fresh.length > 0) candidates = fresh;
       }
-      if (options.sticky && stickyEndpoint !== undefined && candidates.includes(stickyEndpoint)) {
+      if (
+        options.sticky &&
+        stickyEndpoint !== undefined &&
+        candidates.includes(stickyEndpoint) &&
+        claim(stickyEndpoint)
+      ) {
         return stickyEndpoint;
       }
-      const chosen = candidates.length === 1 ? candidates[0]! : loadBalancer.select(candidates, invocation);
+      const chosen = choose(candidates, invocation);
       if (options.sticky) stickyEndpoint = chosen;
       return chosen;
     },
@@ -125,7 +160,6 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
         }
       }
       invocation.remoteAddress = endpoint.address;
-      health?.allow(endpoint.address);
       endpoint.health = health;
       const handle = handleOf(endpoint);
       const result = handle

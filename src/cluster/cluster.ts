@@ -37,7 +37,10 @@ export interface ClusterContext {
   /** `Service.method`, for messages. */
   readonly label: string;
   readonly options: ClusterOptions;
-  /** Picks one provider, avoiding `exclude` while others remain. Throws NoProvider when there is none. */
+  /**
+   * Picks one provider, avoiding `exclude` while others remain, and claims it from the outlier detector
+   * (a half-open provider's single probe). Throws NoProvider when there is none.
+   */
   select(invocation: ClientInvocation, exclude?: readonly ProviderEndpoint[]): ProviderEndpoint;
   /** Every provider selectable now (not ejected, not unreachable, not going away). */
   selectable(): readonly ProviderEndpoint[];

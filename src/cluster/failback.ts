@@ -8,34 +8,58 @@ import type { ClusterFactory } from './cluster.js';
  * background retries with doubling delays (`failbackAttempts`, from `failbackDelayMs`), in a bounded
  * queue (`failbackQueueSize`; when full, the failure is logged and dropped). For notifications that must
  * eventually go out. Business errors are not retried.
+ *
+ * A background retry never throws into its timer: selecting a provider fails with NoProvider while the
+ * list is empty (every provider gone), and that is one more failed retry like any other. A call leaves
+ * the queue on every final outcome (delivered, business error, attempts used up, `close()`).
  */
 export const failback: ClusterFactory = (context) => {
   let queued = 0;
+  let closed = false;
   const timers = new Set<NodeJS.Timeout>();
-  const retryLater = (call: ClientInvocation, attempt: number): void => {
-    const delay = context.options.failbackDelayMs * 2 ** (attempt - 1);
+
+  const attempt = (call: ClientInvocation): Promise<unknown> => {
+    const fresh = call.renew();
+    try {
+      return context.invoke(context.select(fresh), fresh);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+
+  const retryLater = (call: ClientInvocation, retry: number): void => {
+    const delay = context.options.failbackDelayMs * 2 ** (retry - 1);
     const timer = setTimeout(() => {
       timers.delete(timer);
-      const fresh = call.renew();
-      context.invoke(context.select(fresh), fresh).then(
+      if (closed) return;
+      attempt(call).then(
         () => {
           queued--;
         },
         (error: unknown) => {
           const failure = RpcError.from(error);
-          if (attempt >= context.options.failbackAttempts || failure.code === 'ProviderError') {
+          const attempts = context.options.failbackAttempts;
+          if (closed) return;
+          if (retry >= attempts || failure.code === 'ProviderError') {
             queued--;
             context.log(
               'error',
-              `failback: ${context.label} gave up after ${attempt} retries: ${failure.message}`,
+              `failback: ${context.label} gave up after ${retry} retries: ${failure.code}: ${failure.message}`,
             );
-          } else retryLater(call, attempt + 1);
+            return;
+          }
+          context.log(
+            'info',
+            `failback: ${context.label} retry ${retry} of ${attempts} failed (${failure.code}: ${failure.message}); next in ${delay * 2} ms`,
+          );
+          retryLater(call, retry + 1);
         },
       );
     }, delay);
     timer.unref();
     timers.add(timer);
   };
+
   const invoker = async (invocation: Invocation): Promise<unknown> => {
     const call = invocation as ClientInvocation;
     try {
@@ -43,13 +67,18 @@ export const failback: ClusterFactory = (context) => {
     } catch (error) {
       const failure = RpcError.from(error);
       if (failure.code === 'ProviderError') throw failure;
-      if (queued >= context.options.failbackQueueSize) {
-        context.log('error', `failback: queue full, ${context.label} dropped: ${failure.message}`);
+      if (closed) {
+        context.log('error', `failback: ${context.label} failed after close, dropped: ${failure.message}`);
+      } else if (queued >= context.options.failbackQueueSize) {
+        context.log(
+          'error',
+          `failback: queue full (${context.options.failbackQueueSize}), ${context.label} dropped: ${failure.message}`,
+        );
       } else {
         queued++;
         context.log(
           'warn',
-          `failback: ${context.label} failed, retrying in the background: ${failure.message}`,
+          `failback: ${context.label} failed, retrying in the background: ${failure.code}: ${failure.message}`,
         );
         retryLater(call, 1);
       }
@@ -58,8 +87,10 @@ export const failback: ClusterFactory = (context) => {
   };
   return Object.assign(invoker, {
     close() {
+      closed = true;
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
+      queued = 0;
     },
   });
 };

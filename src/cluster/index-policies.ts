@@ -27,7 +27,11 @@ export type { OutlierDetector, OutlierDetectorOptions, OutlierState } from './ci
 export { createOutlierDetector, DEFAULT_OUTLIER_OPTIONS } from './circuit-breaker.js';
 export type { RetryBudget, RetryBudgetOptions } from './retry-budget.js';
 export { createRetryBudget, DEFAULT_RETRY_BUDGET_OPTIONS } from './retry-budget.js';
-export { backoffCeiling, createExponentialRetryPolicy } from './retry-exponential.js';
+export {
+  backoffCeiling,
+  createExponentialRetryPolicy,
+  DEFAULT_EXPONENTIAL_BASE_MS,
+} from './retry-exponential.js';
 export { createFixedRetryPolicy } from './retry-fixed.js';
 export { createNoRetryPolicy } from './retry-none.js';
 export * from './retry-policy.js';

@@ -53,7 +53,7 @@ export const consumerConfigSchema = z.strictObject({
   retries: nonNegativeInt,
   /** Retry delay policy: 'none' (never retry), 'fixed' (every retryDelayMs), 'exponential' (with jitter). Default 'fixed'. */
   retry: extensionName<RetryPolicyName>(),
-  /** Delay of 'fixed', first delay of 'exponential', ms. Default 0 (retry at once). */
+  /** Delay of 'fixed', first delay of 'exponential' (which starts from 100 when this is 0), ms. Default 0 (retry at once). */
   retryDelayMs: nonNegativeInt,
   /** Longest retry delay, ms. Default 1000. */
   retryMaxDelayMs: nonNegativeInt,
@@ -61,6 +61,12 @@ export const consumerConfigSchema = z.strictObject({
   retryBudgetRatio: z.number().min(0).max(1),
   /** forking: providers called at once. Default 2. */
   forks: positiveInt,
+  /** failback: failed calls kept for background retries at once; more are logged and dropped. Default 1000. */
+  failbackQueueSize: positiveInt,
+  /** failback: background retries of one failed call before it is given up (logged). Default 3. */
+  failbackAttempts: positiveInt,
+  /** failback: delay before the first background retry, ms, doubled before each further one. Default 1000. */
+  failbackDelayMs: positiveInt,
   /** Keep the same provider while healthy. Default false. */
   sticky: z.boolean(),
   /** Call services provided by the same app in-process. Default true. */
@@ -161,6 +167,9 @@ export const DEFAULT_CONFIG: CallistoConfig = {
     retryMaxDelayMs: 1_000,
     retryBudgetRatio: 0.2,
     forks: 2,
+    failbackQueueSize: 1_000,
+    failbackAttempts: 3,
+    failbackDelayMs: 1_000,
     sticky: false,
     injvm: true,
     connectTimeoutMs: 3_000,

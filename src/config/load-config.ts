@@ -39,7 +39,7 @@ export interface LoadConfigOptions {
   /** An explicit config file; `false` skips files. Default: CALLISTO_CONFIG, else the first of CONFIG_FILE_NAMES found. */
   configFile?: string | false;
   /** Environment to read `CALLISTO_*` from; `false` skips it. Default process.env. */
-  env?: NodeJS.ProcessEnv | false;
+  env?: Readonly<Record<string, string | undefined>> | false;
 }
 
 /** A validated configuration and where each of its values was set. */

@@ -22,7 +22,7 @@ export interface Invocation {
   /** Whether the method may safely be executed more than once. */
   readonly idempotent: boolean;
   /** Peer address (`host:port`) once known: the chosen provider on the consumer, the caller on the provider. */
-  remoteAddress?: string;
+  remoteAddress?: string | undefined;
 }
 
 /** The one shape of every step of the call path. */

@@ -48,6 +48,7 @@ export interface ProtocolErrorMessage {
   message: string;
 }
 
+/** @internal The channel objects, for Callisto's own publishers (subscribe by name instead). */
 export const channels = {
   clientCall: diagnosticsChannel.channel(CHANNEL_NAMES.clientCall),
   serverCall: diagnosticsChannel.channel(CHANNEL_NAMES.serverCall),

@@ -20,7 +20,7 @@ import type { ConnectionOptions } from './transport-options.js';
 
 /** What a consumer precomputes per method so that a call encodes little. */
 export interface MethodRoute {
-  /** Encoded service, version, group and method (see protocol/metadata.ts). */
+  /** @internal Encoded service, version, group and method (see protocol/metadata.ts). */
   readonly prefix: Buffer;
   readonly serializer: Serializer;
   /** For error messages. */

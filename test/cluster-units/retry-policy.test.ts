@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { builtinExtensions } from '../../src/extension/extension-registry.js';
 import '../../src/cluster/index-policies.js';
+import { createRetryControl } from '../../src/cluster/cluster-policies.js';
+import { createProviderDirectory } from '../../src/cluster/provider-directory.js';
 import { backoffCeiling, createExponentialRetryPolicy } from '../../src/cluster/retry-exponential.js';
 import { createFixedRetryPolicy } from '../../src/cluster/retry-fixed.js';
 import { createNoRetryPolicy } from '../../src/cluster/retry-none.js';
@@ -9,6 +11,7 @@ import {
   type RetryPolicy,
   resolveRetryOptions,
 } from '../../src/cluster/retry-policy.js';
+import { DEFAULT_CONFIG } from '../../src/config/callisto-config.js';
 import { seededRandom } from '../support/seeded-random.js';
 
 /** Delays the policy gives for attempts 1, 2, ... until it stops, with time passing by the delays. */
@@ -65,6 +68,29 @@ describe('retry policies', () => {
     ]);
     expect(backoffCeiling({ ...options, multiplier: 3 }, 3)).toBe(900);
     expect(backoffCeiling(options, 10_000)).toBe(3_000);
+  });
+
+  it('exponential backs off from 100 ms when its base is 0, as with the consumer defaults', () => {
+    const options = resolveRetryOptions({
+      maxAttempts: 5,
+      jitter: 'none',
+      baseDelayMs: 0,
+      maxDelayMs: 1_000,
+    });
+    expect(delays(createExponentialRetryPolicy(options))).toEqual([100, 200, 400, 800]);
+    expect(backoffCeiling({ ...options, maxDelayMs: 50 }, 1)).toBe(50);
+    // What `retry: 'exponential'` gets from the default consumer config (retryDelayMs 0, full jitter).
+    const control = createRetryControl(
+      builtinExtensions,
+      { directory: createProviderDirectory() },
+      { ...DEFAULT_CONFIG.consumer, retry: 'exponential' },
+    );
+    const first = Array.from({ length: 2_000 }, () => control.nextDelayMs(1, 0)!);
+    const second = Array.from({ length: 2_000 }, () => control.nextDelayMs(2, 0)!);
+    expect(Math.max(...first)).toBeLessThan(100);
+    expect(first.reduce((a, b) => a + b) / first.length).toBeGreaterThan(40); // uniform in [0, 100): ~50
+    expect(Math.max(...second)).toBeGreaterThan(100);
+    expect(Math.max(...second)).toBeLessThan(200);
   });
 
   it('exponential with full jitter draws in [0, ceiling), averaging half of it', () => {

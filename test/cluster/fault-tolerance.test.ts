@@ -1,12 +1,43 @@
+import diagnosticsChannel from 'node:diagnostics_channel';
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RpcError, withOptions } from '../../src/index.js';
-import { FlakyDef } from '../fixtures/flaky-service.js';
+import {
+  CHANNEL_NAMES,
+  type ClientCallMessage,
+  type Logger,
+  RpcError,
+  withOptions,
+} from '../../src/index.js';
+import { FlakyDef, FlakyImpl } from '../fixtures/flaky-service.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { flakyConsumer, flakyProviders } from '../support/cluster-setup.js';
 import { waitFor } from '../support/wait-for.js';
 
-afterEach(closeAll);
+const dirs: string[] = [];
+afterEach(async () => {
+  await closeAll();
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function registryDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'callisto-failback-'));
+  dirs.push(dir);
+  return `file://${dir}`;
+}
+
+/** A logger that keeps every line, for tests that wait for what the cluster layer reports. */
+function linesLogger(): { logger: Logger; lines: string[]; has(pattern: RegExp): boolean } {
+  const lines: string[] = [];
+  const keep = (level: string) => (message: string) => lines.push(`${level}: ${message}`);
+  return {
+    logger: { debug: keep('debug'), info: keep('info'), warn: keep('warn'), error: keep('error') },
+    lines,
+    has: (pattern) => lines.some((line) => pattern.test(line)),
+  };
+}
 
 /** A port nothing listens on: connecting is refused. */
 async function deadAddress(): Promise<string> {
@@ -75,6 +106,26 @@ describe('failover', () => {
     expect(providers.reduce((sum, p) => sum + p.impl.reads, 0)).toBe(1);
   });
 
+  it('stops retrying when the retry budget runs out, and says so', async () => {
+    const providers = await flakyProviders(3);
+    for (const p of providers) p.impl.mode = 'overloaded';
+    const log = linesLogger();
+    const app = await testApp({ application: 'consumer', logger: log.logger, logLevel: 'debug' });
+    // Budget: no share of calls (ratio 0), only the reserve of 10 retries/s over the 10 s window: 100.
+    const ref = app.refer(FlakyDef, {
+      url: providers.map((p) => p.address),
+      retries: 2,
+      retryBudgetRatio: 0,
+      outlierDetection: false,
+    });
+    for (let i = 0; i < 80; i++)
+      await expect(ref.read(`k${i}`)).rejects.toMatchObject({ code: 'Overloaded' });
+    // 80 calls wanted 160 retries; 100 were granted (the test runs well inside one window): the first 50
+    // calls made 3 attempts each, the last 30 one each, refused their first retry, and said so.
+    expect(providers.reduce((sum, p) => sum + p.impl.reads, 0)).toBe(50 * 3 + 30);
+    expect(log.lines.filter((line) => /retry budget exhausted, not retrying/.test(line))).toHaveLength(30);
+  });
+
   it('stops after `retries` extra attempts', async () => {
     const providers = await flakyProviders(4);
     for (const p of providers) p.impl.mode = 'overloaded';
@@ -114,15 +165,109 @@ describe('other strategies', () => {
     await waitFor(() => providers[0]!.impl.writes.filter((w) => w === 'event-1').length === 2, 5_000);
   });
 
+  it('failback survives its providers all leaving (NoProvider in a retry), gives up, and frees its queue slot', async () => {
+    // The issue's reproduction: one provider answers Overloaded, then shuts down. Its background retries
+    // then find no provider at all; before the fix select() threw NoProvider inside the retry timer, an
+    // uncaught exception that killed the consumer, and the queue counter never went down.
+    const registry = registryDir();
+    const impl = new FlakyImpl('p0');
+    impl.mode = 'overloaded';
+    const provider = await testApp({ application: 'p0', registry });
+    provider.provide(FlakyDef, impl);
+    await provider.start();
+    const log = linesLogger();
+    const consumer = await testApp({
+      registry,
+      logger: log.logger,
+      logLevel: 'debug',
+      // No empty-list protection: the unregister empties the list at once. The retries run at 0.3, 0.9,
+      // 2.1 and 4.5 s: the last ones find the list empty even on a slow machine.
+      consumer: {
+        snapshotDir: '',
+        emptyProtection: false,
+        failbackDelayMs: 300,
+        failbackAttempts: 4,
+        failbackQueueSize: 1,
+      },
+    });
+    const ref = consumer.refer(FlakyDef, { cluster: 'failback', outlierDetection: false });
+    expect(await ref.write('e1')).toBeUndefined();
+    expect(impl.writes).toEqual(['e1']);
+    await provider.close(); // unregisters: the consumer's list becomes empty
+    const source = [...consumer.internals.consumer.sources().values()][0]!;
+    await waitFor(() => source.directory.list().length === 0, 10_000);
+    await waitFor(() => log.has(/gave up after 4 retries: NoProvider/), 10_000, {
+      message: `no give-up line; log: ${log.lines.join(' | ')}`,
+    });
+    // The slot of the given-up call is free again: the next failure is queued, not dropped as "queue full".
+    expect(await ref.write('e2')).toBeUndefined();
+    expect(log.lines.filter((line) => /retrying in the background: NoProvider/.test(line))).toHaveLength(1);
+    expect(log.has(/queue full/)).toBe(false);
+    // ...and a third one, with e2 still queued, is dropped: the queue is bounded at 1.
+    expect(await ref.write('e3')).toBeUndefined();
+    expect(log.has(/queue full \(1\), test\.Flaky\.write dropped/)).toBe(true);
+  });
+
+  it('failback settings are consumer keys, validated at start with the key named', async () => {
+    for (const [key, value] of [
+      ['failbackQueueSize', 0],
+      ['failbackAttempts', 1.5],
+      ['failbackDelayMs', -1],
+    ] as const) {
+      await expect(testApp({ consumer: { [key]: value } })).rejects.toThrow(
+        new RegExp(`consumer\\.${key} = ${value}`),
+      );
+    }
+    const app = await testApp();
+    expect(() => app.refer(FlakyDef, { url: '127.0.0.1:1', failbackAttempts: 0 })).toThrow(
+      /refer\(test\.Flaky\)\.failbackAttempts = 0/,
+    );
+  });
+
+  it('failback delivers a call made while no provider existed, once one appears', async () => {
+    const registry = registryDir();
+    const log = linesLogger();
+    const consumer = await testApp({
+      registry,
+      logger: log.logger,
+      logLevel: 'debug',
+      consumer: { snapshotDir: '', failbackDelayMs: 200, failbackAttempts: 6 },
+    });
+    const ref = consumer.refer(FlakyDef, { cluster: 'failback' });
+    expect(await ref.write('early')).toBeUndefined();
+    // A background retry has run into the empty list (and the consumer lives on).
+    await waitFor(() => log.has(/retry 1 of 6 failed \(NoProvider/), 10_000);
+    const impl = new FlakyImpl('late');
+    const provider = await testApp({ application: 'late', registry });
+    provider.provide(FlakyDef, impl);
+    await provider.start();
+    await waitFor(() => impl.writes.includes('early'), 20_000);
+    expect(impl.writes).toEqual(['early']);
+  });
+
   it('forking answers from the fastest provider and cancels the rest', async () => {
     const providers = await flakyProviders(2);
-    providers[0]!.impl.mode = 'hang';
-    const { ref } = await flakyConsumer(providers, { cluster: 'forking', forks: 2 });
-    const started = Date.now();
-    expect(await ref.read('k')).toBe('p1:k');
-    expect(Date.now() - started).toBeLessThan(1_000);
-    expect(providers[0]!.impl.reads).toBe(1);
-    providers[0]!.impl.releaseAll();
+    providers[0]!.impl.mode = 'hang'; // p0 never answers on its own
+    const { app, ref } = await flakyConsumer(providers, { cluster: 'forking', forks: 2 });
+    const attempts: ClientCallMessage[] = [];
+    const onAttempt = (message: unknown) => attempts.push(message as ClientCallMessage);
+    diagnosticsChannel.subscribe(CHANNEL_NAMES.clientCall, onAttempt);
+    try {
+      expect(await ref.read('k')).toBe('p1:k');
+      expect(providers[0]!.impl.reads).toBe(1); // the loser got the call too
+      // ...and is cancelled as soon as the winner answers: nothing of it stays pending on its connection.
+      const loser = app.internals.consumer.pool
+        .connections()
+        .find((connection) => connection.address === providers[0]!.address)!;
+      expect(loser.inFlight).toBe(0);
+      await waitFor(() =>
+        attempts.some((a) => a.address === providers[0]!.address && a.error === 'Cancelled'),
+      );
+      expect(attempts.find((a) => a.address === providers[1]!.address)?.error).toBeUndefined();
+    } finally {
+      diagnosticsChannel.unsubscribe(CHANNEL_NAMES.clientCall, onAttempt);
+      providers[0]!.impl.releaseAll();
+    }
   });
 
   it('broadcast calls every provider and reports which failed', async () => {
@@ -142,18 +287,21 @@ describe('deadlines', () => {
     const providers = await flakyProviders(1);
     const { ref } = await flakyConsumer(providers, { timeoutMs: 2_000 });
     const budget = await ref.budget();
-    expect(budget).toBeGreaterThan(1_500);
+    expect(budget).toBeGreaterThan(1_000); // most of it: generous for a loaded machine
     expect(budget).toBeLessThanOrEqual(2_000);
     expect(await withOptions(ref, { timeoutMs: 500 }).budget()).toBeLessThanOrEqual(500);
   });
 
   it('one deadline covers every attempt of a call', async () => {
     const providers = await flakyProviders(3);
-    for (const p of providers) p.impl.mode = 'slow';
+    for (const p of providers) p.impl.mode = 'slow'; // 300 ms, longer than the whole deadline
     const { ref } = await flakyConsumer(providers, { timeoutMs: 200, retries: 5 });
     const started = Date.now();
     await expect(ref.read('x')).rejects.toMatchObject({ code: 'Timeout' });
-    expect(Date.now() - started).toBeLessThan(600);
+    // The first attempt used the whole budget: no retry was started after it (a deadline per attempt
+    // would have made six, 1.2 s).
+    expect(providers.reduce((sum, p) => sum + p.impl.reads, 0)).toBe(1);
+    expect(Date.now() - started).toBeLessThan(1_000);
   });
 });
 
@@ -164,7 +312,7 @@ describe('outlier ejection', () => {
     const { ref } = await flakyConsumer(providers, {
       loadbalance: 'roundrobin',
       ejectAfterFailures: 3,
-      ejectionMs: 1_000, // long enough that no probe falls inside the 60 calls below, even on a slow machine
+      ejectionMs: 3_000, // long enough that no probe falls inside the 60 calls below, even on a slow machine
     });
     for (let i = 0; i < 30; i++) await ref.read(`a${i}`);
     const readsWhileFailing = providers[0]!.impl.reads;
@@ -175,7 +323,7 @@ describe('outlier ejection', () => {
     await waitFor(async () => {
       await ref.read('probe');
       return providers[0]!.impl.reads > readsWhileFailing + 3;
-    }, 5_000);
+    }, 20_000);
   });
 
   it('never ejects more than the configured share of providers', async () => {
@@ -241,10 +389,23 @@ describe('degradation and stubs', () => {
     expect(await ref.write('w')).toBe('p0:w');
   });
 
-  it('sticky keeps using the same provider while it is healthy', async () => {
+  it('sticky keeps using the same provider while it is healthy, then sticks to another', async () => {
     const providers = await flakyProviders(3);
-    const { ref } = await flakyConsumer(providers, { sticky: true });
+    const { ref } = await flakyConsumer(providers, {
+      sticky: true,
+      ejectAfterFailures: 1,
+      ejectionMs: 60_000,
+    });
     const first = (await ref.read('a')).split(':')[0];
     for (let i = 0; i < 20; i++) expect((await ref.read('b')).split(':')[0]).toBe(first);
+    // The sticky provider turns unhealthy: one call finds out (Overloaded, ejected) and fails over...
+    const sticky = providers.find((p) => p.name === first)!;
+    sticky.impl.mode = 'overloaded';
+    const readsBefore = sticky.impl.reads;
+    const second = (await ref.read('c')).split(':')[0];
+    expect(second).not.toBe(first);
+    // ...and from then on every call sticks to the provider that answered, none goes to the ejected one.
+    for (let i = 0; i < 20; i++) expect((await ref.read('d')).split(':')[0]).toBe(second);
+    expect(sticky.impl.reads).toBe(readsBefore + 1);
   });
 });

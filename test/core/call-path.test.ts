@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { callContext, defineService, type Filter, RpcError, withOptions } from '../../src/index.js';
-import { FrameKind, HEADER_BYTES } from '../../src/protocol/frame.js';
-import { InsufficientFundsError, UserServiceDef, UserServiceImpl } from '../fixtures/user-service.js';
+import { FrameFlag, FrameKind, HEADER_BYTES } from '../../src/protocol/frame.js';
+import { UserServiceDef, UserServiceImpl } from '../fixtures/user-service.js';
 import { closeAll, resourceCounts, testApp } from '../support/apps.js';
 import { rawConnection, route, sendGarbage } from '../support/raw-client.js';
+import { rawFrameSocket } from '../support/raw-frames.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
 import { waitFor } from '../support/wait-for.js';
 
 afterEach(closeAll);
@@ -59,23 +61,31 @@ describe('typed calls over TCP', () => {
     const { address } = await providerWith(new UserServiceImpl(), { server: { exposeStack: true } });
     const users = await consumerOf(address);
     const error = (await users.withdraw(1).catch((e: unknown) => e)) as RpcError;
-    expect(error.remoteStack).toContain('InsufficientFundsError');
-    expect(new InsufficientFundsError(1, 2)).toBeInstanceOf(Error);
+    // The provider's own stack: its error line, then the frame of the method that threw.
+    expect(error.remoteStack).toMatch(/^InsufficientFundsError: balance 10 is below 1\n\s+at .*withdraw/);
+    expect(error.remoteStack).toContain('user-service.ts');
   });
 
   it('times out a slow call with a Timeout error and frees its state', async () => {
     const { address, provider } = await providerWith();
-    const users = await consumerOf(address);
+    const consumer = await testApp({ application: 'consumer' });
+    const users = consumer.refer(UserServiceDef, { url: address });
+    expect(await users.say('warm')).toBe('hello warm');
+    const [connection] = consumer.internals.consumer.pool.connections();
     const started = Date.now();
     const error = (await withOptions(users, { timeoutMs: 100 })
-      .slow(400)
+      .slow(1_500)
       .catch((e: unknown) => e)) as RpcError;
     expect(error.code).toBe('Timeout');
-    expect(Date.now() - started).toBeLessThan(350);
-    const connection = provider.internals.provider.server;
-    expect(connection).toBeDefined();
-    // The next call on the same connection works, and nothing is pending after it.
+    // It gave up at its deadline, not when the answer came (1.5 s); generous for a loaded machine.
+    expect(Date.now() - started).toBeLessThan(1_200);
+    // Its pending entry is gone at once, and the late answer, once the provider sends it, changes nothing.
+    expect(connection!.inFlight).toBe(0);
+    await waitFor(() => provider.internals.provider.server!.active === 0, 5_000);
+    expect(connection!.inFlight).toBe(0);
     expect(await users.say('again')).toBe('hello again');
+    expect(connection!.inFlight).toBe(0);
+    expect(consumer.internals.consumer.pool.connections()).toEqual([connection]);
   });
 
   it('rejects every call in flight at once with a Network error when the connection is lost', async () => {
@@ -89,11 +99,54 @@ describe('typed calls over TCP', () => {
   });
 
   it('sends one-way calls without waiting for a result', async () => {
+    const OneWay = defineService<{ fire(message: string): void }>('test.OneWay', {
+      methods: { fire: { oneway: true } },
+    });
+    const started: string[] = [];
+    const finished: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const provider = await testApp();
+    provider.provide(OneWay, {
+      async fire(message) {
+        started.push(message);
+        await gate;
+        finished.push(message);
+      },
+    });
+    await provider.start();
+    const consumer = await testApp();
+    const oneway = consumer.refer(OneWay, { url: provider.address!, timeoutMs: 1_000 });
+    // Resolves although the handler cannot finish until the test lets it: nothing is awaited.
+    expect(await oneway.fire('ping')).toBeUndefined();
+    await waitFor(() => started.length === 1);
+    expect(finished).toEqual([]);
+    release();
+    await waitFor(() => finished.length === 1);
+  });
+
+  it('answers nothing at all to a one-way request: no result, no error', async () => {
     const { impl, address } = await providerWith();
-    const users = await consumerOf(address);
-    expect(await users.notify('ping')).toBeUndefined();
-    await waitFor(() => impl.notifications.length === 1);
-    expect(impl.notifications).toEqual(['ping']);
+    const raw = await rawFrameSocket(address);
+    try {
+      raw.request(1, 'test.UserService', 'notify', ['ping'], FrameFlag.OneWay);
+      raw.request(2, 'test.UserService', 'withdraw', [5], FrameFlag.OneWay); // throws
+      raw.request(3, 'test.UserService', 'nope', [], FrameFlag.OneWay); // no such method
+      raw.request(4, 'test.Nope', 'say', ['x'], FrameFlag.OneWay); // no such service
+      raw.ping(99);
+      // Frames come back in order: an answer to any of the requests would come before the pong.
+      const frames = await raw.until((frame) => frame.kind === FrameKind.Heartbeat);
+      expect(frames.map((frame) => [frame.kind, frame.requestId])).toEqual([[FrameKind.Heartbeat, 99]]);
+      expect(impl.notifications).toEqual(['ping']);
+      // The same request as two-way is answered, on the same connection.
+      raw.request(5, 'test.UserService', 'say', ['x']);
+      const answer = await raw.until((frame) => frame.kind === FrameKind.Response);
+      expect(answer.at(-1)).toMatchObject({ requestId: 5, status: 0 });
+    } finally {
+      raw.close();
+    }
   });
 
   it('cancels a call through an AbortSignal', async () => {
@@ -289,14 +342,30 @@ describe('compression', () => {
   const Echo = defineService<{ echo(value: string): Promise<string> }>('test.Zip', { methods: { echo: {} } });
 
   it('compresses large bodies both ways when enabled, transparently', async () => {
-    const provider = await testApp({ compressThresholdBytes: 1024 });
-    provider.provide(Echo, { echo: (value) => value.toUpperCase() });
-    await provider.start();
-    const consumer = await testApp({ compressThresholdBytes: 1024 });
-    const echo = consumer.refer(Echo, { url: provider.address! });
-    const big = 'abc'.repeat(100_000);
-    expect(await echo.echo(big)).toBe(big.toUpperCase());
-    expect(await echo.echo('small')).toBe('SMALL');
+    // Measured on the wire, through a byte-counting proxy between consumer and provider.
+    const big = 'abc'.repeat(100_000); // 300 KB, deflates to about 1 KB
+    const wireBytes = async (compressThresholdBytes: number) => {
+      const provider = await testApp({ compressThresholdBytes });
+      provider.provide(Echo, { echo: (value) => value.toUpperCase() });
+      await provider.start();
+      const proxy = await startTcpProxy(provider.address!);
+      try {
+        const consumer = await testApp({ compressThresholdBytes });
+        const echo = consumer.refer(Echo, { url: proxy.address });
+        expect(await echo.echo(big)).toBe(big.toUpperCase());
+        expect(await echo.echo('small')).toBe('SMALL');
+        await consumer.close();
+        return { up: proxy.upstreamBytes, down: proxy.downstreamBytes };
+      } finally {
+        await proxy.close();
+      }
+    };
+    const plain = await wireBytes(0);
+    expect(plain.up).toBeGreaterThan(300_000);
+    expect(plain.down).toBeGreaterThan(300_000);
+    const compressed = await wireBytes(1024);
+    expect(compressed.up).toBeLessThan(10_000); // the request
+    expect(compressed.down).toBeLessThan(10_000); // and the response
   });
 
   it('refuses a compressed body that would inflate past the maximum frame size', async () => {

@@ -11,12 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRegistry } from '../../src/registry/create-registry.js';
+import { servicePathSegment } from '../../src/registry/provider-record.js';
 import type { Registry, RegistryStatus } from '../../src/registry/registry.js';
 import { createServiceDirectory, type ServiceDirectory } from '../../src/registry/service-directory.js';
 import type { TestServer } from '../setup/servers.js';
 import { waitFor } from '../support/wait-for.js';
 import { startChildProvider } from './fixtures/child-provider.js';
 import { follow } from './fixtures/follower.js';
+import { readEntry } from './fixtures/read-entry.js';
 import { addressesOf, providerRecord, uniqueServiceKey } from './fixtures/records.js';
 import { countResources, leakedSince } from './fixtures/resources.js';
 
@@ -128,8 +130,21 @@ export function runRegistryConformance(target: ConformanceTarget): void {
         application: 'conformance',
         startTime: Date.now(),
       };
+      const other = { ...consumerRecord, pid: consumerRecord.pid + 1 };
+      const address = target.address();
+      const pathOf = (record: typeof consumerRecord) =>
+        `/callisto/${servicePathSegment(key)}/consumers/${record.host}:${record.pid}`;
       await registry.registerConsumer(consumerRecord);
+      await registry.registerConsumer(other);
+      // Stored where the layout says, readable with the engine's own client, as the record's JSON.
+      await waitFor(async () => (await readEntry(address, pathOf(consumerRecord))) !== undefined, 5_000);
+      expect(JSON.parse((await readEntry(address, pathOf(consumerRecord)))!)).toEqual(consumerRecord);
+      expect(JSON.parse((await readEntry(address, pathOf(other)))!)).toEqual(other);
       await registry.unregisterConsumer(consumerRecord);
+      await waitFor(async () => (await readEntry(address, pathOf(consumerRecord))) === undefined, 5_000);
+      expect(JSON.parse((await readEntry(address, pathOf(other)))!)).toEqual(other); // only that one removed
+      await registry.unregisterConsumer(other);
+      await waitFor(async () => (await readEntry(address, pathOf(other))) === undefined, 5_000);
     });
 
     it('shows a clean close at once (well under the TTL)', async () => {

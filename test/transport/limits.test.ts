@@ -1,7 +1,9 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineService, type RpcError } from '../../src/index.js';
+import { FrameKind } from '../../src/protocol/frame.js';
 import { closeAll, testApp } from '../support/apps.js';
+import { rawFrameSocket } from '../support/raw-frames.js';
 import { waitFor } from '../support/wait-for.js';
 
 afterEach(closeAll);
@@ -63,6 +65,44 @@ describe('limits and backpressure', () => {
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('stops reading from a consumer that does not read its answers, serves others, and resumes when it reads', async () => {
+    const Big = defineService<{ big(bytes: number): Promise<string>; ping(): Promise<string> }>('test.Big', {
+      methods: { big: {}, ping: {} },
+    });
+    let executed = 0;
+    const provider = await testApp({ server: { writeHighWaterBytes: 1024 * 1024 } });
+    provider.provide(Big, {
+      big: (bytes) => {
+        executed++;
+        return 'x'.repeat(bytes);
+      },
+      ping: () => 'pong',
+    });
+    await provider.start();
+    const raw = await rawFrameSocket(provider.address!);
+    try {
+      raw.socket.pause(); // this consumer stops reading
+      for (let id = 1; id <= 20; id++) raw.request(id, 'test.Big', 'big', [1024 * 1024]);
+      await waitFor(() => executed === 20);
+      // 20 MiB of answers wait on the provider, far above its 1 MiB high-water mark: it stops reading
+      // this connection, so these requests stay unread in the socket...
+      for (let id = 21; id <= 40; id++) raw.request(id, 'test.Big', 'big', [1024 * 1024]);
+      // ...while another consumer is served: many event-loop turns in which they could have been read.
+      const consumer = await testApp();
+      const other = consumer.refer(Big, { url: provider.address! });
+      for (let i = 0; i < 20; i++) expect(await other.ping()).toBe('pong');
+      expect(executed).toBe(20);
+      raw.socket.resume(); // it reads again: the provider catches up and reads the rest
+      await waitFor(() => executed === 40, 20_000);
+      const frames = await raw.until((frame) => frame.kind === FrameKind.Response && frame.requestId === 40);
+      expect(frames.filter((frame) => frame.kind === FrameKind.Response && frame.status === 0)).toHaveLength(
+        40,
+      );
+    } finally {
+      raw.close();
     }
   });
 

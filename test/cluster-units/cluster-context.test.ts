@@ -1,0 +1,110 @@
+/**
+ * Selection in the cluster context and the outlier detector's answer: `select()` claims the provider it
+ * picks with `health.allow()` and picks another when the detector refuses (an ejected provider, or a
+ * half-open one whose single probe is out); `allow()` agrees with `filter()` for providers the ejection
+ * cap keeps selectable. Real connection pool (to ports nothing listens on), real detector and directory.
+ */
+import net from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ClientInvocation } from '../../src/client/client-invocation.js';
+import { type ConnectionPool, createConnectionPool } from '../../src/client/connection-pool.js';
+import { createOutlierDetector } from '../../src/cluster/circuit-breaker.js';
+import { DEFAULT_CLUSTER_OPTIONS } from '../../src/cluster/cluster.js';
+import { createClusterContext } from '../../src/cluster/cluster-context.js';
+import { createProviderDirectory } from '../../src/cluster/provider-directory.js';
+import { directProviderRecord } from '../../src/registry/direct-registry.js';
+import { DEFAULT_CONNECTION_OPTIONS } from '../../src/transport/transport-options.js';
+import { msgpack } from '../support/raw-client.js';
+import { manualClock } from '../support/seeded-random.js';
+import { waitFor } from '../support/wait-for.js';
+
+const KEY = { name: 'test.Selection', version: '1.0.0', group: '' };
+const pools: ConnectionPool[] = [];
+afterEach(() => {
+  for (const pool of pools.splice(0)) pool.destroy();
+});
+
+async function deadPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const call = () =>
+  new ClientInvocation(KEY, 'm', [], {}, 0, undefined, false, true, {
+    prefix: Buffer.alloc(0),
+    serializer: msgpack,
+    label: 'test.Selection.m',
+  });
+
+describe('select() and the outlier detector', () => {
+  it('skips a provider the detector refuses, even in the fallback to the whole list', async () => {
+    // Two providers whose connections are both refused and backing off: nothing is "selectable", so
+    // select() falls back to the whole list. The first one is half-open with its single probe out.
+    const ports = [await deadPort(), await deadPort()];
+    const directory = createProviderDirectory(
+      ports.map((port) => directProviderRecord(KEY, `127.0.0.1:${port}`)),
+    );
+    const pool = createConnectionPool([], {
+      connection: DEFAULT_CONNECTION_OPTIONS,
+      reconnectBaseMs: 60_000,
+      reconnectMaxMs: 60_000,
+      idleTimeoutMs: 0,
+    });
+    pools.push(pool);
+    for (const port of ports) {
+      pool.retain('127.0.0.1', port);
+      void pool
+        .handle('127.0.0.1', port)
+        .connection()
+        .ready()
+        .catch(() => {});
+    }
+    await waitFor(() => ports.every((port) => !pool.handle('127.0.0.1', port).available));
+    const clock = manualClock(0);
+    const detector = createOutlierDetector({ now: clock.now, consecutiveFailures: 1, baseEjectionMs: 100 });
+    const [first, second] = directory.list();
+    detector.record(first!.address, false); // ejected
+    clock.advance(100); // half-open
+    expect(detector.allow(first!.address)).toBe(true); // the probe, now out
+    const context = createClusterContext({
+      label: 'test.Selection.m',
+      options: DEFAULT_CLUSTER_OPTIONS,
+      directory,
+      pool,
+      // A balancer that always takes the first candidate: without the claim, it is the refused one.
+      loadBalancer: { select: (endpoints) => endpoints[0]! },
+      health: detector,
+      retry: { nextDelayMs: () => undefined, recordCall() {}, tryAcquireRetry: () => false },
+      log() {},
+    });
+    expect(context.selectable()).toEqual([]);
+    expect(context.select(call()).address).toBe(second!.address);
+    // Both refuse (the second ejected too): trying beats failing unsent, the balancer's pick goes.
+    detector.record(second!.address, false);
+    expect(context.select(call()).address).toBe(first!.address);
+  });
+
+  it('allow() agrees with filter() for ejected providers the cap keeps selectable', () => {
+    const clock = manualClock(0);
+    const detector = createOutlierDetector({
+      now: clock.now,
+      consecutiveFailures: 1,
+      maxEjectionPercent: 40,
+    });
+    const endpoints = ['a', 'b', 'c', 'd', 'e'].map((address) => ({ address }));
+    detector.record('a', false);
+    clock.advance(1);
+    detector.record('b', false);
+    clock.advance(1);
+    detector.record('c', false);
+    // Three of five ejected; the cap keeps two out (those ejected longest) and readmits the one closest
+    // to its probe, a.
+    expect(detector.filter(endpoints).map((e) => e.address)).toEqual(['a', 'd', 'e']);
+    expect(detector.allow('a')).toBe(true);
+    expect(detector.allow('b')).toBe(false);
+    expect(detector.allow('c')).toBe(false);
+  });
+});

@@ -1,0 +1,251 @@
+/**
+ * The package as a user gets it: `npm pack` (which builds through `prepare`), installed from the tarball
+ * into a fresh ES module project and a fresh CommonJS project (`npm init -y`), where the README's quick
+ * start runs as written: provider first, then the consumer, from the same directory, over real sockets.
+ * The TypeScript quick start is compiled under `tsc --init`'s defaults with `skipLibCheck: false`, so the
+ * shipped declarations must typecheck without `@types/node`.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  installTarball,
+  node,
+  npm,
+  type Packed,
+  pack,
+  REPO,
+  startNode,
+  tempDir,
+  tsc,
+  tscInit,
+  writeReadmeFiles,
+} from './project.js';
+
+const dirs: string[] = [];
+let packed: Packed;
+
+beforeAll(async () => {
+  const out = tempDir('callisto-pack-');
+  dirs.push(out);
+  packed = await pack(out);
+}, 180_000);
+
+afterAll(() => {
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** Installs take seconds each, more on a loaded machine: generous, since npm bounds each one itself. */
+const INSTALL_TIMEOUT_MS = 180_000;
+
+let esm: Promise<string> | undefined;
+/** The fresh ES module project, made once for the tests that look into it. */
+const esmProject = () =>
+  (esm ??= freshProject('callisto-esm-', { name: 'esm-app', private: true, type: 'module' }));
+
+/** A fresh project directory with `package.json` as given (or as `npm init -y` writes it). */
+async function freshProject(prefix: string, packageJson?: object): Promise<string> {
+  const dir = tempDir(prefix);
+  dirs.push(dir);
+  if (packageJson) fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(packageJson, null, 2));
+  else await npm(dir, ['init', '-y']);
+  await installTarball(dir, packed.tarball);
+  return dir;
+}
+
+/** Runs the quick start in `dir`: the provider, then the consumer once the provider serves. */
+async function runQuickStart(
+  dir: string,
+): Promise<{ consumer: string; provider: string; exit: number | null }> {
+  const provider = startNode(dir, 'provider.js');
+  try {
+    await provider.waitFor(/provider serving on \S+:\d+/);
+    const consumer = await node(dir, 'consumer.js');
+    return { consumer, provider: provider.output(), exit: await provider.stop() };
+  } finally {
+    await provider.stop();
+  }
+}
+
+function expectQuickStartOutput(result: { consumer: string; provider: string; exit: number | null }) {
+  expect(result.consumer).toContain('getUser(7) -> user-7, joinedAt is a Date: true');
+  expect(result.consumer).toContain('rename(7, "Ann") -> done');
+  expect(result.consumer).toContain('getUser(-1) -> ProviderError RangeError: no user -1');
+  expect(result.provider).toContain('renamed user 7 to Ann');
+  expect(result.exit).toBe(0); // SIGTERM: a graceful shutdown through handleSignals()
+}
+
+describe('the packed package', () => {
+  it(
+    'ships the build, its declarations, LICENSE, and the sources its maps point at; no tests',
+    () => {
+      const files = new Set(packed.files);
+      for (const file of [
+        'package.json',
+        'README.md',
+        'LICENSE',
+        'dist/index.js',
+        'dist/index.d.ts',
+        'dist/index.js.map',
+        'dist/registry/index.js',
+        'dist/registry/index.d.ts',
+        'src/index.ts',
+      ]) {
+        expect(files, file).toContain(file);
+      }
+      expect(packed.files.filter((file) => /\.test\.|^test\//.test(file))).toEqual([]);
+    },
+    INSTALL_TIMEOUT_MS,
+  );
+
+  it(
+    'resolves every source map entry to a file inside the installed package',
+    async () => {
+      const dir = await esmProject();
+      const root = path.join(dir, 'node_modules/callisto');
+      const license = fs.readFileSync(path.join(root, 'LICENSE'), 'utf8');
+      expect(license).toMatch(/^\s*Apache License\s+Version 2\.0, January 2004/);
+      expect(license).toContain('END OF TERMS AND CONDITIONS');
+      expect(JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).license).toBe('Apache-2.0');
+      const maps = fs
+        .readdirSync(path.join(root, 'dist'), { recursive: true, encoding: 'utf8' })
+        .filter((file) => file.endsWith('.map'));
+      expect(maps.length).toBeGreaterThan(50);
+      const unresolved: string[] = [];
+      for (const map of maps) {
+        const mapFile = path.join(root, 'dist', map);
+        const { sources, sourceRoot } = JSON.parse(fs.readFileSync(mapFile, 'utf8')) as {
+          sources: string[];
+          sourceRoot?: string;
+        };
+        for (const source of sources) {
+          const resolved = path.resolve(path.dirname(mapFile), sourceRoot ?? '', source);
+          if (!resolved.startsWith(root) || !fs.existsSync(resolved)) unresolved.push(`${map} -> ${source}`);
+        }
+      }
+      expect(unresolved).toEqual([]);
+    },
+    INSTALL_TIMEOUT_MS,
+  );
+
+  it(
+    'runs the TypeScript quick start in a fresh ES module project, compiled with skipLibCheck off',
+    async () => {
+      const dir = await esmProject();
+      writeReadmeFiles(dir, ['contract.ts', 'provider.ts', 'consumer.ts']);
+      await tscInit(dir);
+      await tsc(dir);
+      // The subpath export resolves from ESM too.
+      fs.writeFileSync(
+        path.join(dir, 'subpath.mjs'),
+        "import { createFileRegistry } from 'callisto/registry';\nconsole.log(typeof createFileRegistry);\n",
+      );
+      expect(await node(dir, 'subpath.mjs')).toContain('function');
+      expectQuickStartOutput(await runQuickStart(dir));
+    },
+    INSTALL_TIMEOUT_MS,
+  );
+
+  it(
+    'runs the CommonJS quick start in a fresh `npm init -y` project; TypeScript compiles CommonJS callers',
+    async () => {
+      const dir = await freshProject('callisto-cjs-');
+      expect(JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).type ?? 'commonjs').toBe(
+        'commonjs',
+      );
+      writeReadmeFiles(dir, ['contract.js', 'provider.js', 'consumer.js']);
+      // TypeScript compiling to CommonJS resolves the package through its `require` condition, to the same
+      // declarations, and the emitted require() runs.
+      fs.writeFileSync(
+        path.join(dir, 'typed.cts'),
+        [
+          "import callisto = require('callisto');",
+          'interface Greeter { hi(name: string): Promise<string> }',
+          "const GreeterDef = callisto.defineService<Greeter>('test.Greeter', { methods: { hi: {} } });",
+          'async function main(): Promise<void> {',
+          "  const app = await callisto.callisto({ logLevel: 'silent' });",
+          '  const greeter = app.refer(GreeterDef, { mock: true, mockImpl: { hi: (name: string) => "hi " + name } });',
+          "  console.log(await greeter.hi('cjs'));",
+          '  await app.close();',
+          '}',
+          'void main();',
+          '',
+        ].join('\n'),
+      );
+      await tscInit(dir);
+      await tsc(dir);
+      expect(await node(dir, 'typed.cjs')).toContain('hi cjs');
+      // The NestJS way: `module: commonjs`, an older target, Node's types, and plain import syntax, which
+      // compiles to require().
+      const nest = path.join(dir, 'nest');
+      fs.mkdirSync(nest);
+      fs.writeFileSync(
+        path.join(nest, 'main.ts'),
+        [
+          "import { callisto, defineService } from 'callisto';",
+          "import { createFileRegistry } from 'callisto/registry';",
+          'interface Greeter { hi(name: string): Promise<string> }',
+          "const GreeterDef = defineService<Greeter>('test.Greeter', { methods: { hi: {} } });",
+          'async function main(): Promise<void> {',
+          "  const app = await callisto({ logLevel: 'silent' });",
+          '  const greeter = app.refer(GreeterDef, { mock: true, mockImpl: { hi: (name: string) => "hi " + name } });',
+          "  console.log(await greeter.hi('nest'), typeof createFileRegistry);",
+          '  await app.close();',
+          '}',
+          'void main();',
+          '',
+        ].join('\n'),
+      );
+      fs.writeFileSync(
+        path.join(nest, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            module: 'commonjs',
+            target: 'es2021',
+            strict: true,
+            skipLibCheck: false,
+            types: ['node'],
+            typeRoots: [path.join(REPO, 'node_modules/@types')],
+            outDir: 'out',
+          },
+          include: ['main.ts'],
+        }),
+      );
+      await tsc(nest);
+      expect(fs.readFileSync(path.join(nest, 'out/main.js'), 'utf8')).toContain('require("callisto")');
+      expect(await node(nest, 'out/main.js')).toContain('hi nest function');
+      fs.writeFileSync(
+        path.join(dir, 'subpath.js'),
+        "const { createFileRegistry } = require('callisto/registry');\nconsole.log(typeof createFileRegistry);\n",
+      );
+      expect(await node(dir, 'subpath.js')).toContain('function');
+      expectQuickStartOutput(await runQuickStart(dir));
+    },
+    INSTALL_TIMEOUT_MS,
+  );
+
+  it(
+    'builds when installed from git (the committed HEAD), where no dist/ is committed',
+    async () => {
+      const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
+      const dir = tempDir('callisto-git-');
+      dirs.push(dir);
+      fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'git-app', private: true }));
+      await npm(dir, [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+        `git+file://${REPO}#${head}`,
+      ]);
+      const root = path.join(dir, 'node_modules/callisto');
+      expect(fs.existsSync(path.join(root, 'dist/index.js'))).toBe(true);
+      expect(fs.existsSync(path.join(root, 'LICENSE'))).toBe(true);
+      fs.writeFileSync(path.join(dir, 'check.js'), "console.log(typeof require('callisto').callisto);\n");
+      expect(await node(dir, 'check.js')).toContain('function');
+    },
+    INSTALL_TIMEOUT_MS,
+  );
+});

@@ -1,0 +1,95 @@
+/**
+ * A plain socket that speaks frames, with nothing of Callisto's client in between: it writes requests
+ * and heartbeats with the real frame writer and decodes whatever comes back, keeping every frame. For
+ * tests that must see exactly what a provider sends (or does not), or must stop reading.
+ */
+import net from 'node:net';
+import type { Frame } from '../../src/protocol/frame.js';
+import { createFrameDecoder } from '../../src/protocol/frame-decoder.js';
+import { createFrameWriter, type FrameWriter } from '../../src/protocol/frame-writer.js';
+import { encodeRoutePrefix } from '../../src/protocol/metadata.js';
+import { msgpack } from './raw-client.js';
+
+/** What a test keeps of a received frame (the decoder's views are only valid during the callback). */
+export interface SeenFrame {
+  kind: number;
+  flags: number;
+  status: number;
+  requestId: number;
+  body: Buffer;
+}
+
+export interface RawFrameSocket {
+  readonly socket: net.Socket;
+  readonly writer: FrameWriter;
+  /** Every frame received so far, in order. */
+  readonly frames: SeenFrame[];
+  /** Queues a request (msgpack arguments) for `service` 1.0.0 `method`; sent at the end of the tick. */
+  request(id: number, service: string, method: string, args: unknown[], flags?: number): void;
+  /** Queues a heartbeat ping carrying `id`. */
+  ping(id: number): void;
+  /** Resolves with the frames received up to and including the first one `match` accepts. */
+  until(match: (frame: SeenFrame) => boolean): Promise<SeenFrame[]>;
+  close(): void;
+}
+
+export async function rawFrameSocket(address: string): Promise<RawFrameSocket> {
+  const [host, port] = address.split(':');
+  const socket = net.connect({ host: host!, port: Number(port) });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  socket.on('error', () => {});
+  const frames: SeenFrame[] = [];
+  const waiters = new Set<() => void>();
+  const decoder = createFrameDecoder((frame: Frame) => {
+    frames.push({
+      kind: frame.kind,
+      flags: frame.flags,
+      status: frame.status,
+      requestId: frame.requestId,
+      body: Buffer.from(frame.body),
+    });
+    for (const wake of waiters) wake();
+  });
+  socket.on('data', (chunk: Buffer) => decoder.push(chunk));
+  const writer = createFrameWriter({
+    write: (batch) => {
+      if (!socket.destroyed) socket.write(batch);
+    },
+    get pendingBytes() {
+      return socket.writableLength;
+    },
+  });
+  return {
+    socket,
+    writer,
+    frames,
+    request(id, service, method, args, flags = 0) {
+      const prefix = encodeRoutePrefix(service, '1.0.0', '', method);
+      writer.request(id, flags, msgpack.id, prefix, 10_000, undefined, msgpack.encode(args));
+    },
+    ping(id) {
+      writer.heartbeat(id, false);
+    },
+    until(match) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const index = frames.findIndex(match);
+          if (index < 0) return;
+          waiters.delete(check);
+          resolve(frames.slice(0, index + 1));
+        };
+        waiters.add(check);
+        socket.once('close', () => {
+          if (waiters.delete(check)) reject(new Error('connection closed before the expected frame'));
+        });
+        check();
+      });
+    },
+    close() {
+      socket.destroy();
+    },
+  };
+}

@@ -1,0 +1,64 @@
+/**
+ * A TCP proxy on loopback in front of one provider: counts the bytes going each way and can hold every
+ * chunk for a fixed delay (in order), so tests can see what travels on the wire (compression) or give
+ * one provider a longer round trip (latency-aware balancing). Closed by `close()`.
+ */
+import net from 'node:net';
+
+export interface TcpProxy {
+  /** `127.0.0.1:<port>` to connect to instead of the target. */
+  readonly address: string;
+  /** Bytes forwarded from the consumer to the target. */
+  readonly upstreamBytes: number;
+  /** Bytes forwarded from the target to the consumer. */
+  readonly downstreamBytes: number;
+  close(): Promise<void>;
+}
+
+export async function startTcpProxy(target: string, options: { delayMs?: number } = {}): Promise<TcpProxy> {
+  const [host, port] = target.split(':');
+  const delayMs = options.delayMs ?? 0;
+  const sockets = new Set<net.Socket>();
+  let upstreamBytes = 0;
+  let downstreamBytes = 0;
+
+  const forward = (from: net.Socket, to: net.Socket, count: (n: number) => void): void => {
+    from.on('data', (chunk: Buffer) => {
+      count(chunk.length);
+      if (delayMs === 0) to.write(chunk);
+      else setTimeout(() => to.destroyed || to.write(chunk), delayMs);
+    });
+    from.on('end', () => (delayMs === 0 ? to.end() : setTimeout(() => to.end(), delayMs)));
+    from.on('close', () => setTimeout(() => to.destroy(), delayMs));
+    from.on('error', () => {});
+  };
+
+  const server = net.createServer((client) => {
+    const upstream = net.connect({ host: host!, port: Number(port) });
+    sockets.add(client);
+    sockets.add(upstream);
+    client.on('close', () => sockets.delete(client));
+    upstream.on('close', () => sockets.delete(upstream));
+    forward(client, upstream, (n) => {
+      upstreamBytes += n;
+    });
+    forward(upstream, client, (n) => {
+      downstreamBytes += n;
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port: proxyPort } = server.address() as net.AddressInfo;
+  return {
+    address: `127.0.0.1:${proxyPort}`,
+    get upstreamBytes() {
+      return upstreamBytes;
+    },
+    get downstreamBytes() {
+      return downstreamBytes;
+    },
+    close() {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
