@@ -4,19 +4,31 @@
  * lost connection rejects every call in flight on it at once with a Network error. When the provider
  * announces it is going away, the connection takes no new calls and closes its side once every call it
  * sent is answered (the provider waits for that before closing).
+ *
+ * Answers are held to the same bounds as requests on a provider: an answer must come in the serializer
+ * the call was made in (or, for an error, json); a compressed one only when this side asked for
+ * compressed answers, and it inflates within its bounds; its elements are counted before it is
+ * decoded; a frame must complete within `frameTimeoutMs`; partial frames draw on the pool's budget.
+ * A provider that answers in another serializer, sends a frame too slowly or spends the budget is
+ * treated as hostile: the connection is closed.
  */
 import net from 'node:net';
 import { fromErrorPayload } from '../core/error-payload.js';
 import type { Attachments } from '../core/invocation.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
-import { decompress, maybeCompress } from '../protocol/compression.js';
+import { type ByteBudget, createByteBudget } from '../protocol/byte-budget.js';
+import { decompress, type InflateLimits, maybeCompress } from '../protocol/compression.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
 import { createFrameDecoder } from '../protocol/frame-decoder.js';
 import { createFrameWriter, readEventName } from '../protocol/frame-writer.js';
+import { ProtocolError } from '../protocol/protocol-error.js';
+import { type DecodeLimits, decodeBody, measureBody } from '../serialization/decode-limits.js';
+import { JSON_SERIALIZER_ID } from '../serialization/json.js';
 import type { Serializer } from '../serialization/serializer.js';
 import { createDeadlineWheel } from './deadline-wheel.js';
+import { startFrameDeadline } from './frame-deadline.js';
 import { startHeartbeat } from './heartbeat.js';
-import type { ConnectionOptions } from './transport-options.js';
+import { type ConnectionOptions, PONG_QUEUE_LIMIT_BYTES } from './transport-options.js';
 
 /** What a consumer precomputes per method so that a call encodes little. */
 export interface MethodRoute {
@@ -43,8 +55,13 @@ export interface ClientConnection {
   readonly state: ConnectionState;
   /** Calls awaiting a response. */
   readonly inFlight: number;
-  /** When a call was last sent or a frame last received (ms, Date.now clock). */
+  /** When a frame was last received, heartbeats included (ms, Date.now clock). */
   readonly lastActivity: number;
+  /**
+   * When a call was last sent or the last call in flight ended (ms, Date.now clock): what "unused"
+   * means for the idle timeout. Heartbeats do not count.
+   */
+  readonly lastCallAt: number;
   /** Round-trip time of the last heartbeat, ms (0 until measured). */
   readonly heartbeatRttMs: number;
   /** Resolves once connected; rejects with a Network error when the connection cannot be opened. */
@@ -74,6 +91,8 @@ export interface ConnectionEvents {
   onHeartbeatRtt?(connection: ClientConnection, rttMs: number): void;
   /** The connection closed; `local` is true when this side closed it on purpose (close/destroy). */
   onClose?(connection: ClientConnection, error: RpcError, local: boolean): void;
+  /** An answer was refused for what it carried (over a limit), or the provider broke the protocol. */
+  onRefused?(connection: ClientConnection, reason: string): void;
 }
 
 class PendingCall {
@@ -104,14 +123,29 @@ class PendingCall {
 
 const MAX_REQUEST_ID = 0xffffffff;
 
+/**
+ * Opens a connection. `serializers` are looked up by id for error answers in json; `partialFrames` is
+ * the budget shared by the connections of one pool (by default, one of this connection's own).
+ */
 export function createClientConnection(
   host: string,
   port: number,
   serializers: readonly (Serializer | undefined)[],
   options: ConnectionOptions,
   events: ConnectionEvents = {},
+  partialFrames: ByteBudget = createByteBudget(options.maxPartialFrameBytes),
 ): ClientConnection {
   const address = `${host}:${port}`;
+  const decodeLimits: DecodeLimits = { maxElements: options.maxDecodedElements };
+  const inflateLimits: InflateLimits = {
+    enabled: options.compressThresholdBytes > 0,
+    maxBytes: options.maxFrameBytes,
+    maxRatio: options.maxInflateRatio,
+  };
+  /** Flags every request carries: "I take compressed answers" when compression is on here. */
+  const requestFlags = inflateLimits.enabled ? FrameFlag.AcceptsCompressed : 0;
+  const jsonSerializer = serializers[JSON_SERIALIZER_ID];
+  let lastCallAt = Date.now();
   const pending = new Map<number, PendingCall>();
   let state: ConnectionState = 'connecting';
   let everOpened = false;
@@ -144,6 +178,7 @@ export function createClientConnection(
 
   const afterSettle = (): void => {
     if (pending.size > 0) return;
+    lastCallAt = Date.now();
     if (drainWaiters.length > 0) for (const wake of drainWaiters.splice(0)) wake();
     if (goneAway) endOurSide();
   };
@@ -189,17 +224,31 @@ export function createClientConnection(
     const call = pending.get(frame.requestId);
     if (call === undefined) return; // timed out or cancelled already
     pending.delete(frame.requestId);
-    const serializer = serializers[frame.serializer];
+    // Only the serializer the call was made in (json for an error about an unaccepted serializer):
+    // an answer in any other is never decoded, and the provider is not trusted any further.
+    const asked = call.route.serializer;
+    const serializer =
+      frame.serializer === asked.id
+        ? asked
+        : frame.status !== 0 && frame.serializer === JSON_SERIALIZER_ID
+          ? jsonSerializer
+          : undefined;
+    if (serializer === undefined) {
+      const message = `${address} answered ${call.route.label} in serializer id ${frame.serializer}; it was called in ${asked.name} (id ${asked.id})`;
+      call.fail(new RpcError('Serialization', message));
+      afterSettle();
+      hostile(new ProtocolError(message));
+      return;
+    }
     let value: unknown;
     try {
-      if (serializer === undefined) throw new Error(`unknown serializer id ${frame.serializer}`);
       const bytes =
-        (frame.flags & FrameFlag.Compressed) === 0
-          ? frame.body
-          : decompress(frame.body, options.maxFrameBytes);
-      value = bytes.length === 0 ? undefined : serializer.decode(bytes);
+        (frame.flags & FrameFlag.Compressed) === 0 ? frame.body : decompress(frame.body, inflateLimits);
+      measureBody(serializer, bytes, decodeLimits);
+      value = bytes.length === 0 ? undefined : decodeBody(serializer, bytes, decodeLimits);
     } catch (error) {
       const message = `cannot decode the response of ${call.route.label}: ${messageOf(error)}`;
+      events.onRefused?.(connection, `refused an answer from ${address}: ${message}`);
       call.fail(new RpcError('Serialization', message, { cause: error }));
       afterSettle();
       return;
@@ -211,6 +260,12 @@ export function createClientConnection(
     afterSettle();
   };
 
+  /** The provider broke the protocol or the limits: report it and close the connection. */
+  const hostile = (error: unknown): void => {
+    events.onRefused?.(connection, `closed the connection to ${address}: ${messageOf(error)}`);
+    destroy(new RpcError('Network', `protocol error from ${address}: ${messageOf(error)}`, { cause: error }));
+  };
+
   const decoder = createFrameDecoder(
     (frame) => {
       switch (frame.kind) {
@@ -218,8 +273,10 @@ export function createClientConnection(
           onResponse(frame);
           break;
         case FrameKind.Heartbeat:
-          if ((frame.flags & FrameFlag.Pong) === 0) writer.heartbeat(frame.requestId, true);
-          else if (pingSentAt > 0) {
+          if ((frame.flags & FrameFlag.Pong) === 0) {
+            // A provider flooding pings while reading nothing gets no more pongs than fit the bound.
+            if (writer.queuedBytes <= PONG_QUEUE_LIMIT_BYTES) writer.heartbeat(frame.requestId, true);
+          } else if (pingSentAt > 0) {
             heartbeatRttMs = Date.now() - pingSentAt;
             pingSentAt = 0;
             events.onHeartbeatRtt?.(connection, heartbeatRttMs);
@@ -237,7 +294,15 @@ export function createClientConnection(
           break;
       }
     },
-    { maxFrameBytes: options.maxFrameBytes },
+    { maxFrameBytes: options.maxFrameBytes, budget: partialFrames },
+  );
+
+  const frameDeadline = startFrameDeadline(decoder, options.frameTimeoutMs, (elapsedMs, bufferedBytes) =>
+    hostile(
+      new ProtocolError(
+        `a frame started ${elapsedMs} ms ago is still incomplete (${bufferedBytes} bytes so far; frameTimeoutMs ${options.frameTimeoutMs})`,
+      ),
+    ),
   );
 
   socket.on('data', (chunk: Buffer) => {
@@ -245,10 +310,10 @@ export function createClientConnection(
     try {
       decoder.push(chunk);
     } catch (error) {
-      destroy(
-        new RpcError('Network', `protocol error from ${address}: ${messageOf(error)}`, { cause: error }),
-      );
+      hostile(error);
+      return;
     }
+    frameDeadline.observe(heartbeat.lastReceived);
   });
   socket.on('error', (error: NodeJS.ErrnoException) => {
     closeError ??= new RpcError('Network', `connection to ${address} failed: ${error.message}`, {
@@ -259,6 +324,8 @@ export function createClientConnection(
   socket.on('close', () => {
     clearTimeout(connectTimer);
     heartbeat.stop();
+    frameDeadline.stop();
+    decoder.dispose();
     wheel.clear();
     state = 'closed';
     const error =
@@ -304,6 +371,9 @@ export function createClientConnection(
     get lastActivity() {
       return heartbeat.lastReceived;
     },
+    get lastCallAt() {
+      return lastCallAt;
+    },
     ready() {
       if (state === 'open' || state === 'draining') return Promise.resolve();
       return readyPromise ?? Promise.reject(closeError);
@@ -342,14 +412,15 @@ export function createClientConnection(
           ),
         );
       }
-      let flags = 0;
+      let flags = requestFlags;
       const compressed = maybeCompress(body, options.compressThresholdBytes);
       if (compressed !== undefined) {
         body = compressed;
-        flags = FrameFlag.Compressed;
+        flags |= FrameFlag.Compressed;
       }
       const id = allocateId();
       if (oneway) {
+        lastCallAt = Date.now();
         writer.request(
           id,
           flags | FrameFlag.OneWay,
@@ -375,7 +446,8 @@ export function createClientConnection(
         }
         tracker?.callStarted();
         pending.set(id, new PendingCall(resolve, reject, route, signal, onAbort, tracker));
-        if (timeoutMs > 0) wheel.add(id, Date.now() + timeoutMs);
+        lastCallAt = Date.now();
+        if (timeoutMs > 0) wheel.add(id, lastCallAt + timeoutMs);
         writer.request(id, flags, route.serializer.id, route.prefix, timeoutMs, attachments, body);
       });
     },
