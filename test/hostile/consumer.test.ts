@@ -177,7 +177,7 @@ describe('hostile: answers to a consumer', () => {
       const consumer = await consumerOf([fake], { config: { frameTimeoutMs: 1_000 }, timeoutMs: 30_000 });
       const codes = await call(consumer, 1);
       expect(codes).toEqual({ Network: 1 });
-      expect(fake.closed).toBe(1);
+      await waitFor(() => fake.closed === 1, 5_000); // the consumer closed it (seen here a moment later)
       expect(loggedAbout(consumer, fake.address, 'frameTimeoutMs')).toBe(true);
       await expectServedThroughout(consumer);
     } finally {
