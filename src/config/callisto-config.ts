@@ -36,7 +36,7 @@ export const serverConfigSchema = z.strictObject({
   connectionShare: share,
   /** Share of maxConcurrentCalls and maxElementsInFlight the connections of one remote address may hold together (0–1]. Default 0.5. */
   addressShare: share,
-  /** Decoded argument elements held by executing calls, across connections. Default 4000000. */
+  /** Decoded argument elements held by executing calls, across connections. Default 2000000. */
   maxElementsInFlight: positiveInt,
   /** Largest accepted frame, bytes. Default 8388608 (8 MiB). */
   maxFrameBytes: z.number().int().min(1024),

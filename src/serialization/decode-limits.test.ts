@@ -1,7 +1,13 @@
 import v8 from 'node:v8';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkDecoded, DecodeLimitError, decodeBody, MAX_DECODE_DEPTH, measureBody } from './decode-limits.js';
+import {
+  checkDecoded,
+  DecodeLimitError,
+  decodeBody,
+  MAX_DECODE_DEPTH,
+  measureBody,
+} from './decode-limits.js';
 import { createJsonSerializer } from './json.js';
 import { scanJson } from './json-scan.js';
 import { createMsgpackSerializer } from './msgpack.js';
@@ -64,11 +70,18 @@ describe('msgpack measure', () => {
       ['str8', [0xd9, 3, ...Buffer.from(str(3))], 1],
       ['str16', [0xda, 0, 3, ...Buffer.from(str(3))], 1],
       ['str32', [0xdb, 0, 0, 0, 3, ...Buffer.from(str(3))], 1],
-      ['bin8/16/32 in an array', [0x93, 0xc4, 1, 9, 0xc5, 0, 1, 9, 0xc6, 0, 0, 0, 1, 9], 4],
-      ['numbers', [0x96, 0xcc, 1, 0xcd, 0, 1, 0xce, 0, 0, 0, 1, 0xd0, 1, 0xca, 0, 0, 0, 0, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0], 7],
-      ['Set as ext8 followed by its array', [0xc7, 0, 0x73, 0x91, 0x01], 3],
-      ['Date as fixext8', [0xd7, 0xff, 0, 0, 0, 0, 0, 0, 0, 0], 1],
-      ['Map (fixext1) followed by its entries', [0xd4, 0x4d, 0x00, 0x92, 0x01, 0x02], 4],
+      ['bin8/16/32 in an array (2 each)', [0x93, 0xc4, 1, 9, 0xc5, 0, 1, 9, 0xc6, 0, 0, 0, 1, 9], 7],
+      [
+        'numbers',
+        [
+          0x96, 0xcc, 1, 0xcd, 0, 1, 0xce, 0, 0, 0, 1, 0xd0, 1, 0xca, 0, 0, 0, 0, 0xcb, 0, 0, 0, 0, 0, 0, 0,
+          0,
+        ],
+        7,
+      ],
+      ['Set as ext8 (3) followed by its array', [0xc7, 0, 0x73, 0x91, 0x01], 5],
+      ['Date as fixext8 (3)', [0xd7, 0xff, 0, 0, 0, 0, 0, 0, 0, 0], 3],
+      ['Map as fixext1 (3) followed by its entries', [0xd4, 0x4d, 0x00, 0x92, 0x01, 0x02], 6],
     ];
     for (const [name, bytes, elements] of cases) {
       expect(msgpack.measure!(Buffer.from(bytes), 1e9), name).toBe(elements);
@@ -79,7 +92,9 @@ describe('msgpack measure', () => {
   it('refuses every truncation, trailing bytes, and extensions msgpack never writes', () => {
     const bytes = msgpack.encode([{ a: [1, 'two', new Map([[3, new Date(4)]])] }, 5n, Buffer.from('x')]);
     for (let end = 0; end < bytes.length; end++) {
-      expect(() => msgpack.measure!(bytes.subarray(0, end), 1e9), `prefix of ${end}`).toThrow(DecodeLimitError);
+      expect(() => msgpack.measure!(bytes.subarray(0, end), 1e9), `prefix of ${end}`).toThrow(
+        DecodeLimitError,
+      );
     }
     expect(() => msgpack.measure!(Buffer.from([0x01, 0x02]), 1e9)).toThrow(/after the value/);
     expect(() => msgpack.measure!(Buffer.from([0xd4, 0x72, 0x40, 0x90]), 1e9)).toThrow(/extension type 114/); // records
@@ -146,7 +161,12 @@ describe('measureBody and decodeBody', () => {
 
 describe('checkDecoded', () => {
   it('refuses more elements than allowed, deep nesting and own __proto__ keys; cuts cycles', () => {
-    expect(() => checkDecoded(Array.from({ length: 11 }, () => 0), { maxElements: 10 })).toThrow(/more than 10/);
+    expect(() =>
+      checkDecoded(
+        Array.from({ length: 11 }, () => 0),
+        { maxElements: 10 },
+      ),
+    ).toThrow(/more than 10/);
     let deep: unknown = 1;
     for (let i = 0; i < MAX_DECODE_DEPTH + 1; i++) deep = [deep];
     expect(() => checkDecoded(deep, limits)).toThrow(/deeper/);
@@ -155,5 +175,17 @@ describe('checkDecoded', () => {
     expect(() => checkDecoded(cyclic, { maxElements: 100 })).toThrow(DecodeLimitError);
     expect(() => checkDecoded(new Set([JSON.parse('{"__proto__": 1}')]), limits)).toThrow(/__proto__/);
     expect(() => checkDecoded({ a: [new Date(), Buffer.alloc(3)] }, limits)).not.toThrow();
+  });
+});
+
+describe('msgpack decode of Error values', () => {
+  it('does not capture the decoder stack for each Error (heap and time), and restores the limit', () => {
+    const before = Error.stackTraceLimit;
+    const decoded = msgpack.decode(msgpack.encode([new Error('boom')])) as Error[];
+    expect(decoded[0]!.message).toBe('boom');
+    expect(decoded[0]!.stack ?? '').not.toMatch(/\n\s+at /);
+    expect(Error.stackTraceLimit).toBe(before);
+    expect(() => msgpack.decode(Buffer.from([0x92, 0x01]))).toThrow();
+    expect(Error.stackTraceLimit).toBe(before);
   });
 });

@@ -1,9 +1,10 @@
 /**
- * What decoding one body may cost. Every value a body decodes into (a number, a string, a container, a
- * Date, a Buffer, ...) is one *element*; an element costs the receiver at most about 200 bytes of heap
- * and a few microseconds (measured worst cases in docs/operations.md). A body may hold at most
- * `maxElements` elements, and no more elements than it has bytes (msgpack and json spend at least one
- * byte per element), so decoding costs a bounded multiple of the bytes that carry it.
+ * What decoding one body may cost. Every value a body decodes into (a number, a string, a container)
+ * is one *element* (msgpack counts a byte array as 2 and an extension value such as a Date or a typed
+ * array as 3); an element costs the receiver at most about 100 bytes of heap and a microsecond (measured
+ * worst cases in docs/operations.md). A body may hold at most `maxElements` elements, and no more
+ * elements than it has bytes (msgpack and json spend at least that many bytes on them), so decoding
+ * costs a bounded multiple of the bytes that carry it.
  *
  * Serializers that can count their elements without decoding implement `Serializer.measure` (msgpack
  * and json do: a cheap structural scan, run only on bodies larger than {@link MEASURE_ABOVE_BYTES}).

@@ -9,6 +9,11 @@
  * arrays (0x74) carry their data inside the extension; Error (0x65), Set (0x73) and RegExp (0x78) are
  * followed by the one value they are built from, and so is Callisto's Map extension (0x4d, as fixext 1).
  *
+ * Byte arrays and extensions weigh more than one element: they become objects (a Buffer, a Date, a
+ * typed array) of up to ~200 bytes of heap each, from as little as 2 or 3 bytes. A byte array counts 2
+ * elements and an extension 3 — its minimum size on the wire, so a body still never counts more
+ * elements than it has bytes — which keeps every counted element under ~100 bytes of heap.
+ *
  * Iterative, allocation-free (the stack of open containers is a preallocated array) and linear in the
  * number of elements: a string or byte array is skipped by its length, whatever its size.
  */
@@ -51,8 +56,15 @@ export function createMsgpackScanner(followedFixext1: readonly number[]): Msgpac
         }
         remaining--;
         if (pos >= end) throw truncated(pos);
-        if (++elements > maxElements) throw tooManyElements(end, maxElements);
         const token = bytes[pos++]!;
+        // one element, two for a byte array, three for an extension (their minimum size in bytes)
+        elements +=
+          token === 0xc4 || token === 0xc5 || token === 0xc6
+            ? 2
+            : (token >= 0xc7 && token <= 0xc9) || (token >= 0xd4 && token <= 0xd8)
+              ? 3
+              : 1;
+        if (elements > maxElements) throw tooManyElements(end, maxElements);
         let children = 0;
         if (token < 0x80 || token >= 0xe0) {
           // positive or negative fixint

@@ -73,9 +73,17 @@ export function createMsgpackSerializer(): Serializer {
       return packr.pack(typeof value === 'object' && value !== null ? prepare(value, 0) : value);
     },
     decode(bytes) {
-      return packr.unpack(
-        Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-      );
+      // An Error in the payload would capture this decoder's stack (700 bytes and microseconds each,
+      // and meaningless here): decoded errors carry their name, message and cause only.
+      const stackTraceLimit = Error.stackTraceLimit;
+      Error.stackTraceLimit = 0;
+      try {
+        return packr.unpack(
+          Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+        );
+      } finally {
+        Error.stackTraceLimit = stackTraceLimit;
+      }
     },
     measure(bytes, maxElements) {
       return scanner.scan(bytes, maxElements);

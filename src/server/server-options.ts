@@ -30,7 +30,7 @@ export interface ServerOptions {
   connectionShare: number;
   /** Share of `maxConcurrentCalls` and `maxElementsInFlight` one remote address may hold. Default 0.5. */
   addressShare: number;
-  /** Decoded argument elements held by executing calls, across connections. Default 4,000,000. */
+  /** Decoded argument elements held by executing calls, across connections. Default 2,000,000. */
   maxElementsInFlight: number;
   connection: ConnectionOptions;
 }
@@ -48,7 +48,7 @@ export const DEFAULT_SERVER_OPTIONS: ServerOptions = {
   maxConnectionsPerAddress: 256,
   connectionShare: 0.5,
   addressShare: 0.5,
-  maxElementsInFlight: 4_000_000,
+  maxElementsInFlight: 2_000_000,
   connection: DEFAULT_CONNECTION_OPTIONS,
 };
 

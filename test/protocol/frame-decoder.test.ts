@@ -197,7 +197,9 @@ describe('frame decoder memory', () => {
         fc.array(fc.integer({ min: 1, max: 40_000 }), { minLength: 1, maxLength: 40 }),
         (sizes, cuts) => {
           const bytes = encode((writer) => {
-            sizes.forEach((size, i) => writer.request(i + 1, 0, 2, prefix, 0, undefined, Buffer.alloc(size, i)));
+            for (const [i, size] of sizes.entries()) {
+              writer.request(i + 1, 0, 2, prefix, 0, undefined, Buffer.alloc(size, i));
+            }
           });
           const budget = createByteBudget(64 * 1024 * 1024);
           const { seen, decoder } = collector({ budget, allowanceBytes: 1024 });
