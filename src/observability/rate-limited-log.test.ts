@@ -5,7 +5,11 @@ describe('rate-limited log', () => {
   it('logs the first event of a kind at once, then one line per interval with the count it skipped', () => {
     let now = 0;
     const lines: string[] = [];
-    const log = createRateLimitedLog((line) => lines.push(line), 1_000, () => now);
+    const log = createRateLimitedLog(
+      (line) => lines.push(line),
+      1_000,
+      () => now,
+    );
     log.warn('refused', 'from a');
     log.warn('refused', 'from b');
     log.warn('refused', 'from c');

@@ -20,7 +20,9 @@ describe('peer limits', () => {
     const limits = createPeerLimits(options);
     const a1 = slot(limits.connect('a'));
     slot(limits.connect('a'));
-    expect(limits.connect('a')).toMatch(/from a open, the maximum per address \(server.maxConnectionsPerAddress\)/);
+    expect(limits.connect('a')).toMatch(
+      /from a open, the maximum per address \(server.maxConnectionsPerAddress\)/,
+    );
     slot(limits.connect('b'));
     slot(limits.connect('c'));
     expect(limits.connect('d')).toMatch(/server.maxConnections/);

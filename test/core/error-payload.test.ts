@@ -2,7 +2,12 @@ import dns from 'node:dns/promises';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { fromErrorPayload, isDeclaredError, isSystemError, toErrorPayload } from '../../src/core/error-payload.js';
+import {
+  fromErrorPayload,
+  isDeclaredError,
+  isSystemError,
+  toErrorPayload,
+} from '../../src/core/error-payload.js';
 import { RpcError } from '../../src/core/rpc-error.js';
 
 async function caught(work: () => Promise<unknown>): Promise<Error> {
@@ -34,7 +39,12 @@ describe('system errors', () => {
 
   it('scrubs a system error unless it is declared or everything is exposed', async () => {
     const error = await caught(() => fs.readFile('/srv/secret/file'));
-    const scrubbed = toErrorPayload(error, { exposeStack: false, exposure: 'declared', declared: [], label: 'x.y' });
+    const scrubbed = toErrorPayload(error, {
+      exposeStack: false,
+      exposure: 'declared',
+      declared: [],
+      label: 'x.y',
+    });
     expect(JSON.stringify(scrubbed.payload)).not.toContain('/srv/secret');
     expect(scrubbed.scrubbed?.error).toBe(error);
     expect(scrubbed.payload.message).toContain(`ref ${scrubbed.scrubbed!.ref}`);
@@ -64,7 +74,11 @@ describe('declared errors', () => {
       details: { left: 2 },
     });
     const other = Object.assign(new TypeError('bad'), { secret: 1 });
-    expect(toErrorPayload(other, options).payload).toEqual({ name: 'TypeError', message: 'bad', details: {} });
+    expect(toErrorPayload(other, options).payload).toEqual({
+      name: 'TypeError',
+      message: 'bad',
+      details: {},
+    });
     const rpc = new RpcError('Unauthorized', 'no', { details: { realm: 'x' } });
     expect(toErrorPayload(rpc, options)).toMatchObject({ status: 9, payload: { details: { realm: 'x' } } });
   });

@@ -26,7 +26,13 @@ import {
   SERIALIZER,
   V8_HUGE_ARRAY,
 } from './support/frames.js';
-import { type ConsumerTargetOptions, killTargets, MiB, startConsumerTarget, type Target } from './support/targets.js';
+import {
+  type ConsumerTargetOptions,
+  killTargets,
+  MiB,
+  startConsumerTarget,
+  type Target,
+} from './support/targets.js';
 
 afterEach(async () => {
   await closeFakeProviders();
@@ -43,7 +49,10 @@ async function goodProvider(): Promise<string> {
 }
 
 /** A consumer process calling `hostile` and, every 20 ms, a good provider. */
-async function consumerOf(hostile: FakeProvider[], options: Partial<ConsumerTargetOptions> = {}): Promise<Target> {
+async function consumerOf(
+  hostile: FakeProvider[],
+  options: Partial<ConsumerTargetOptions> = {},
+): Promise<Target> {
   const consumer = await startConsumerTarget({
     hostile: hostile.map((fake) => fake.address),
     good: await goodProvider(),
@@ -122,7 +131,12 @@ describe('hostile: answers to a consumer', () => {
     const before = await consumer.resetPeak();
     const codes = await call(consumer, 6);
     const after = await consumer.peak();
-    expectWithinBound({ name: 'v8 answer to a msgpack call (consumer)', before, after, sentBytes: fake.sent() });
+    expectWithinBound({
+      name: 'v8 answer to a msgpack call (consumer)',
+      before,
+      after,
+      sentBytes: fake.sent(),
+    });
     // the first refused answer closes the connection: the calls still waiting on it fail with Network
     expect(codes.Serialization).toBeGreaterThanOrEqual(1);
     expect((codes.Serialization ?? 0) + (codes.Network ?? 0)).toBe(6);
@@ -138,7 +152,12 @@ describe('hostile: answers to a consumer', () => {
     const before = await consumer.resetPeak();
     const codes = await call(consumer, 10);
     const after = await consumer.peak();
-    expectWithinBound({ name: 'compressed answer, compression off (consumer)', before, after, sentBytes: fake.sent() });
+    expectWithinBound({
+      name: 'compressed answer, compression off (consumer)',
+      before,
+      after,
+      sentBytes: fake.sent(),
+    });
     expect(codes).toEqual({ Serialization: 10 });
     await expectServedThroughout(consumer);
   });

@@ -193,7 +193,8 @@ describe('hostile: what errors tell a remote caller', () => {
       );
       expect(error.code).toBe('MethodNotFound');
       expect(error.message).toContain('"drain"');
-      for (const method of ['withdraw', 'audit', 'statement', 'sum']) expect(error.message).not.toContain(method);
+      for (const method of ['withdraw', 'audit', 'statement', 'sum'])
+        expect(error.message).not.toContain(method);
     } finally {
       connection.destroy();
     }
