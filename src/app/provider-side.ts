@@ -92,7 +92,6 @@ export function createProviderSide(
   let started = false;
   const startTime = Date.now();
   const serverOptions = serverOptionsOf(config);
-  checkServerOptions(serverOptions);
   const hostileLog = createRateLimitedLog((message) => logger.warn(message));
 
   const recordOf = (entry: Provided): ProviderRecord => {
@@ -136,6 +135,9 @@ export function createProviderSide(
     },
     async start() {
       if (provided.length === 0) return;
+      // only an app that serves needs its server's limits to fit together (a consumer-only app may
+      // raise maxDecodedElements for large answers)
+      checkServerOptions(serverOptions);
       server = createRpcServer(table, serializers.serializers, serverOptions, {
         onProtocolError: (remote, error) => {
           const message = (error as Error).message;
