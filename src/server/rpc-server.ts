@@ -11,7 +11,8 @@ import { createByteBudget } from '../protocol/byte-budget.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ServiceTable } from '../service/service-table.js';
 import { createPeerLimits } from './peer-limits.js';
-import { type ServerConnection, type ServerContext, serveConnection } from './server-connection.js';
+import { type ServerConnection, serveConnection } from './server-connection.js';
+import type { ServerContext } from './server-context.js';
 import type { ServerOptions } from './server-options.js';
 
 export interface RpcServer {

@@ -13,58 +13,23 @@ import type { Attachments } from '../core/invocation.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import { serviceKeyString } from '../core/service-key.js';
 import { channels, type ServerCallMessage } from '../observability/channels.js';
-import type { ByteBudget } from '../protocol/byte-budget.js';
-import { decompress, type InflateLimits, maybeCompress } from '../protocol/compression.js';
+import { maybeCompress } from '../protocol/compression.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
 import { createFrameDecoder } from '../protocol/frame-decoder.js';
 import { createFrameWriter, EMPTY_BODY } from '../protocol/frame-writer.js';
 import { decodeRequestTail, decodeRoute, routePrefixLength } from '../protocol/metadata.js';
 import { ProtocolError } from '../protocol/protocol-error.js';
-import { type DecodeLimits, decodeBody, measureBody } from '../serialization/decode-limits.js';
 import type { Serializer } from '../serialization/serializer.js';
-import {
-  type ExportedMethod,
-  type ExportedService,
-  methodNotFound,
-  type ServiceTable,
-} from '../service/service-table.js';
+import { type ExportedMethod, type ExportedService, methodNotFound } from '../service/service-table.js';
 import { startFrameDeadline } from '../transport/frame-deadline.js';
 import { startHeartbeat } from '../transport/heartbeat.js';
 import { PONG_QUEUE_LIMIT_BYTES } from '../transport/transport-options.js';
-import type { PeerLimits, PeerSlot } from './peer-limits.js';
+import { createArgumentsReader } from './arguments-reader.js';
+import type { PeerSlot } from './peer-limits.js';
+import type { ServerContext } from './server-context.js';
 import { ServerInvocation } from './server-invocation.js';
-import type { ServerOptions } from './server-options.js';
-
-/** More arguments than this are refused (BadRequest) before the handler is called. */
-export const MAX_CALL_ARGUMENTS = 10_000;
 
 const NO_DECLARED_ERRORS: readonly ErrorDeclaration[] = [];
-
-/** State shared by every connection of one server. */
-export interface ServerContext {
-  readonly table: ServiceTable;
-  readonly options: ServerOptions;
-  /** Accepted serializers by id. */
-  readonly serializers: readonly (Serializer | undefined)[];
-  /** Used for errors about a serializer we do not accept. */
-  readonly fallbackSerializer: Serializer;
-  /** Connections, execution slots and the decoded-elements budget, per connection, address and in all. */
-  readonly limits: PeerLimits;
-  /** Bytes of partial frames, shared by every connection. */
-  readonly partialFrames: ByteBudget;
-  readonly decodeLimits: DecodeLimits;
-  readonly inflateLimits: InflateLimits;
-  /** Set once shutdown starts: new calls are refused with Shutdown. */
-  refusing: boolean;
-  /** Called whenever the number of executing calls drops to zero. */
-  onIdle(): void;
-  /** Reports a connection closed for a protocol violation (or for being too slow), for logging. */
-  onProtocolError(remote: string, error: unknown): void;
-  /** Reports a request refused for what it carries (the connection is kept), for logging. */
-  onRefused(remote: string, reason: string): void;
-  /** Reports a handler's system error that callers were not shown, under `ref`, for logging. */
-  onScrubbed(remote: string, label: string, ref: string, error: Error): void;
-}
 
 export interface ServerConnection {
   readonly remoteAddress: string;
@@ -181,11 +146,11 @@ export function serveConnection(
     writer.response(id, serializer.id, 0, compressed ?? body, compressed ? FrameFlag.Compressed : 0);
   };
 
-  /** A request refused for what it carries: answered (unless one-way), logged, the connection kept. */
-  const refuse = (id: number, oneway: boolean, serializer: Serializer, error: RpcError): void => {
-    ctx.onRefused(remoteAddress, error.message);
-    if (!oneway) fail(id, serializer, error);
-  };
+  const argumentsReader = createArgumentsReader(
+    slot,
+    { decode: ctx.decodeLimits, inflate: ctx.inflateLimits },
+    (reason) => ctx.onRefused(remoteAddress, reason),
+  );
 
   let routeCache: RouteEntry | undefined;
   /** Looks a route up in the service table; the answer (or the error) is cached by its bytes. */
@@ -273,38 +238,9 @@ export function serveConnection(
         fail(id, serializer, new RpcError('Timeout', `${method.label}: deadline passed before execution`));
       return;
     }
-    // The body: inflated within its bounds and its elements counted before anything is built from it.
-    let bytes: Buffer;
-    let elements: number;
-    try {
-      bytes =
-        (frame.flags & FrameFlag.Compressed) === 0 ? frame.body : decompress(frame.body, ctx.inflateLimits);
-      elements = measureBody(serializer, bytes, ctx.decodeLimits);
-    } catch (error) {
-      const message = `cannot decode the arguments of ${method.label}: ${messageOf(error)}`;
-      refuse(id, oneway, serializer, new RpcError('Serialization', message));
-      return;
-    }
-    const overloaded = slot.admit(elements);
-    if (overloaded !== undefined) {
-      if (!oneway) fail(id, serializer, new RpcError('Overloaded', overloaded));
-      return;
-    }
-    let args: unknown;
-    try {
-      args = bytes.length === 0 ? [] : decodeBody(serializer, bytes, ctx.decodeLimits);
-    } catch (error) {
-      slot.release(elements);
-      const message = `cannot decode the arguments of ${method.label}: ${messageOf(error)}`;
-      refuse(id, oneway, serializer, new RpcError('Serialization', message));
-      return;
-    }
-    if (!Array.isArray(args) || args.length > MAX_CALL_ARGUMENTS) {
-      slot.release(elements);
-      const problem = Array.isArray(args)
-        ? `${args.length} arguments; at most ${MAX_CALL_ARGUMENTS} are accepted (pass an array instead)`
-        : 'arguments must be an array';
-      refuse(id, oneway, serializer, new RpcError('BadRequest', `${method.label}: ${problem}`));
+    const args = argumentsReader.read(frame.body, frame.flags, serializer, method.label);
+    if (!Array.isArray(args)) {
+      if (!oneway) fail(id, serializer, args);
       return;
     }
     const invocation = new ServerInvocation(
@@ -320,7 +256,7 @@ export function serveConnection(
       serializer,
       trackSignal,
     );
-    invocation.elements = elements;
+    invocation.elements = argumentsReader.elements;
     if (channels.serverCall.hasSubscribers) invocation.startedAt = performance.now();
     executing.add(invocation);
     inFlight++;

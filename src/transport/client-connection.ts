@@ -17,38 +17,26 @@ import { fromErrorPayload } from '../core/error-payload.js';
 import type { Attachments } from '../core/invocation.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import { type ByteBudget, createByteBudget } from '../protocol/byte-budget.js';
-import { decompress, type InflateLimits, maybeCompress } from '../protocol/compression.js';
+import { maybeCompress } from '../protocol/compression.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
 import { createFrameDecoder } from '../protocol/frame-decoder.js';
 import { createFrameWriter, readEventName } from '../protocol/frame-writer.js';
 import { ProtocolError } from '../protocol/protocol-error.js';
-import { type DecodeLimits, decodeBody, measureBody } from '../serialization/decode-limits.js';
 import { JSON_SERIALIZER_ID } from '../serialization/json.js';
 import type { Serializer } from '../serialization/serializer.js';
+import { type AnswerLimits, ForeignSerializerError, readAnswer } from './answer-reader.js';
 import { createDeadlineWheel } from './deadline-wheel.js';
 import { startFrameDeadline } from './frame-deadline.js';
 import { startHeartbeat } from './heartbeat.js';
+import type { MethodRoute } from './method-route.js';
+import { type CallTracker, PendingCall } from './pending-call.js';
 import { type ConnectionOptions, PONG_QUEUE_LIMIT_BYTES } from './transport-options.js';
 
-/** What a consumer precomputes per method so that a call encodes little. */
-export interface MethodRoute {
-  /** Encoded service, version, group and method (see protocol/metadata.ts). */
-  readonly prefix: Buffer;
-  readonly serializer: Serializer;
-  /** For error messages. */
-  readonly label: string;
-}
+export type { MethodRoute } from './method-route.js';
 
 export type ConnectionState = 'connecting' | 'open' | 'draining' | 'closed';
 
-/**
- * Told when a call starts and how it ended, synchronously, before the caller's promise settles (the
- * cluster layer's per-provider counters), so no extra promise is chained per call.
- */
-export interface CallTracker {
-  callStarted(): void;
-  callEnded(latencyMs: number, error: RpcError | undefined): void;
-}
+export type { CallTracker } from './pending-call.js';
 
 export interface ClientConnection {
   readonly address: string;
@@ -95,32 +83,6 @@ export interface ConnectionEvents {
   onRefused?(connection: ClientConnection, reason: string): void;
 }
 
-class PendingCall {
-  readonly startedAt: number;
-
-  constructor(
-    readonly resolve: (value: unknown) => void,
-    readonly reject: (error: RpcError) => void,
-    readonly route: MethodRoute,
-    readonly signal: AbortSignal | undefined,
-    readonly onAbort: (() => void) | undefined,
-    readonly tracker: CallTracker | undefined,
-  ) {
-    this.startedAt = tracker === undefined ? 0 : performance.now();
-  }
-
-  /** Detaches the abort listener and reports the outcome to the tracker. */
-  settle(error?: RpcError): void {
-    if (this.onAbort !== undefined) this.signal!.removeEventListener('abort', this.onAbort);
-    this.tracker?.callEnded(performance.now() - this.startedAt, error);
-  }
-
-  fail(error: RpcError): void {
-    this.settle(error);
-    this.reject(error);
-  }
-}
-
 const MAX_REQUEST_ID = 0xffffffff;
 
 /**
@@ -136,14 +98,16 @@ export function createClientConnection(
   partialFrames: ByteBudget = createByteBudget(options.maxPartialFrameBytes),
 ): ClientConnection {
   const address = `${host}:${port}`;
-  const decodeLimits: DecodeLimits = { maxElements: options.maxDecodedElements };
-  const inflateLimits: InflateLimits = {
-    enabled: options.compressThresholdBytes > 0,
-    maxBytes: options.maxFrameBytes,
-    maxRatio: options.maxInflateRatio,
+  const answerLimits: AnswerLimits = {
+    decode: { maxElements: options.maxDecodedElements },
+    inflate: {
+      enabled: options.compressThresholdBytes > 0,
+      maxBytes: options.maxFrameBytes,
+      maxRatio: options.maxInflateRatio,
+    },
   };
   /** Flags every request carries: "I take compressed answers" when compression is on here. */
-  const requestFlags = inflateLimits.enabled ? FrameFlag.AcceptsCompressed : 0;
+  const requestFlags = answerLimits.inflate.enabled ? FrameFlag.AcceptsCompressed : 0;
   const jsonSerializer = serializers[JSON_SERIALIZER_ID];
   let lastCallAt = Date.now();
   const pending = new Map<number, PendingCall>();
@@ -224,33 +188,16 @@ export function createClientConnection(
     const call = pending.get(frame.requestId);
     if (call === undefined) return; // timed out or cancelled already
     pending.delete(frame.requestId);
-    // Only the serializer the call was made in (json for an error about an unaccepted serializer):
-    // an answer in any other is never decoded, and the provider is not trusted any further.
-    const asked = call.route.serializer;
-    const serializer =
-      frame.serializer === asked.id
-        ? asked
-        : frame.status !== 0 && frame.serializer === JSON_SERIALIZER_ID
-          ? jsonSerializer
-          : undefined;
-    if (serializer === undefined) {
-      const message = `${address} answered ${call.route.label} in serializer id ${frame.serializer}; it was called in ${asked.name} (id ${asked.id})`;
-      call.fail(new RpcError('Serialization', message));
-      afterSettle();
-      hostile(new ProtocolError(message));
-      return;
-    }
     let value: unknown;
     try {
-      const bytes =
-        (frame.flags & FrameFlag.Compressed) === 0 ? frame.body : decompress(frame.body, inflateLimits);
-      measureBody(serializer, bytes, decodeLimits);
-      value = bytes.length === 0 ? undefined : decodeBody(serializer, bytes, decodeLimits);
+      value = readAnswer(frame, call.route.serializer, jsonSerializer, answerLimits);
     } catch (error) {
-      const message = `cannot decode the response of ${call.route.label}: ${messageOf(error)}`;
-      events.onRefused?.(connection, `refused an answer from ${address}: ${message}`);
+      const message = `cannot decode the response of ${call.route.label} from ${address}: ${messageOf(error)}`;
       call.fail(new RpcError('Serialization', message, { cause: error }));
       afterSettle();
+      // an answer in a foreign serializer is hostile: close; one over a limit is refused, and logged
+      if (error instanceof ForeignSerializerError) hostile(error);
+      else events.onRefused?.(connection, `refused an answer from ${address}: ${message}`);
       return;
     }
     if (frame.status === 0) {
