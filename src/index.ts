@@ -22,6 +22,7 @@ export {
 } from './config/callisto-config.js';
 export { ConfigError } from './config/config-error.js';
 export { type LoadConfigOptions, loadConfig } from './config/load-config.js';
+export type { ErrorDeclaration, ErrorExposure } from './core/error-payload.js';
 export {
   type Attachments,
   composeFilters,
@@ -74,6 +75,7 @@ export type {
   RegistryOptions,
   RegistryStatus,
 } from './registry/registry.js';
+export { DecodeLimitError, type DecodeLimits, MAX_DECODE_DEPTH } from './serialization/decode-limits.js';
 export type { Serializer } from './serialization/serializer.js';
 export { callContext } from './service/call-context.js';
 export {

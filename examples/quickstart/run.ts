@@ -23,6 +23,8 @@ interface AccountService {
 
 const AccountServiceDef = defineService<AccountService>('example.AccountService', {
   version: '1.0.0',
+  // business errors of this service: they reach callers with their fields (others with name and message)
+  errors: ['InsufficientFunds'],
   methods: {
     get: {
       idempotent: true,

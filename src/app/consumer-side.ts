@@ -25,6 +25,7 @@ import { DEFAULT_LOAD_BALANCER_OPTIONS } from '../loadbalance/load-balancer.js';
 import { type ConnectionMessage, channels } from '../observability/channels.js';
 import type { Logger } from '../observability/logger.js';
 import { observeClientCall } from '../observability/observe-client-call.js';
+import { createRateLimitedLog } from '../observability/rate-limited-log.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
 import type { MethodDeclaration, ServiceDefinition } from '../service/define-service.js';
 import { methodNotFound, type ServiceTable } from '../service/service-table.js';
@@ -65,6 +66,7 @@ export function createConsumerSide(
 ): ConsumerSide {
   const byId: ReturnType<SerializerTable['byId']>[] = [];
   for (const serializer of serializers.serializers) byId[serializer.id] = serializer;
+  const hostileLog = createRateLimitedLog((message) => logger.warn(message));
   const pool = createConnectionPool(
     byId,
     {
@@ -77,9 +79,14 @@ export function createConsumerSide(
         maxFrameBytes: config.server.maxFrameBytes,
         heartbeat: { intervalMs: config.heartbeatIntervalMs, missedLimit: 3 },
         compressThresholdBytes: config.compressThresholdBytes,
+        maxInflateRatio: config.maxInflateRatio,
+        maxDecodedElements: config.maxDecodedElements,
+        frameTimeoutMs: config.frameTimeoutMs,
+        maxPartialFrameBytes: config.maxPartialFrameBytes,
       },
     },
     {
+      onRefused: (_address, reason) => hostileLog.warn('refused', reason),
       onGoAway: (address) => {
         logger.info(`provider ${address} is going away; no new calls routed to it`);
         publishConnection(address, 'goaway', undefined);
@@ -184,12 +191,22 @@ export function createConsumerSide(
     if (exported === undefined) return undefined;
     const target = exported.methods.get(method);
     if (target === undefined) return () => Promise.reject(methodNotFound(exported, method));
-    const exposeStack = config.server.exposeStack;
+    const errorOptions = {
+      exposeStack: config.server.exposeStack,
+      exposure: config.server.exposeErrors,
+      declared: definition.errors,
+      label: target.label,
+    };
     return (invocation: Invocation) => {
       (invocation as ClientInvocation).remoteAddress = 'injvm';
       // Errors take the same shape as over the wire, so callers cannot tell the difference.
       const result = target.invoke(invocation).catch((error: unknown) => {
-        const { status, payload } = toErrorPayload(error, exposeStack);
+        const { status, payload, scrubbed } = toErrorPayload(error, errorOptions);
+        if (scrubbed !== undefined) {
+          logger.warn(
+            `${target.label} failed in-process with a system error the caller was not shown (ref ${scrubbed.ref}): ${scrubbed.error.message}`,
+          );
+        }
         throw fromErrorPayload(status, payload);
       });
       return channels.clientCall.hasSubscribers ? observeClientCall(result, invocation, 'injvm') : result;

@@ -6,9 +6,11 @@ import type { CallistoConfig } from '../config/callisto-config.js';
 import type { Filter } from '../core/invocation.js';
 import { channels, type ProtocolErrorMessage } from '../observability/channels.js';
 import type { Logger } from '../observability/logger.js';
+import { createRateLimitedLog } from '../observability/rate-limited-log.js';
 import type { ProviderRecord } from '../registry/provider-record.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
-import { createRpcServer, type RpcServer } from '../server/rpc-server.js';
+import { acceptedSerializers, createRpcServer, type RpcServer } from '../server/rpc-server.js';
+import { checkServerOptions, type ServerOptions } from '../server/server-options.js';
 import { type ServiceDefinition, undeclaredFunctions } from '../service/define-service.js';
 import { createServiceTable, type ExportedService, type ServiceTable } from '../service/service-table.js';
 import type { Implementation } from '../service/service-types.js';
@@ -46,6 +48,36 @@ interface Provided {
   record?: ProviderRecord;
 }
 
+/** The server's options from the app's configuration. */
+function serverOptionsOf(config: CallistoConfig): ServerOptions {
+  const server = config.server;
+  return {
+    host: server.host,
+    port: server.port,
+    advertiseHost: server.advertiseHost || undefined,
+    serializers: server.serializers.length > 0 ? server.serializers : undefined,
+    maxConcurrentCalls: server.maxConcurrentCalls,
+    exposeStack: server.exposeStack,
+    exposeErrors: server.exposeErrors,
+    writeHighWaterBytes: server.writeHighWaterBytes,
+    maxConnections: server.maxConnections,
+    maxConnectionsPerAddress: server.maxConnectionsPerAddress,
+    connectionShare: server.connectionShare,
+    addressShare: server.addressShare,
+    maxElementsInFlight: server.maxElementsInFlight,
+    connection: {
+      ...DEFAULT_CONNECTION_OPTIONS,
+      maxFrameBytes: server.maxFrameBytes,
+      heartbeat: { intervalMs: config.heartbeatIntervalMs, missedLimit: 3 },
+      compressThresholdBytes: config.compressThresholdBytes,
+      maxInflateRatio: config.maxInflateRatio,
+      maxDecodedElements: config.maxDecodedElements,
+      frameTimeoutMs: config.frameTimeoutMs,
+      maxPartialFrameBytes: config.maxPartialFrameBytes,
+    },
+  };
+}
+
 export function createProviderSide(
   config: CallistoConfig,
   serializers: SerializerTable,
@@ -59,6 +91,8 @@ export function createProviderSide(
   let advertisedHost: string | undefined;
   let started = false;
   const startTime = Date.now();
+  const serverOptions = serverOptionsOf(config);
+  const hostileLog = createRateLimitedLog((message) => logger.warn(message));
 
   const recordOf = (entry: Provided): ProviderRecord => {
     const { definition, methods } = entry.exported;
@@ -69,10 +103,7 @@ export function createProviderSide(
       host: advertisedHost!,
       port: server!.port,
       protocol: 'callisto',
-      serializers:
-        config.server.serializers.length > 0
-          ? config.server.serializers
-          : [...serializers.serializers.map((s) => s.name)],
+      serializers: acceptedSerializers(serializers.serializers, serverOptions.serializers).map((s) => s.name),
       weight: entry.options.weight ?? config.server.weight,
       methods: [...methods.keys()],
       application: config.application,
@@ -110,37 +141,31 @@ export function createProviderSide(
     },
     async start() {
       if (provided.length === 0) return;
-      server = createRpcServer(
-        table,
-        serializers.serializers,
-        {
-          host: config.server.host,
-          port: config.server.port,
-          advertiseHost: config.server.advertiseHost || undefined,
-          serializers: config.server.serializers.length > 0 ? config.server.serializers : undefined,
-          maxConcurrentCalls: config.server.maxConcurrentCalls,
-          exposeStack: config.server.exposeStack,
-          writeHighWaterBytes: config.server.writeHighWaterBytes,
-          connection: {
-            ...DEFAULT_CONNECTION_OPTIONS,
-            maxFrameBytes: config.server.maxFrameBytes,
-            heartbeat: { intervalMs: config.heartbeatIntervalMs, missedLimit: 3 },
-            compressThresholdBytes: config.compressThresholdBytes,
-          },
+      // only an app that serves needs its server's limits to fit together (a consumer-only app may
+      // raise maxDecodedElements for large answers)
+      checkServerOptions(serverOptions);
+      server = createRpcServer(table, serializers.serializers, serverOptions, {
+        onProtocolError: (remote, error) => {
+          const message = (error as Error).message;
+          hostileLog.warn('protocol', `closed connection from ${remote}: ${message}`);
+          if (channels.protocolError.hasSubscribers) {
+            channels.protocolError.publish({
+              remoteAddress: remote,
+              message,
+            } satisfies ProtocolErrorMessage);
+          }
         },
-        {
-          onProtocolError: (remote, error) => {
-            const message = (error as Error).message;
-            logger.warn(`closed connection from ${remote}: ${message}`);
-            if (channels.protocolError.hasSubscribers) {
-              channels.protocolError.publish({
-                remoteAddress: remote,
-                message,
-              } satisfies ProtocolErrorMessage);
-            }
-          },
+        onRefused: (remote, reason) => hostileLog.warn('refused', `refused from ${remote}: ${reason}`),
+        onScrubbed: (remote, label, ref, error) => {
+          const fields = error as NodeJS.ErrnoException & { address?: string; port?: number };
+          const where = [fields.code, fields.syscall, fields.path, fields.address, fields.port]
+            .filter((part) => part !== undefined)
+            .join(' ');
+          logger.warn(
+            `${label} failed for ${remote} with a system error the caller was not shown (ref ${ref}): ${error.message}${where ? ` [${where}]` : ''}`,
+          );
         },
-      );
+      });
       await server.listen();
       const host = config.server.host;
       advertisedHost =

@@ -3,12 +3,15 @@
  * every reference of the app. A connection that is lost while its provider is still wanted (retained by
  * a directory) is re-opened with bounded exponential backoff and full jitter, so a mass outage does not
  * end in a reconnect storm; until it is open again the address is not `available`. Connections unused
- * for `idleTimeoutMs` are closed and re-opened on demand.
+ * for `idleTimeoutMs` are closed and re-opened on demand: "unused" means no call sent or in flight
+ * (heartbeats keep a connection alive, not in use). Partial answer frames of every connection draw on
+ * one budget (`maxPartialFrameBytes`).
  *
  * Callers on the hot path keep a `PoolHandle` per address: its `available` flag and `connection()` cost a
  * property read, not a map lookup.
  */
 import type { RpcError } from '../core/rpc-error.js';
+import { createByteBudget } from '../protocol/byte-budget.js';
 import type { Serializer } from '../serialization/serializer.js';
 import { type ClientConnection, createClientConnection } from '../transport/client-connection.js';
 import type { ConnectionOptions } from '../transport/transport-options.js';
@@ -37,6 +40,8 @@ export interface PoolEvents {
   onConnect?(address: string): void;
   /** A heartbeat round trip was measured. */
   onHeartbeatRtt?(address: string, rttMs: number): void;
+  /** An answer was refused for what it carried, or a connection closed for breaking the protocol. */
+  onRefused?(address: string, reason: string): void;
 }
 
 /** One address of the pool, kept by whoever calls it often. */
@@ -72,6 +77,7 @@ export function createConnectionPool(
   const slots = new Map<string, Slot>();
   let closing = false;
   let idleTimer: NodeJS.Timeout | undefined;
+  const partialFrames = createByteBudget(options.connection.maxPartialFrameBytes);
 
   class Slot implements PoolHandle {
     readonly address: string;
@@ -113,22 +119,30 @@ export function createConnectionPool(
 
     open(): ClientConnection {
       this.goneAway = false;
-      const connection = createClientConnection(this.host, this.port, serializers, options.connection, {
-        onGoAway: () => {
-          this.goneAway = true;
-          events.onGoAway?.(this.address);
+      const connection = createClientConnection(
+        this.host,
+        this.port,
+        serializers,
+        options.connection,
+        {
+          onGoAway: () => {
+            this.goneAway = true;
+            events.onGoAway?.(this.address);
+          },
+          onHeartbeatRtt: (_c, rttMs) => events.onHeartbeatRtt?.(this.address, rttMs),
+          onClose: (_closed, error, local) => {
+            if (this.current === connection) this.current = undefined;
+            const byUs = closing || local;
+            // A provider that announced it was going away closing its connection is expected, not a failure.
+            events.onDisconnect?.(this.address, byUs || this.goneAway ? undefined : error);
+            if (byUs) return;
+            this.failures++;
+            this.scheduleReconnect();
+          },
+          onRefused: (_c, reason) => events.onRefused?.(this.address, reason),
         },
-        onHeartbeatRtt: (_c, rttMs) => events.onHeartbeatRtt?.(this.address, rttMs),
-        onClose: (_closed, error, local) => {
-          if (this.current === connection) this.current = undefined;
-          const byUs = closing || local;
-          // A provider that announced it was going away closing its connection is expected, not a failure.
-          events.onDisconnect?.(this.address, byUs || this.goneAway ? undefined : error);
-          if (byUs) return;
-          this.failures++;
-          this.scheduleReconnect();
-        },
-      });
+        partialFrames,
+      );
       connection.ready().then(
         () => {
           this.failures = 0;
@@ -173,6 +187,11 @@ export function createConnectionPool(
     return slot;
   };
 
+  /**
+   * Closes connections with no call sent or in flight for `idleTimeoutMs`. Only calls count: heartbeat
+   * pings and pongs flow on every idle connection and must not keep it open (with the defaults, a 30 s
+   * heartbeat under a 600 s idle timeout, nothing would ever expire).
+   */
   const ensureIdleSweep = (): void => {
     if (idleTimer !== undefined || options.idleTimeoutMs <= 0) return;
     idleTimer = setInterval(
@@ -181,13 +200,13 @@ export function createConnectionPool(
         for (const slot of slots.values()) {
           const connection = slot.current;
           if (connection === undefined || connection.inFlight > 0) continue;
-          if (Math.max(slot.lastUsed, connection.lastActivity) < cutoff) {
+          if (Math.max(slot.lastUsed, connection.lastCallAt) < cutoff) {
             slot.current = undefined;
             void connection.close();
           }
         }
       },
-      Math.max(1_000, Math.floor(options.idleTimeoutMs / 4)),
+      Math.min(Math.max(1_000, Math.floor(options.idleTimeoutMs / 4)), 60_000),
     );
     idleTimer.unref();
   };

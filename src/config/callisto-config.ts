@@ -9,6 +9,8 @@ import type {
   RetryPolicyName,
   SerializerName,
 } from '../extension/extension-names.js';
+import { DEFAULT_SERVER_OPTIONS } from '../server/server-options.js';
+import { DEFAULT_CONNECTION_OPTIONS } from '../transport/transport-options.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 
@@ -16,6 +18,8 @@ const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
 /** An extension name: typed as the registered names, checked against the app's extensions at start. */
 const extensionName = <Name extends string>() => z.string().min(1) as unknown as z.ZodType<Name, Name>;
+/** A share of a limit: more than 0, at most 1. */
+const share = z.number().gt(0).max(1);
 
 export const serverConfigSchema = z.strictObject({
   /** Interface to listen on. Default '127.0.0.1'; '0.0.0.0' with `advertiseHost` to serve other hosts. */
@@ -24,12 +28,24 @@ export const serverConfigSchema = z.strictObject({
   port: z.number().int().min(0).max(65535),
   /** Host written to the registry; '' means `host` (127.0.0.1 for a wildcard host). Default ''. */
   advertiseHost: z.string(),
-  /** Serializer names accepted from consumers; empty means all registered. Default []. */
+  /** Serializer names accepted from consumers; empty means all registered except v8 (trusted peers only: name it to accept it). Default []. */
   serializers: z.array(extensionName<SerializerName>()),
   /** Calls executing at once before new ones are answered Overloaded. Default 10000. */
   maxConcurrentCalls: positiveInt,
   /** Send stack traces with errors. Default false. */
   exposeStack: z.boolean(),
+  /** What handler errors tell callers: 'declared' (declared errors' fields, system errors scrubbed) or 'all' (trusted setups). Default 'declared'. */
+  exposeErrors: z.enum(['declared', 'all']),
+  /** Connections at once; more are closed as they arrive. Default 4096. */
+  maxConnections: positiveInt,
+  /** Connections at once from one remote address. Default 256. */
+  maxConnectionsPerAddress: positiveInt,
+  /** Share of maxConcurrentCalls and maxElementsInFlight one connection may hold (0–1]. Default 0.5. */
+  connectionShare: share,
+  /** Share of maxConcurrentCalls and maxElementsInFlight the connections of one remote address may hold together (0–1]. Default 0.5. */
+  addressShare: share,
+  /** Decoded argument elements held by executing calls, across connections. Default 2000000. */
+  maxElementsInFlight: positiveInt,
   /** Largest accepted frame, bytes. Default 8388608 (8 MiB). */
   maxFrameBytes: z.number().int().min(1024),
   /** Response bytes queued on one connection before it stops reading. Default 8388608. */
@@ -107,8 +123,16 @@ export const callistoConfigSchema = z.strictObject({
   registryTtlMs: z.number().int().min(1000),
   /** Heartbeat interval on idle connections, ms. Default 30000. */
   heartbeatIntervalMs: positiveInt,
-  /** Request and response bodies this large or larger are DEFLATE-compressed; 0 turns it off. Default 0. */
+  /** Request and response bodies this large or larger are DEFLATE-compressed; 0 turns it off (and compressed bodies are refused). Default 0. */
   compressThresholdBytes: nonNegativeInt,
+  /** A compressed body may inflate to at most this multiple of its size. Default 256. */
+  maxInflateRatio: z.number().min(1),
+  /** Elements (values) one request or answer body may decode into. Default 1000000. */
+  maxDecodedElements: positiveInt,
+  /** Once a frame has started to arrive it must be complete within this, ms. Default 30000. */
+  frameTimeoutMs: positiveInt,
+  /** Bytes of partial frames all connections of a provider (and, separately, of a consumer) may hold together. Default 67108864 (64 MiB). */
+  maxPartialFrameBytes: z.number().int().min(1024),
   /** Graceful shutdown deadline, ms. Default 10000. */
   shutdownTimeoutMs: nonNegativeInt,
   /** Install SIGTERM/SIGINT handlers that close the app gracefully. Default false. */
@@ -140,6 +164,10 @@ export const DEFAULT_CONFIG: CallistoConfig = {
   registryTtlMs: 10_000,
   heartbeatIntervalMs: 30_000,
   compressThresholdBytes: 0,
+  maxInflateRatio: DEFAULT_CONNECTION_OPTIONS.maxInflateRatio,
+  maxDecodedElements: DEFAULT_CONNECTION_OPTIONS.maxDecodedElements,
+  frameTimeoutMs: DEFAULT_CONNECTION_OPTIONS.frameTimeoutMs,
+  maxPartialFrameBytes: DEFAULT_CONNECTION_OPTIONS.maxPartialFrameBytes,
   shutdownTimeoutMs: 10_000,
   handleSignals: false,
   logLevel: 'info',
@@ -151,6 +179,12 @@ export const DEFAULT_CONFIG: CallistoConfig = {
     serializers: [],
     maxConcurrentCalls: 10_000,
     exposeStack: false,
+    exposeErrors: DEFAULT_SERVER_OPTIONS.exposeErrors,
+    maxConnections: DEFAULT_SERVER_OPTIONS.maxConnections,
+    maxConnectionsPerAddress: DEFAULT_SERVER_OPTIONS.maxConnectionsPerAddress,
+    connectionShare: DEFAULT_SERVER_OPTIONS.connectionShare,
+    addressShare: DEFAULT_SERVER_OPTIONS.addressShare,
+    maxElementsInFlight: DEFAULT_SERVER_OPTIONS.maxElementsInFlight,
     maxFrameBytes: 8 * 1024 * 1024,
     writeHighWaterBytes: 8 * 1024 * 1024,
     weight: 100,

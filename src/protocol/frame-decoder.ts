@@ -3,7 +3,14 @@
  * chunks (half packets) and many frames in one chunk (sticky packets). The header is checked (magic,
  * version, total length against the maximum) before any body byte is buffered; a violation throws a
  * `ProtocolError` and the decoder must not be used again.
+ *
+ * Memory follows the bytes that arrived, never a header's claim: a frame still arriving is assembled in
+ * a buffer that starts at twice what has arrived (at least {@link INITIAL_PARTIAL_BYTES}) and doubles as
+ * more comes, up to the frame's size. Beyond a per-connection allowance, that buffer draws on a budget
+ * shared by every connection of a side; when the budget is spent the decoder throws, and the connection
+ * that needed more is closed.
  */
+import { type ByteBudget, UNLIMITED_BUDGET } from './byte-budget.js';
 import {
   DEFAULT_MAX_FRAME_BYTES,
   type Frame,
@@ -14,16 +21,29 @@ import {
 } from './frame.js';
 import { ProtocolError } from './protocol-error.js';
 
+/** Smallest buffer allocated for a frame still arriving. */
+export const INITIAL_PARTIAL_BYTES = 512;
+/** Bytes of a partial frame a connection may hold without drawing on the shared budget. */
+export const DEFAULT_PARTIAL_ALLOWANCE_BYTES = 16 * 1024;
+
 export interface FrameDecoderOptions {
   /** Largest accepted frame, header included. Default 8 MiB. */
   maxFrameBytes: number;
+  /** Budget shared by the connections of one side for partial frames. Default: unlimited. */
+  budget: ByteBudget;
+  /** Bytes of a partial frame held outside the budget. Default 16 KiB. */
+  allowanceBytes: number;
 }
 
 export interface FrameDecoder {
   /** Feeds bytes; calls `onFrame` synchronously for every complete frame. Throws ProtocolError. */
   push(chunk: Buffer): void;
-  /** Bytes held for an incomplete frame. */
+  /** Bytes received for an incomplete frame (0 when none is incomplete). */
   readonly bufferedBytes: number;
+  /** Frames decoded so far (tells a watcher whether the incomplete frame is still the same one). */
+  readonly frames: number;
+  /** Gives back what this decoder holds from the budget; call once the connection is closed. */
+  dispose(): void;
 }
 
 export function createFrameDecoder(
@@ -31,11 +51,16 @@ export function createFrameDecoder(
   options: Partial<FrameDecoderOptions> = {},
 ): FrameDecoder {
   const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+  const budget = options.budget ?? UNLIMITED_BUDGET;
+  const allowance = options.allowanceBytes ?? DEFAULT_PARTIAL_ALLOWANCE_BYTES;
   /** Leftover bytes smaller than a header, or a frame being assembled. */
   let partial: Buffer | null = null;
   /** For a frame being assembled: its total length and how much is filled. */
   let partialTotal = 0;
   let partialFilled = 0;
+  /** Bytes taken from the budget for `partial`. */
+  let reserved = 0;
+  let frames = 0;
   let failed = false;
   // One frame object reused for every frame: consumers must copy what they keep.
   const frame: Frame = {
@@ -79,7 +104,46 @@ export function createFrameDecoder(
     const metaStart = offset + HEADER_BYTES;
     frame.meta = buf.subarray(metaStart, metaStart + metaLength);
     frame.body = buf.subarray(metaStart + metaLength, offset + total);
+    frames++;
     onFrame(frame);
+  };
+
+  /** Makes the budget cover a partial buffer of `capacity` bytes; throws when it cannot. */
+  const cover = (capacity: number): void => {
+    const needed = capacity > allowance ? capacity - allowance : 0;
+    if (needed <= reserved) return;
+    if (!budget.tryReserve(needed - reserved)) {
+      throw new ProtocolError(
+        `the budget of ${budget.limit} bytes for partial frames (maxPartialFrameBytes) is spent: ` +
+          `cannot hold ${capacity} bytes of a ${partialTotal}-byte frame`,
+      );
+    }
+    reserved = needed;
+  };
+
+  const releaseAll = (): void => {
+    if (reserved > 0) budget.release(reserved);
+    reserved = 0;
+  };
+
+  /** Starts assembling a frame of `total` bytes from what `buf` holds at `offset`. */
+  const startPartial = (buf: Buffer, offset: number, total: number): void => {
+    const have = buf.length - offset;
+    const capacity = Math.min(total, Math.max(2 * have, INITIAL_PARTIAL_BYTES));
+    partialTotal = total;
+    cover(capacity);
+    partial = Buffer.allocUnsafe(capacity);
+    partialFilled = buf.copy(partial, 0, offset);
+  };
+
+  /** Grows the partial buffer to hold at least `needed` bytes (doubling, up to the frame's size). */
+  const grow = (needed: number): void => {
+    const current = partial!;
+    const capacity = Math.min(partialTotal, Math.max(needed, current.length * 2));
+    cover(capacity);
+    const grown = Buffer.allocUnsafe(capacity);
+    current.copy(grown, 0, 0, partialFilled);
+    partial = grown;
   };
 
   /** Decodes whole frames from `buf`; keeps the tail. */
@@ -89,10 +153,7 @@ export function createFrameDecoder(
     while (length - offset >= HEADER_BYTES) {
       const total = checkHeader(buf, offset);
       if (length - offset < total) {
-        // Start assembling this frame in a buffer of its exact size.
-        partial = Buffer.allocUnsafe(total);
-        partialFilled = buf.copy(partial, 0, offset);
-        partialTotal = total;
+        startPartial(buf, offset, total);
         return;
       }
       emit(buf, offset, total);
@@ -121,18 +182,24 @@ export function createFrameDecoder(
       }
       const need = partialTotal - partialFilled;
       if (chunk.length < need) {
-        partialFilled += chunk.copy(partial, partialFilled);
+        if (partialFilled + chunk.length > partial.length) grow(partialFilled + chunk.length);
+        partialFilled += chunk.copy(partial!, partialFilled);
         return;
       }
-      chunk.copy(partial, partialFilled, 0, need);
-      const complete = partial;
+      if (partial.length < partialTotal) grow(partialTotal);
+      const complete = partial!;
+      chunk.copy(complete, partialFilled, 0, need);
       partial = null;
-      emit(complete, 0, partialTotal);
+      const total = partialTotal;
       partialTotal = 0;
+      partialFilled = 0;
+      releaseAll();
+      emit(complete, 0, total);
       if (chunk.length > need) drain(chunk.subarray(need));
     } catch (error) {
       failed = true;
       partial = null;
+      releaseAll();
       throw error;
     }
   };
@@ -140,7 +207,14 @@ export function createFrameDecoder(
   return {
     push,
     get bufferedBytes() {
-      return partial === null ? 0 : partialTotal === 0 ? partial.length : partialFilled;
+      return partial === null ? 0 : partialFilled;
+    },
+    get frames() {
+      return frames;
+    },
+    dispose() {
+      partial = null;
+      releaseAll();
     },
   };
 }

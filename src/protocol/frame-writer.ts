@@ -46,7 +46,8 @@ export interface FrameWriter {
 }
 
 export function createFrameWriter(sink: FrameSink): FrameWriter {
-  let batch = Buffer.allocUnsafe(MIN_BATCH_BYTES);
+  // Allocated on the first write: a connection that never writes (an idle or hostile peer) costs nothing.
+  let batch = EMPTY;
   let used = 0;
   let scheduled = false;
 
@@ -65,7 +66,7 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
   /** Makes room for `bytes` more and schedules the flush; returns the write offset. */
   const reserve = (bytes: number): number => {
     if (used + bytes > batch.length) {
-      const grown = Buffer.allocUnsafe(Math.max(batch.length * 2, used + bytes));
+      const grown = Buffer.allocUnsafe(Math.max(batch.length * 2, used + bytes, MIN_BATCH_BYTES));
       batch.copy(grown, 0, 0, used);
       batch = grown;
     }

@@ -7,7 +7,8 @@
  * | 0      | 2    | magic 0xCA 0x11                                              |
  * | 2      | 1    | protocol version (1)                                         |
  * | 3      | 1    | kind: 0 request, 1 response, 2 heartbeat, 3 event            |
- * | 4      | 1    | flags: bit0 one-way, bit1 compressed body, bit2 pong         |
+ * | 4      | 1    | flags: bit0 one-way, bit1 compressed body, bit2 pong,        |
+ * |        |      | bit3 (requests) the caller accepts a compressed answer       |
  * | 5      | 1    | serializer id of the body                                    |
  * | 6      | 1    | status: 0 ok, otherwise an ErrorCode                         |
  * | 7      | 1    | reserved, 0                                                  |
@@ -36,6 +37,8 @@ export const FrameFlag = {
   OneWay: 1,
   Compressed: 2,
   Pong: 4,
+  /** On a request: the consumer takes a compressed answer (it has compression enabled). */
+  AcceptsCompressed: 8,
 } as const;
 
 /** Status byte of a successful response. */

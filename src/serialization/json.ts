@@ -34,7 +34,8 @@
  * can never hand a prototype-setting key to code that later merges the result), and `encode` throws
  * too, so what encodes always decodes. Tags are read from a fixed table (no lookup of arbitrary names on
  * `globalThis`), payloads are type-checked, and nesting deeper than {@link MAX_JSON_DEPTH} (or a cycle)
- * throws instead of overflowing the stack.
+ * throws instead of overflowing the stack. `measure` (json-scan.ts) counts what a body decodes into
+ * without parsing it, so a receiver refuses an oversized structure before `JSON.parse` builds it.
  *
  * ## Speed
  *
@@ -43,6 +44,7 @@
  * once, replacing tagged objects in place. A value without special values therefore costs one
  * allocation-free walk on top of plain JSON.
  */
+import { scanJson } from './json-scan.js';
 import type { Serializer } from './serializer.js';
 
 /** Wire id of the JSON serializer. */
@@ -88,6 +90,7 @@ export function createJsonSerializer(): Serializer {
       const parsed: unknown = JSON.parse(text);
       return typeof parsed === 'object' && parsed !== null ? revive(parsed, 0) : parsed;
     },
+    measure: scanJson,
   };
 }
 

@@ -14,6 +14,9 @@
  * Known losses: `-0` decodes as `0`; class instances decode as plain objects; an own `__proto__` key
  * decodes as `__proto_` (msgpackr never lets a payload set a prototype).
  *
+ * Bounded decoding: `measure` is a structural scan (msgpack-scan.ts) that counts elements and depth
+ * without building anything; receivers run it on large bodies before decoding.
+ *
  * Maps: with records off, msgpackr writes a `Map` and a plain object the same way, so before packing
  * the value is walked once and every `Map` is swapped for a {@link PackedMap} (containers on the path to
  * it are copied; the caller's value is never changed), which travels as extension type
@@ -22,6 +25,7 @@
  * class, so it does not change how other msgpackr users in the process pack their values.
  */
 import { addExtension, Packr } from 'msgpackr';
+import { createMsgpackScanner } from './msgpack-scan.js';
 import type { Serializer } from './serializer.js';
 
 /** Wire id of the msgpack serializer. */
@@ -61,6 +65,7 @@ export function createMsgpackSerializer(): Serializer {
     copyBuffers: true,
     int64AsType: 'bigint',
   });
+  const scanner = createMsgpackScanner([MSGPACK_MAP_EXTENSION]);
   return {
     id: MSGPACK_SERIALIZER_ID,
     name: 'msgpack',
@@ -68,9 +73,20 @@ export function createMsgpackSerializer(): Serializer {
       return packr.pack(typeof value === 'object' && value !== null ? prepare(value, 0) : value);
     },
     decode(bytes) {
-      return packr.unpack(
-        Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-      );
+      // An Error in the payload would capture this decoder's stack (700 bytes and microseconds each,
+      // and meaningless here): decoded errors carry their name, message and cause only.
+      const stackTraceLimit = Error.stackTraceLimit;
+      Error.stackTraceLimit = 0;
+      try {
+        return packr.unpack(
+          Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+        );
+      } finally {
+        Error.stackTraceLimit = stackTraceLimit;
+      }
+    },
+    measure(bytes, maxElements) {
+      return scanner.scan(bytes, maxElements);
     },
   };
 }

@@ -2,6 +2,12 @@
  * The serializer extension point. A request names its serializer by `id` in the frame header; the
  * provider answers in the same one. Implementations must round-trip every value they accept and throw
  * (any error) on input they cannot decode; the protocol layer turns that into a `Serialization` RpcError.
+ *
+ * Bounded decoding (see decode-limits.ts): a serializer that can count what a body decodes into without
+ * decoding it implements `measure`, and the receiver refuses a body over its limits before decoding it.
+ * For one that cannot, the decoded value is walked afterwards (element count, depth, own `__proto__`
+ * keys). A serializer whose decoding can allocate far more than its bytes before anything can check
+ * (node:v8's) sets `trustedPeersOnly`: it is then accepted only where it is named explicitly.
  */
 export interface Serializer {
   /** Wire id, 1..255, unique among registered serializers. */
@@ -10,6 +16,22 @@ export interface Serializer {
   readonly name: string;
   /** Encodes a value. The returned bytes must stay valid after the next call to `encode`. */
   encode(value: unknown): Uint8Array;
-  /** Decodes bytes produced by `encode` (possibly by another process). */
+  /**
+   * Decodes bytes produced by `encode` (possibly by another process). Must never hand out an object
+   * with an own `__proto__` key.
+   */
   decode(bytes: Uint8Array): unknown;
+  /**
+   * Optional: counts the values (elements) `bytes` would decode into, without decoding, and throws when
+   * there are more than `maxElements`, when containers nest deeper than MAX_DECODE_DEPTH, or when the
+   * structure is malformed. Must cost no more than a small constant per element and allocate nothing
+   * per element.
+   */
+  measure?(bytes: Uint8Array, maxElements: number): number;
+  /**
+   * Set when decoding can allocate far more than the bytes before any check is possible (`v8`: a few
+   * bytes can describe an array of 2^25 elements). Such a serializer is accepted only where it is named
+   * explicitly (`server.serializers`, `consumer.serializer`): for trusted peers only.
+   */
+  readonly trustedPeersOnly?: boolean;
 }

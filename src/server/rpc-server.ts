@@ -1,14 +1,18 @@
 /**
- * The provider's TCP server: accepts connections and serves them from a service table. Shutdown is in
- * steps the app drives: `refuse()` (new calls get Shutdown errors), `goAway()` (tell consumers, also
+ * The provider's TCP server: accepts connections (within `maxConnections` in all and
+ * `maxConnectionsPerAddress` per remote address; one over is closed as it arrives) and serves them from
+ * a service table. Shutdown is in steps the app drives: `refuse()` (new calls get Shutdown errors), `goAway()` (tell consumers, also
  * those connecting from now on), `drain(timeoutMs)` (wait for calls in flight), `close()` (close every
  * connection once its consumer has closed its side, or after a grace period). `destroy()` is immediate.
  */
 import net from 'node:net';
 import { RpcError } from '../core/rpc-error.js';
+import { createByteBudget } from '../protocol/byte-budget.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ServiceTable } from '../service/service-table.js';
-import { type ServerConnection, type ServerContext, serveConnection } from './server-connection.js';
+import { createPeerLimits } from './peer-limits.js';
+import { type ServerConnection, serveConnection } from './server-connection.js';
+import type { ServerContext } from './server-context.js';
 import type { ServerOptions } from './server-options.js';
 
 export interface RpcServer {
@@ -37,7 +41,25 @@ export interface RpcServer {
 }
 
 export interface RpcServerHooks {
+  /** A connection was closed for breaking the protocol, for being too slow, or for a spent budget. */
   onProtocolError?(remote: string, error: unknown): void;
+  /** A connection was refused as it arrived (connection caps), or a request for what it carries. */
+  onRefused?(remote: string, reason: string): void;
+  /** A handler's system error was not shown to the caller; it is reported here under `ref`. */
+  onScrubbed?(remote: string, label: string, ref: string, error: Error): void;
+}
+
+/**
+ * The serializers a provider accepts: the ones named in `options.serializers`, else every registered
+ * one except those for trusted peers only (v8).
+ */
+export function acceptedSerializers(
+  serializers: readonly Serializer[],
+  names: readonly string[] | undefined,
+): Serializer[] {
+  return serializers.filter((serializer) =>
+    names ? names.includes(serializer.name) : serializer.trustedPeersOnly !== true,
+  );
 }
 
 export function createRpcServer(
@@ -47,19 +69,34 @@ export function createRpcServer(
   hooks: RpcServerHooks = {},
 ): RpcServer {
   const accepted: (Serializer | undefined)[] = new Array(256).fill(undefined);
-  for (const serializer of serializers) {
-    if (!options.serializers || options.serializers.includes(serializer.name))
-      accepted[serializer.id] = serializer;
+  for (const serializer of acceptedSerializers(serializers, options.serializers)) {
+    accepted[serializer.id] = serializer;
   }
   const fallbackSerializer = serializers.find((s) => s.name === 'json') ?? serializers[0]!;
   const connections = new Set<ServerConnection>();
   const idleWaiters: Array<() => void> = [];
+  const limits = createPeerLimits({
+    maxConnections: options.maxConnections,
+    maxConnectionsPerAddress: options.maxConnectionsPerAddress,
+    maxCalls: options.maxConcurrentCalls,
+    maxElements: options.maxElementsInFlight,
+    connectionShare: options.connectionShare,
+    addressShare: options.addressShare,
+  });
+  const perConnection = options.connection;
   const ctx: ServerContext = {
     table,
     options,
     serializers: accepted,
     fallbackSerializer,
-    active: 0,
+    limits,
+    partialFrames: createByteBudget(perConnection.maxPartialFrameBytes),
+    decodeLimits: { maxElements: perConnection.maxDecodedElements },
+    inflateLimits: {
+      enabled: perConnection.compressThresholdBytes > 0,
+      maxBytes: perConnection.maxFrameBytes,
+      maxRatio: perConnection.maxInflateRatio,
+    },
     refusing: false,
     onIdle() {
       for (const wake of idleWaiters.splice(0)) wake();
@@ -67,13 +104,26 @@ export function createRpcServer(
     onProtocolError(remote, error) {
       hooks.onProtocolError?.(remote, error);
     },
+    onRefused(remote, reason) {
+      hooks.onRefused?.(remote, reason);
+    },
+    onScrubbed(remote, label, ref, error) {
+      hooks.onScrubbed?.(remote, label, ref, error);
+    },
   };
   let goingAway = false;
   const server = net.createServer((socket) => {
-    const connection = serveConnection(socket, ctx, () => connections.delete(connection));
-    connections.add(connection);
+    const slot = limits.connect(socket.remoteAddress ?? '');
+    if (typeof slot === 'string') {
+      hooks.onRefused?.(`${socket.remoteAddress}:${socket.remotePort}`, `connection refused: ${slot}`);
+      socket.on('error', () => {});
+      socket.destroy();
+      return;
+    }
+    const served = serveConnection(socket, ctx, slot, () => connections.delete(served));
+    connections.add(served);
     // A consumer reconnecting while we shut down learns it at once.
-    if (goingAway) connection.goAway();
+    if (goingAway) served.goAway();
   });
   let port = options.port;
   let closed: Promise<void> | undefined;
@@ -84,7 +134,7 @@ export function createRpcServer(
     },
     host: options.host,
     get active() {
-      return ctx.active;
+      return limits.calls;
     },
     get connectionCount() {
       return connections.size;
@@ -108,9 +158,9 @@ export function createRpcServer(
       for (const connection of connections) connection.goAway();
     },
     drain(timeoutMs) {
-      if (ctx.active === 0) return Promise.resolve(true);
+      if (limits.calls === 0) return Promise.resolve(true);
       return new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(ctx.active === 0), timeoutMs);
+        const timer = setTimeout(() => resolve(limits.calls === 0), timeoutMs);
         idleWaiters.push(() => {
           clearTimeout(timer);
           resolve(true);

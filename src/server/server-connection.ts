@@ -1,48 +1,35 @@
 /**
  * One consumer's connection as the provider serves it: decode frames, dispatch requests to the service
- * table, answer in the caller's serializer. A malformed envelope (bad magic, version, oversized frame)
- * closes this connection only; a malformed request inside a good envelope gets an error response and
- * the connection goes on.
+ * table, answer in the caller's serializer. A malformed envelope (bad magic, version, oversized frame),
+ * a frame that does not complete in time or a spent partial-frame budget closes this connection only;
+ * a malformed or oversized request inside a good envelope gets an error response and the connection
+ * goes on. Before a request's arguments are decoded, the body is inflated within its bounds, its
+ * elements are counted, and the call takes its connection's share of the execution slots and of the
+ * decoded-elements budget (peer-limits.ts).
  */
 import type net from 'node:net';
-import { toErrorPayload } from '../core/error-payload.js';
+import { type ErrorDeclaration, toErrorPayload } from '../core/error-payload.js';
 import type { Attachments } from '../core/invocation.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import { serviceKeyString } from '../core/service-key.js';
 import { channels, type ServerCallMessage } from '../observability/channels.js';
-import { decompress, maybeCompress } from '../protocol/compression.js';
+import { maybeCompress } from '../protocol/compression.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
 import { createFrameDecoder } from '../protocol/frame-decoder.js';
 import { createFrameWriter, EMPTY_BODY } from '../protocol/frame-writer.js';
 import { decodeRequestTail, decodeRoute, routePrefixLength } from '../protocol/metadata.js';
+import { ProtocolError } from '../protocol/protocol-error.js';
 import type { Serializer } from '../serialization/serializer.js';
-import {
-  type ExportedMethod,
-  type ExportedService,
-  methodNotFound,
-  type ServiceTable,
-} from '../service/service-table.js';
+import { type ExportedMethod, type ExportedService, methodNotFound } from '../service/service-table.js';
+import { startFrameDeadline } from '../transport/frame-deadline.js';
 import { startHeartbeat } from '../transport/heartbeat.js';
+import { PONG_QUEUE_LIMIT_BYTES } from '../transport/transport-options.js';
+import { createArgumentsReader } from './arguments-reader.js';
+import type { PeerSlot } from './peer-limits.js';
+import type { ServerContext } from './server-context.js';
 import { ServerInvocation } from './server-invocation.js';
-import type { ServerOptions } from './server-options.js';
 
-/** State shared by every connection of one server. */
-export interface ServerContext {
-  readonly table: ServiceTable;
-  readonly options: ServerOptions;
-  /** Accepted serializers by id. */
-  readonly serializers: readonly (Serializer | undefined)[];
-  /** Used for errors about a serializer we do not accept. */
-  readonly fallbackSerializer: Serializer;
-  /** Calls executing now, across connections. */
-  active: number;
-  /** Set once shutdown starts: new calls are refused with Shutdown. */
-  refusing: boolean;
-  /** Called whenever `active` drops to zero. */
-  onIdle(): void;
-  /** Reports a connection-level problem (protocol violations) for logging. */
-  onProtocolError(remote: string, error: unknown): void;
-}
+const NO_DECLARED_ERRORS: readonly ErrorDeclaration[] = [];
 
 export interface ServerConnection {
   readonly remoteAddress: string;
@@ -63,9 +50,11 @@ export interface ServerConnection {
 export function serveConnection(
   socket: net.Socket,
   ctx: ServerContext,
+  slot: PeerSlot,
   onClose: () => void,
 ): ServerConnection {
   const remoteAddress = `${socket.remoteAddress}:${socket.remotePort}`;
+  const listCallable = ctx.options.exposeErrors === 'all';
   let inFlight = 0;
   let paused = false;
   let announced = false;
@@ -97,8 +86,21 @@ export function serveConnection(
     }
   });
 
-  const fail = (id: number, serializer: Serializer, error: unknown): void => {
-    const { status, payload } = toErrorPayload(error, ctx.options.exposeStack);
+  /** Answers `id` with `error`; a handler's error is shaped by the service's declared errors. */
+  const fail = (
+    id: number,
+    serializer: Serializer,
+    error: unknown,
+    declared: readonly ErrorDeclaration[] = NO_DECLARED_ERRORS,
+    label?: string,
+  ): void => {
+    const { status, payload, scrubbed } = toErrorPayload(error, {
+      exposeStack: ctx.options.exposeStack,
+      exposure: ctx.options.exposeErrors,
+      declared,
+      label,
+    });
+    if (scrubbed !== undefined) ctx.onScrubbed(remoteAddress, label ?? '', scrubbed.ref, scrubbed.error);
     let body: Uint8Array;
     try {
       body = serializer.encode(payload);
@@ -112,27 +114,43 @@ export function serveConnection(
     if (invocation.startedAt > 0) publishServerCall(invocation, error);
     executing.delete(invocation);
     inFlight--;
-    ctx.active--;
+    slot.release(invocation.elements);
     if (invocation.hasSignal) withSignals.delete(invocation);
     invocation.finish();
-    if (ctx.active === 0) ctx.onIdle();
+    if (ctx.limits.calls === 0) ctx.onIdle();
   };
 
-  const answer = (id: number, serializer: Serializer, label: string, value: unknown): void => {
+  /** Sends a result; compressed only for a consumer that said it takes compressed answers. */
+  const answer = (
+    id: number,
+    serializer: Serializer,
+    label: string,
+    value: unknown,
+    acceptsCompressed: boolean,
+  ): void => {
     let body: Uint8Array;
     try {
       body = value === undefined ? EMPTY_BODY : serializer.encode(value);
     } catch (error) {
+      // The handler succeeded; failing to put its result on the wire is Callisto's failure.
       fail(
         id,
         serializer,
-        new RpcError('Serialization', `cannot encode the result of ${label}: ${messageOf(error)}`),
+        new RpcError('Internal', `cannot encode the result of ${label}: ${messageOf(error)}`),
       );
       return;
     }
-    const compressed = maybeCompress(body, ctx.options.connection.compressThresholdBytes);
+    const compressed = acceptsCompressed
+      ? maybeCompress(body, ctx.options.connection.compressThresholdBytes)
+      : undefined;
     writer.response(id, serializer.id, 0, compressed ?? body, compressed ? FrameFlag.Compressed : 0);
   };
+
+  const argumentsReader = createArgumentsReader(
+    slot,
+    { decode: ctx.decodeLimits, inflate: ctx.inflateLimits },
+    (reason) => ctx.onRefused(remoteAddress, reason),
+  );
 
   let routeCache: RouteEntry | undefined;
   /** Looks a route up in the service table; the answer (or the error) is cached by its bytes. */
@@ -159,7 +177,9 @@ export function serveConnection(
       };
     }
     const method = exported.methods.get(meta.method);
-    if (method === undefined) return { prefix, version, error: methodNotFound(exported, meta.method) };
+    if (method === undefined) {
+      return { prefix, version, error: methodNotFound(exported, meta.method, listCallable) };
+    }
     return { prefix, version, exported, method };
   };
 
@@ -172,7 +192,7 @@ export function serveConnection(
         fail(
           id,
           ctx.fallbackSerializer,
-          new RpcError('BadRequest', `serializer id ${frame.serializer} is not accepted`),
+          new RpcError('BadRequest', `serializer id ${frame.serializer} is not accepted here`),
         );
       }
       return;
@@ -218,35 +238,9 @@ export function serveConnection(
         fail(id, serializer, new RpcError('Timeout', `${method.label}: deadline passed before execution`));
       return;
     }
-    if (ctx.active >= ctx.options.maxConcurrentCalls) {
-      if (!oneway) {
-        fail(
-          id,
-          serializer,
-          new RpcError('Overloaded', `provider is executing ${ctx.active} calls, the maximum`),
-        );
-      }
-      return;
-    }
-    let args: unknown;
-    try {
-      const bytes =
-        (frame.flags & FrameFlag.Compressed) === 0
-          ? frame.body
-          : decompress(frame.body, ctx.options.connection.maxFrameBytes);
-      args = bytes.length === 0 ? [] : serializer.decode(bytes);
-    } catch (error) {
-      if (!oneway) {
-        fail(
-          id,
-          serializer,
-          new RpcError('Serialization', `cannot decode the arguments: ${messageOf(error)}`),
-        );
-      }
-      return;
-    }
+    const args = argumentsReader.read(frame.body, frame.flags, serializer, method.label);
     if (!Array.isArray(args)) {
-      if (!oneway) fail(id, serializer, new RpcError('BadRequest', 'arguments must be an array'));
+      if (!oneway) fail(id, serializer, args);
       return;
     }
     const invocation = new ServerInvocation(
@@ -262,49 +256,69 @@ export function serveConnection(
       serializer,
       trackSignal,
     );
+    invocation.elements = argumentsReader.elements;
     if (channels.serverCall.hasSubscribers) invocation.startedAt = performance.now();
     executing.add(invocation);
     inFlight++;
-    ctx.active++;
+    const declared = exported.definition.errors;
+    const acceptsCompressed = (frame.flags & FrameFlag.AcceptsCompressed) !== 0;
     let result: unknown;
     try {
       result = method.direct ? method.direct(invocation) : method.invoke(invocation);
     } catch (error) {
       finish(invocation, error ?? new Error('undefined thrown'));
-      if (!oneway && !invocation.answered) fail(id, serializer, error);
+      if (!oneway && !invocation.answered) fail(id, serializer, error, declared, method.label);
       return;
     }
     if (isThenable(result)) {
       result.then(
         (value) => {
           finish(invocation);
-          if (!oneway && !invocation.answered) answer(id, serializer, method.label, value);
+          if (!oneway && !invocation.answered) answer(id, serializer, method.label, value, acceptsCompressed);
         },
         (error: unknown) => {
           finish(invocation, error ?? new Error('undefined thrown'));
-          if (!oneway && !invocation.answered) fail(id, serializer, error);
+          if (!oneway && !invocation.answered) fail(id, serializer, error, declared, method.label);
         },
       );
       return;
     }
     finish(invocation);
-    if (!oneway) answer(id, serializer, method.label, result);
+    if (!oneway) answer(id, serializer, method.label, result, acceptsCompressed);
   };
 
   const decoder = createFrameDecoder(
     (frame) => {
       if (frame.kind === FrameKind.Request) onRequest(frame);
       else if (frame.kind === FrameKind.Heartbeat && (frame.flags & FrameFlag.Pong) === 0) {
-        writer.heartbeat(frame.requestId, true);
+        // A peer that floods pings and reads nothing gets no more pongs than fit the bound.
+        if (writer.queuedBytes <= PONG_QUEUE_LIMIT_BYTES) writer.heartbeat(frame.requestId, true);
       }
     },
-    { maxFrameBytes: ctx.options.connection.maxFrameBytes },
+    {
+      maxFrameBytes: ctx.options.connection.maxFrameBytes,
+      budget: ctx.partialFrames,
+    },
   );
 
   const heartbeat = startHeartbeat(
     ctx.options.connection.heartbeat,
     () => writer.heartbeat(0, false),
     () => socket.destroy(),
+  );
+
+  const frameDeadline = startFrameDeadline(
+    decoder,
+    ctx.options.connection.frameTimeoutMs,
+    (elapsedMs, bufferedBytes) => {
+      ctx.onProtocolError(
+        remoteAddress,
+        new ProtocolError(
+          `a frame started ${elapsedMs} ms ago is still incomplete (${bufferedBytes} bytes so far; frameTimeoutMs ${ctx.options.connection.frameTimeoutMs})`,
+        ),
+      );
+      socket.destroy();
+    },
   );
 
   socket.on('data', (chunk: Buffer) => {
@@ -315,13 +329,18 @@ export function serveConnection(
     } catch (error) {
       ctx.onProtocolError(remoteAddress, error);
       socket.destroy();
+      return;
     }
+    frameDeadline.observe(chunkTime);
   });
   socket.on('error', () => {
     // 'close' follows; nothing to add.
   });
   socket.on('close', () => {
     heartbeat.stop();
+    frameDeadline.stop();
+    decoder.dispose();
+    slot.disconnect();
     for (const invocation of withSignals) invocation.abort('caller connection closed');
     withSignals.clear();
     onClose();

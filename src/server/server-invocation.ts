@@ -14,6 +14,8 @@ export class ServerInvocation implements Invocation {
   answered = false;
   /** performance.now() at the start, only when the server-call channel has subscribers; else 0. */
   startedAt = 0;
+  /** Decoded argument elements this call holds of its connection's budget (given back at the end). */
+  elements = 0;
 
   constructor(
     readonly service: ServiceKey,

@@ -2,6 +2,7 @@
  * `defineService<T>(name, options)` — the contract both sides share. Service identity is
  * name + version (+ group).
  */
+import type { ErrorDeclaration } from '../core/error-payload.js';
 import type { ServiceKey } from '../core/service-key.js';
 import type { ArgumentsSchema, MethodNames } from './service-types.js';
 
@@ -34,11 +35,19 @@ export interface ServiceDefinitionOptions<T> {
    * those inherited from Object) and a reference calls any name.
    */
   methods?: DeclaredMethods<T>;
+  /**
+   * The service's own business errors, by class or by `name`: thrown by a method, they reach the caller
+   * with their name, message and own fields (`ProviderError`). Any other error reaches the caller with
+   * its name and message only; a system error (fs, net) not even that (docs/errors.md). Default [].
+   */
+  errors?: readonly ErrorDeclaration[];
 }
 
 export interface ServiceDefinition<T> extends ServiceKey {
   /** Declared methods, or undefined when the implementation decides. */
   readonly methods: Readonly<Record<string, MethodDeclaration>> | undefined;
+  /** Declared business errors (classes or names). */
+  readonly errors: readonly ErrorDeclaration[];
   /** Phantom field carrying the interface type; never set. */
   readonly __type?: T;
 }
@@ -61,6 +70,7 @@ export function defineService<T>(
     version: options.version ?? '1.0.0',
     group: options.group ?? '',
     methods: methods ? Object.freeze({ ...methods }) : undefined,
+    errors: Object.freeze([...(options.errors ?? [])]),
   });
 }
 

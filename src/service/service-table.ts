@@ -126,10 +126,13 @@ export function createServiceTable(): ServiceTable {
   };
 }
 
-/** The error for a call to a method the service does not expose. */
-export function methodNotFound(service: ExportedService, method: string): RpcError {
-  return new RpcError(
-    'MethodNotFound',
-    `service ${serviceKeyString(service.definition)} has no method "${method}" (callable: ${[...service.methods.keys()].join(', ') || 'none'})`,
-  );
+/**
+ * The error for a call to a method the service does not expose. It names the callable methods only
+ * when `listCallable` (trusted setups, `server.exposeErrors: 'all'`): a remote caller is not told what
+ * else it could call.
+ */
+export function methodNotFound(service: ExportedService, method: string, listCallable = false): RpcError {
+  const key = serviceKeyString(service.definition);
+  const callable = listCallable ? ` (callable: ${[...service.methods.keys()].join(', ') || 'none'})` : '';
+  return new RpcError('MethodNotFound', `service ${key} has no method "${method}"${callable}`);
 }

@@ -4,47 +4,52 @@
  * lost connection rejects every call in flight on it at once with a Network error. When the provider
  * announces it is going away, the connection takes no new calls and closes its side once every call it
  * sent is answered (the provider waits for that before closing).
+ *
+ * Answers are held to the same bounds as requests on a provider: an answer must come in the serializer
+ * the call was made in (or, for an error, json); a compressed one only when this side asked for
+ * compressed answers, and it inflates within its bounds; its elements are counted before it is
+ * decoded; a frame must complete within `frameTimeoutMs`; partial frames draw on the pool's budget.
+ * A provider that answers in another serializer, sends a frame too slowly or spends the budget is
+ * treated as hostile: the connection is closed.
  */
 import net from 'node:net';
 import { fromErrorPayload } from '../core/error-payload.js';
 import type { Attachments } from '../core/invocation.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
-import { decompress, maybeCompress } from '../protocol/compression.js';
+import { type ByteBudget, createByteBudget } from '../protocol/byte-budget.js';
+import { maybeCompress } from '../protocol/compression.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
 import { createFrameDecoder } from '../protocol/frame-decoder.js';
 import { createFrameWriter, readEventName } from '../protocol/frame-writer.js';
+import { ProtocolError } from '../protocol/protocol-error.js';
+import { JSON_SERIALIZER_ID } from '../serialization/json.js';
 import type { Serializer } from '../serialization/serializer.js';
+import { type AnswerLimits, ForeignSerializerError, readAnswer } from './answer-reader.js';
 import { createDeadlineWheel } from './deadline-wheel.js';
+import { startFrameDeadline } from './frame-deadline.js';
 import { startHeartbeat } from './heartbeat.js';
-import type { ConnectionOptions } from './transport-options.js';
+import type { MethodRoute } from './method-route.js';
+import { type CallTracker, PendingCall } from './pending-call.js';
+import { type ConnectionOptions, PONG_QUEUE_LIMIT_BYTES } from './transport-options.js';
 
-/** What a consumer precomputes per method so that a call encodes little. */
-export interface MethodRoute {
-  /** @internal Encoded service, version, group and method (see protocol/metadata.ts). */
-  readonly prefix: Buffer;
-  readonly serializer: Serializer;
-  /** For error messages. */
-  readonly label: string;
-}
+export type { MethodRoute } from './method-route.js';
 
 export type ConnectionState = 'connecting' | 'open' | 'draining' | 'closed';
 
-/**
- * Told when a call starts and how it ended, synchronously, before the caller's promise settles (the
- * cluster layer's per-provider counters), so no extra promise is chained per call.
- */
-export interface CallTracker {
-  callStarted(): void;
-  callEnded(latencyMs: number, error: RpcError | undefined): void;
-}
+export type { CallTracker } from './pending-call.js';
 
 export interface ClientConnection {
   readonly address: string;
   readonly state: ConnectionState;
   /** Calls awaiting a response. */
   readonly inFlight: number;
-  /** When a call was last sent or a frame last received (ms, Date.now clock). */
+  /** When a frame was last received, heartbeats included (ms, Date.now clock). */
   readonly lastActivity: number;
+  /**
+   * When a call was last sent or the last call in flight ended (ms, Date.now clock): what "unused"
+   * means for the idle timeout. Heartbeats do not count.
+   */
+  readonly lastCallAt: number;
   /** Round-trip time of the last heartbeat, ms (0 until measured). */
   readonly heartbeatRttMs: number;
   /** Resolves once connected; rejects with a Network error when the connection cannot be opened. */
@@ -74,44 +79,37 @@ export interface ConnectionEvents {
   onHeartbeatRtt?(connection: ClientConnection, rttMs: number): void;
   /** The connection closed; `local` is true when this side closed it on purpose (close/destroy). */
   onClose?(connection: ClientConnection, error: RpcError, local: boolean): void;
-}
-
-class PendingCall {
-  readonly startedAt: number;
-
-  constructor(
-    readonly resolve: (value: unknown) => void,
-    readonly reject: (error: RpcError) => void,
-    readonly route: MethodRoute,
-    readonly signal: AbortSignal | undefined,
-    readonly onAbort: (() => void) | undefined,
-    readonly tracker: CallTracker | undefined,
-  ) {
-    this.startedAt = tracker === undefined ? 0 : performance.now();
-  }
-
-  /** Detaches the abort listener and reports the outcome to the tracker. */
-  settle(error?: RpcError): void {
-    if (this.onAbort !== undefined) this.signal!.removeEventListener('abort', this.onAbort);
-    this.tracker?.callEnded(performance.now() - this.startedAt, error);
-  }
-
-  fail(error: RpcError): void {
-    this.settle(error);
-    this.reject(error);
-  }
+  /** An answer was refused for what it carried (over a limit), or the provider broke the protocol. */
+  onRefused?(connection: ClientConnection, reason: string): void;
 }
 
 const MAX_REQUEST_ID = 0xffffffff;
 
+/**
+ * Opens a connection. `serializers` are looked up by id for error answers in json; `partialFrames` is
+ * the budget shared by the connections of one pool (by default, one of this connection's own).
+ */
 export function createClientConnection(
   host: string,
   port: number,
   serializers: readonly (Serializer | undefined)[],
   options: ConnectionOptions,
   events: ConnectionEvents = {},
+  partialFrames: ByteBudget = createByteBudget(options.maxPartialFrameBytes),
 ): ClientConnection {
   const address = `${host}:${port}`;
+  const answerLimits: AnswerLimits = {
+    decode: { maxElements: options.maxDecodedElements },
+    inflate: {
+      enabled: options.compressThresholdBytes > 0,
+      maxBytes: options.maxFrameBytes,
+      maxRatio: options.maxInflateRatio,
+    },
+  };
+  /** Flags every request carries: "I take compressed answers" when compression is on here. */
+  const requestFlags = answerLimits.inflate.enabled ? FrameFlag.AcceptsCompressed : 0;
+  const jsonSerializer = serializers[JSON_SERIALIZER_ID];
+  let lastCallAt = Date.now();
   const pending = new Map<number, PendingCall>();
   let state: ConnectionState = 'connecting';
   let everOpened = false;
@@ -144,6 +142,7 @@ export function createClientConnection(
 
   const afterSettle = (): void => {
     if (pending.size > 0) return;
+    lastCallAt = Date.now();
     if (drainWaiters.length > 0) for (const wake of drainWaiters.splice(0)) wake();
     if (goneAway) endOurSide();
   };
@@ -189,19 +188,16 @@ export function createClientConnection(
     const call = pending.get(frame.requestId);
     if (call === undefined) return; // timed out or cancelled already
     pending.delete(frame.requestId);
-    const serializer = serializers[frame.serializer];
     let value: unknown;
     try {
-      if (serializer === undefined) throw new Error(`unknown serializer id ${frame.serializer}`);
-      const bytes =
-        (frame.flags & FrameFlag.Compressed) === 0
-          ? frame.body
-          : decompress(frame.body, options.maxFrameBytes);
-      value = bytes.length === 0 ? undefined : serializer.decode(bytes);
+      value = readAnswer(frame, call.route.serializer, jsonSerializer, answerLimits);
     } catch (error) {
-      const message = `cannot decode the response of ${call.route.label}: ${messageOf(error)}`;
+      const message = `cannot decode the response of ${call.route.label} from ${address}: ${messageOf(error)}`;
       call.fail(new RpcError('Serialization', message, { cause: error }));
       afterSettle();
+      // an answer in a foreign serializer is hostile: close; one over a limit is refused, and logged
+      if (error instanceof ForeignSerializerError) hostile(error);
+      else events.onRefused?.(connection, `refused an answer from ${address}: ${message}`);
       return;
     }
     if (frame.status === 0) {
@@ -211,6 +207,12 @@ export function createClientConnection(
     afterSettle();
   };
 
+  /** The provider broke the protocol or the limits: report it and close the connection. */
+  const hostile = (error: unknown): void => {
+    events.onRefused?.(connection, `closed the connection to ${address}: ${messageOf(error)}`);
+    destroy(new RpcError('Network', `protocol error from ${address}: ${messageOf(error)}`, { cause: error }));
+  };
+
   const decoder = createFrameDecoder(
     (frame) => {
       switch (frame.kind) {
@@ -218,8 +220,10 @@ export function createClientConnection(
           onResponse(frame);
           break;
         case FrameKind.Heartbeat:
-          if ((frame.flags & FrameFlag.Pong) === 0) writer.heartbeat(frame.requestId, true);
-          else if (pingSentAt > 0) {
+          if ((frame.flags & FrameFlag.Pong) === 0) {
+            // A provider flooding pings while reading nothing gets no more pongs than fit the bound.
+            if (writer.queuedBytes <= PONG_QUEUE_LIMIT_BYTES) writer.heartbeat(frame.requestId, true);
+          } else if (pingSentAt > 0) {
             heartbeatRttMs = Date.now() - pingSentAt;
             pingSentAt = 0;
             events.onHeartbeatRtt?.(connection, heartbeatRttMs);
@@ -237,7 +241,15 @@ export function createClientConnection(
           break;
       }
     },
-    { maxFrameBytes: options.maxFrameBytes },
+    { maxFrameBytes: options.maxFrameBytes, budget: partialFrames },
+  );
+
+  const frameDeadline = startFrameDeadline(decoder, options.frameTimeoutMs, (elapsedMs, bufferedBytes) =>
+    hostile(
+      new ProtocolError(
+        `a frame started ${elapsedMs} ms ago is still incomplete (${bufferedBytes} bytes so far; frameTimeoutMs ${options.frameTimeoutMs})`,
+      ),
+    ),
   );
 
   socket.on('data', (chunk: Buffer) => {
@@ -245,10 +257,10 @@ export function createClientConnection(
     try {
       decoder.push(chunk);
     } catch (error) {
-      destroy(
-        new RpcError('Network', `protocol error from ${address}: ${messageOf(error)}`, { cause: error }),
-      );
+      hostile(error);
+      return;
     }
+    frameDeadline.observe(heartbeat.lastReceived);
   });
   socket.on('error', (error: NodeJS.ErrnoException) => {
     closeError ??= new RpcError('Network', `connection to ${address} failed: ${error.message}`, {
@@ -259,6 +271,8 @@ export function createClientConnection(
   socket.on('close', () => {
     clearTimeout(connectTimer);
     heartbeat.stop();
+    frameDeadline.stop();
+    decoder.dispose();
     wheel.clear();
     state = 'closed';
     const error =
@@ -304,6 +318,9 @@ export function createClientConnection(
     get lastActivity() {
       return heartbeat.lastReceived;
     },
+    get lastCallAt() {
+      return lastCallAt;
+    },
     ready() {
       if (state === 'open' || state === 'draining') return Promise.resolve();
       return readyPromise ?? Promise.reject(closeError);
@@ -342,14 +359,15 @@ export function createClientConnection(
           ),
         );
       }
-      let flags = 0;
+      let flags = requestFlags;
       const compressed = maybeCompress(body, options.compressThresholdBytes);
       if (compressed !== undefined) {
         body = compressed;
-        flags = FrameFlag.Compressed;
+        flags |= FrameFlag.Compressed;
       }
       const id = allocateId();
       if (oneway) {
+        lastCallAt = Date.now();
         writer.request(
           id,
           flags | FrameFlag.OneWay,
@@ -375,7 +393,8 @@ export function createClientConnection(
         }
         tracker?.callStarted();
         pending.set(id, new PendingCall(resolve, reject, route, signal, onAbort, tracker));
-        if (timeoutMs > 0) wheel.add(id, Date.now() + timeoutMs);
+        lastCallAt = Date.now();
+        if (timeoutMs > 0) wheel.add(id, lastCallAt + timeoutMs);
         writer.request(id, flags, route.serializer.id, route.prefix, timeoutMs, attachments, body);
       });
     },

@@ -140,7 +140,7 @@ describe('types and runtime agree on which methods exist', () => {
           .call(route('test.Shop', method), [], undefined, 2_000, undefined, false)
           .catch((e: unknown) => e)) as RpcError;
         expect(error.code).toBe('MethodNotFound');
-        expect(error.message).toContain('(callable: slow, buy)');
+        expect(error.message).not.toContain('slow');
       }
     } finally {
       connection.destroy();

@@ -1,6 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { createByteBudget } from '../../src/protocol/byte-budget.js';
 import { type Frame, FrameKind, HEADER_BYTES } from '../../src/protocol/frame.js';
-import { createFrameDecoder } from '../../src/protocol/frame-decoder.js';
+import { createFrameDecoder, INITIAL_PARTIAL_BYTES } from '../../src/protocol/frame-decoder.js';
 import { createFrameWriter } from '../../src/protocol/frame-writer.js';
 import { decodeRequestMeta, encodeRoutePrefix } from '../../src/protocol/metadata.js';
 import { ProtocolError } from '../../src/protocol/protocol-error.js';
@@ -23,7 +25,7 @@ interface Seen {
   body: Buffer;
 }
 
-function collector(options?: { maxFrameBytes: number }) {
+function collector(options?: Parameters<typeof createFrameDecoder>[1]) {
   const seen: Seen[] = [];
   const decoder = createFrameDecoder(
     (frame: Frame) =>
@@ -114,5 +116,106 @@ describe('frame decoder', () => {
 
   it('rejects truncated request metadata', () => {
     expect(() => decodeRequestMeta(Buffer.from([0, 5, 65]))).toThrow(/truncated metadata/);
+  });
+
+  it('counts the frames it decoded', () => {
+    const { decoder } = collector();
+    decoder.push(requests(3));
+    expect(decoder.frames).toBe(3);
+  });
+});
+
+describe('frame decoder memory', () => {
+  /** The start of a request frame claiming `bodyLength` bytes of body, with `have` bytes of it. */
+  function start(bodyLength: number, have: number): Buffer {
+    const header = requests(1, 0).subarray(0, HEADER_BYTES);
+    header.writeUInt32BE(0, 12);
+    header.writeUInt32BE(bodyLength, 16);
+    return Buffer.concat([header, Buffer.alloc(have, 7)]);
+  }
+
+  it('holds what arrived, not what the header claims', () => {
+    const budget = createByteBudget(1024 * 1024 * 1024);
+    const { decoder } = collector({ budget, allowanceBytes: 0 });
+    decoder.push(start(8 * 1024 * 1024 - 100, 30));
+    expect(decoder.bufferedBytes).toBe(HEADER_BYTES + 30);
+    expect(budget.used).toBe(INITIAL_PARTIAL_BYTES);
+    decoder.push(Buffer.alloc(100_000));
+    // grown to at most twice what arrived
+    expect(budget.used).toBeLessThanOrEqual(2 * (HEADER_BYTES + 30 + 100_000));
+    expect(budget.used).toBeGreaterThanOrEqual(HEADER_BYTES + 30 + 100_000);
+  });
+
+  it('gives the budget back when the frame completes, fails, or the decoder is disposed', () => {
+    const budget = createByteBudget(64 * 1024 * 1024);
+    const { seen, decoder } = collector({ budget, allowanceBytes: 0 });
+    decoder.push(start(200_000, 10));
+    decoder.push(Buffer.alloc(200_000 - 10));
+    expect(seen).toHaveLength(1);
+    expect(budget.used).toBe(0);
+    decoder.push(start(200_000, 10));
+    expect(budget.used).toBeGreaterThan(0);
+    decoder.dispose();
+    expect(budget.used).toBe(0);
+    // a decoder that holds some of the budget and then fails gives it back
+    const small = createByteBudget(256 * 1024);
+    const holder = collector({ budget: small, allowanceBytes: 0 }).decoder;
+    holder.push(start(1024 * 1024, 100 * 1024));
+    const held = small.used;
+    const failing = collector({ budget: small, allowanceBytes: 0 }).decoder;
+    failing.push(start(1024 * 1024, 10 * 1024));
+    expect(small.used).toBeGreaterThan(held);
+    expect(() => failing.push(Buffer.alloc(100 * 1024))).toThrow(/maxPartialFrameBytes/);
+    expect(small.used).toBe(held);
+    holder.dispose();
+    expect(small.used).toBe(0);
+  });
+
+  it('refuses to grow a partial frame past a spent budget, naming the key', () => {
+    const budget = createByteBudget(256 * 1024);
+    const first = collector({ budget, allowanceBytes: 0 }).decoder;
+    first.push(start(1024 * 1024, 100 * 1024)); // holds about 200 KiB of the 256
+    const second = collector({ budget, allowanceBytes: 0 }).decoder;
+    expect(() => second.push(start(1024 * 1024, 100 * 1024))).toThrow(/maxPartialFrameBytes/);
+    expect(() => second.push(Buffer.alloc(1))).toThrow(ProtocolError);
+    first.dispose();
+    expect(budget.used).toBe(0);
+  });
+
+  it('holds up to the allowance without touching the budget', () => {
+    const budget = createByteBudget(1);
+    const { decoder } = collector({ budget, allowanceBytes: 16 * 1024 });
+    decoder.push(start(100_000, 4_000));
+    expect(budget.used).toBe(0);
+    expect(() => decoder.push(Buffer.alloc(20_000))).toThrow(/maxPartialFrameBytes/);
+  });
+
+  it('decodes any split of any frames identically while growing buffers (fuzz)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 70_000 }), { minLength: 1, maxLength: 6 }),
+        fc.array(fc.integer({ min: 1, max: 40_000 }), { minLength: 1, maxLength: 40 }),
+        (sizes, cuts) => {
+          const bytes = encode((writer) => {
+            for (const [i, size] of sizes.entries()) {
+              writer.request(i + 1, 0, 2, prefix, 0, undefined, Buffer.alloc(size, i));
+            }
+          });
+          const budget = createByteBudget(64 * 1024 * 1024);
+          const { seen, decoder } = collector({ budget, allowanceBytes: 1024 });
+          let at = 0;
+          for (let i = 0; at < bytes.length; i++) {
+            const next = Math.min(bytes.length, at + cuts[i % cuts.length]!);
+            decoder.push(bytes.subarray(at, next));
+            at = next;
+          }
+          expect(seen.map((f) => f.body.length)).toEqual(sizes);
+          expect(seen.every((f, i) => f.body.every((b) => b === (i & 0xff)))).toBe(true);
+          expect(budget.used).toBe(0);
+          expect(decoder.bufferedBytes).toBe(0);
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 });

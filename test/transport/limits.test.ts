@@ -15,7 +15,10 @@ const Blob = defineService<{ put(data: string): Promise<number>; hang(): Promise
 describe('limits and backpressure', () => {
   it('answers Overloaded beyond maxConcurrentCalls instead of queueing', async () => {
     const release: Array<() => void> = [];
-    const provider = await testApp({ server: { maxConcurrentCalls: 2 } });
+    // one consumer connection: the shares (default 0.5) are tested in test/hostile/fair-share.test.ts
+    const provider = await testApp({
+      server: { maxConcurrentCalls: 2, connectionShare: 1, addressShare: 1 },
+    });
     provider.provide(Blob, {
       put: (data) => data.length,
       hang: () => new Promise<void>((resolve) => release.push(resolve)),
