@@ -38,9 +38,11 @@ for svc in etcd redis-server redis zookeeper; do
   if command -v systemctl >/dev/null 2>&1 && systemctl is-system-running >/dev/null 2>&1; then
     $SUDO systemctl disable --now "$svc" >/dev/null 2>&1 || true
   fi
-  if [ -x "/etc/init.d/$svc" ]; then
-    $SUDO service "$svc" stop >/dev/null 2>&1 || true
-    if command -v update-rc.d >/dev/null 2>&1; then $SUDO update-rc.d "$svc" disable >/dev/null 2>&1 || true; fi
+  # No `service stop` here: Debian's etcd init script stops by executable without a pidfile, which would
+  # also kill the test instances of a suite already running on this machine. A running system daemon is
+  # stopped below, by its user.
+  if [ -x "/etc/init.d/$svc" ] && command -v update-rc.d >/dev/null 2>&1; then
+    $SUDO update-rc.d "$svc" disable >/dev/null 2>&1 || true
   fi
 done
 

@@ -63,13 +63,21 @@ function ownFields(error: object): Record<string, unknown> {
 
 const ERRNO_CODE = /^E[A-Z0-9_]+$/;
 
+/** The errno-style fields of a Node system error (declared here so the public types need no @types/node). */
+export interface SystemErrorFields extends Error {
+  errno?: number;
+  code?: string;
+  syscall?: string;
+  path?: string;
+}
+
 /**
  * A Node system error (fs, net, dns, child processes): errno-style own fields. Their messages and
  * fields name paths, addresses and ports of the provider's machine.
  */
-export function isSystemError(error: unknown): error is NodeJS.ErrnoException {
+export function isSystemError(error: unknown): error is SystemErrorFields {
   if (!(error instanceof Error)) return false;
-  const fields = error as NodeJS.ErrnoException & { address?: unknown; port?: unknown; hostname?: unknown };
+  const fields = error as SystemErrorFields & { address?: unknown; port?: unknown; hostname?: unknown };
   if (typeof fields.errno === 'number' || typeof fields.syscall === 'string') return true;
   return (
     typeof fields.code === 'string' &&

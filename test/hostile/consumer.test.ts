@@ -77,6 +77,12 @@ interface GoodStats {
 }
 
 async function expectServedThroughout(consumer: Target): Promise<void> {
+  // An attack can be over within one tick of the good client's timer: let it be served at least once.
+  await waitFor(
+    async () => (JSON.parse(await consumer.ask('good-stats', 'GOOD')) as GoodStats).ok > 0,
+    10_000,
+    { intervalMs: 50 },
+  );
   await consumer.ask('good-stop', 'GOOD-STOPPED');
   const stats = await waitFor(
     async () => {
