@@ -8,8 +8,9 @@ import { readFile } from 'node:fs/promises';
 import type { ServiceKey } from '../core/service-key.js';
 import { writeFileAtomic } from './file-registry.js';
 import { type ProviderRecord, servicePathSegment } from './provider-record.js';
+import { validateProviderRecord } from './record-validation.js';
 import type { Registry } from './registry.js';
-import { decodeProviderRecord, normalizeProviders } from './registry-paths.js';
+import { normalizeProviders } from './registry-paths.js';
 import { describeError } from './timing.js';
 
 export interface ServiceDirectoryOptions {
@@ -151,9 +152,7 @@ export function createServiceDirectory(options: ServiceDirectoryOptions): Servic
       try {
         const parsed = JSON.parse(await readFile(path, 'utf8')) as Partial<SnapshotFile>;
         const records = Array.isArray(parsed.providers) ? parsed.providers : [];
-        list = normalizeProviders(
-          records.map((r) => decodeProviderRecord(JSON.stringify(r))).filter((r) => r !== undefined),
-        );
+        list = normalizeProviders(records.flatMap((r) => validateProviderRecord(r, Date.now()).record ?? []));
       } catch (error) {
         o.log('warn', `${segment}: no usable snapshot at ${path}: ${describeError(error)}`);
       }
