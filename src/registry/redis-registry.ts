@@ -253,6 +253,11 @@ function createRedisDriver(Redis: RedisClass, context: RegistryContext): Registr
     const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
     if (client.status === 'ready') {
       await withTimeout(client.quit(), timeoutMs, 'redis quit').catch(() => client.disconnect());
+    } else if (client.status === 'reconnecting') {
+      // Between attempts there is no socket, only the retry timer that disconnect() clears; ioredis
+      // emits no 'end' then, so there is nothing to wait for.
+      client.disconnect();
+      return;
     } else {
       client.disconnect();
     }
