@@ -97,7 +97,7 @@ export function createRegistryShell(
   const statusListeners = new Set<(status: RegistryStatus) => void>();
   const location = shellOptions.location ?? address.raw;
   let status: RegistryStatus = 'disconnected';
-  let lastError: string | undefined = 'not connected yet';
+  let lastError: string | undefined;
   let everConnected = false;
   let firstFailureLogged = false;
   let closing: Promise<void> | undefined;
@@ -136,7 +136,9 @@ export function createRegistryShell(
     },
     setStatus(next, reason) {
       if (closing) return;
-      if (next === 'disconnected') lastError = reason ?? lastError ?? 'connection lost';
+      if (next === 'disconnected' && (reason !== undefined || everConnected)) {
+        lastError = reason ?? lastError ?? 'connection lost';
+      }
       if (next === status) {
         if (next === 'disconnected' && !everConnected && !firstFailureLogged && reason) {
           firstFailureLogged = true;
@@ -194,7 +196,6 @@ export function createRegistryShell(
     },
     async inventory(serviceName: string): Promise<ServiceHolding[]> {
       ensureOpen('inventory');
-      if (status !== 'connected') throw new Error(`not connected (${lastError})`);
       const keys = new Map<string, ServiceKey>();
       const match = (segment: string): boolean => {
         const key = parseServicePathSegment(segment);

@@ -47,7 +47,10 @@ export interface Registry {
   /** Called on every connectivity transition. */
   onStatus(listener: (status: RegistryStatus) => void): () => void;
   close(): Promise<void>;
-  /** Why the server cannot be reached (the last failure), while disconnected. Optional. */
+  /**
+   * Why the server cannot be reached (the last failure), while disconnected; undefined before a first
+   * failure (still connecting). Optional.
+   */
   readonly lastError?: string | undefined;
   /**
    * Where this registry keeps its entries, for messages: `file://` with the resolved absolute directory,

@@ -138,6 +138,55 @@ describe('service directory', () => {
     expect(seen).toEqual([[1, 2], []]);
   });
 
+  it('holds a sudden empty list without a word, and applies it at a recheck once nothing is healthy', async () => {
+    vi.useFakeTimers();
+    const a = fakeRegistry();
+    let healthy = true;
+    const lines: string[] = [];
+    const directory = track(
+      createServiceDirectory({
+        key,
+        registries: [a],
+        hasHealthyConnections: () => healthy,
+        onChange() {},
+        log: (level, message) => lines.push(`${level} ${message}`),
+      }),
+    );
+    a.push([record(1)]);
+    a.push([]); // e.g. a clean unregister, seen before the provider's "going away"
+    directory.recheck();
+    expect(ports(directory.providers)).toEqual([1]); // still healthy: held
+    healthy = false; // the provider said goodbye
+    directory.recheck();
+    expect(directory.providers).toEqual([]);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(lines.filter((line) => !line.startsWith('info'))).toEqual([]);
+  });
+
+  it('warns once when a hold outlasts the confirm delay with healthy connections', async () => {
+    vi.useFakeTimers();
+    const a = fakeRegistry();
+    const lines: string[] = [];
+    const directory = track(
+      createServiceDirectory({
+        key,
+        registries: [a],
+        emptyConfirmDelayMs: 1_000,
+        hasHealthyConnections: () => true,
+        onChange() {},
+        log: (level, message) => lines.push(`${level} ${message}`),
+      }),
+    );
+    a.push([record(1)]);
+    a.push([]);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(lines).toEqual([]);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^warn demo\.Users:1\.0\.0: registries report zero providers for 1000 ms while/);
+    expect(ports(directory.providers)).toEqual([1]);
+  });
+
   it('drops a held empty list when providers come back, and applies empties at once when unprotected', async () => {
     vi.useFakeTimers();
     const a = fakeRegistry();

@@ -275,8 +275,9 @@ function createZooKeeperDriver(zk: ZkModule, context: RegistryContext): Registry
       if (state === 'connected') void refresh(segment, follow);
     },
     async inventory(match) {
+      if (state !== 'connected') await connected.wait();
       const s = session;
-      if (!s || state !== 'connected') throw new Error('not connected');
+      if (!s) throw new Error('not connected');
       const counts = new Map<string, number>();
       let segments: string[];
       try {
