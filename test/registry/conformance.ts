@@ -19,6 +19,7 @@ import type { TestServer } from '../setup/servers.js';
 import { waitFor } from '../support/wait-for.js';
 import { startChildProvider } from './fixtures/child-provider.js';
 import { follow } from './fixtures/follower.js';
+import { escapeRegExp } from './fixtures/log-lines.js';
 import type { RawStore } from './fixtures/raw-store.js';
 import { addressesOf, providerRecord, uniqueServiceKey } from './fixtures/records.js';
 import { countResources, leakedSince } from './fixtures/resources.js';
@@ -44,8 +45,6 @@ export interface ConformanceTarget {
 
 /** Slack on top of "TTL + 1 s" for process scheduling on a loaded 2-core machine. */
 const MARGIN_MS = 300;
-
-const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export function runRegistryConformance(target: ConformanceTarget): void {
   const { kind, ttlMs } = target;
