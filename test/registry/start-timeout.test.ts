@@ -5,7 +5,7 @@
  * lets it start. A consumer's first discovery logs it just as early.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { RpcError } from '../../src/index.js';
+import { callisto, RpcError } from '../../src/index.js';
 import { FlakyDef, FlakyImpl } from '../fixtures/flaky-service.js';
 import { freePort, type ServerKind, startServer } from '../setup/servers.js';
 import { closeAll, testApp } from '../support/apps.js';
@@ -19,6 +19,19 @@ afterEach(async () => {
 });
 
 const START_TIMEOUT_MS = 1_500;
+
+describe('startTimeoutMs', () => {
+  it('is checked at callisto() and may come from CALLISTO_START_TIMEOUT_MS', async () => {
+    await expect(
+      callisto({ startTimeoutMs: 0, load: { configFile: false, env: false } }),
+    ).rejects.toMatchObject({
+      name: 'ConfigError',
+      key: 'startTimeoutMs',
+    });
+    const app = await testApp({ load: { env: { CALLISTO_START_TIMEOUT_MS: '12345' } } });
+    expect(app.config.startTimeoutMs).toBe(12_345);
+  });
+});
 
 describe.each(['etcd', 'redis', 'zookeeper'] as ServerKind[])(
   'a registry that does not answer: %s',
