@@ -65,6 +65,28 @@ async function listedProvider(name: string, dir: string, port = 0) {
   };
 }
 
+/** A consumer app on `registry` whose log lines (all levels) the test reads. */
+async function watchedConsumer(registry: string, consumer: Record<string, unknown> = {}) {
+  const log = logLines();
+  const app = await testApp({
+    registry,
+    registryTtlMs: 3_000,
+    logger: log.logger,
+    logLevel: 'info',
+    consumer: { snapshotDir: '', ...consumer },
+  });
+  return { app, log };
+}
+
+/** Calls until two different providers have answered (`<name>:<key>`), so both have a connection. */
+async function reachBoth(call: () => Promise<string>): Promise<void> {
+  const seen = new Set<string>();
+  await waitFor(async () => {
+    seen.add((await call()).split(':')[0]!);
+    return seen.size === 2;
+  });
+}
+
 /** Calls `call` back to back until stopped; counts outcomes by code and keeps the errors. */
 function callLoop(call: () => Promise<unknown>) {
   const codes: Record<string, number> = {};
@@ -137,14 +159,7 @@ describe('a provider that stops gracefully', () => {
           ? `file://${tempDir()}`
           : `etcd://${sharedServerAddress('etcd')}?root=/leaving-${process.pid}`;
       const leaving = await provider('leaving', registry);
-      const log = logLines();
-      const consumer = await testApp({
-        registry,
-        registryTtlMs: 3_000,
-        logger: log.logger,
-        logLevel: 'info',
-        consumer: { snapshotDir: '' },
-      });
+      const { app: consumer, log } = await watchedConsumer(registry);
       const ref = consumer.refer(FlakyDef);
       expect(await ref.write('first')).toBe('leaving:first');
       const calls = callLoop(() => ref.write('x'));
@@ -170,20 +185,12 @@ describe('a provider that stops gracefully', () => {
     const staying = await provider('staying', registry);
     const leaving = await provider('leaving', registry);
     const leavingPort = leaving.port!;
-    const log = logLines();
-    const consumer = await testApp({
-      registry,
-      registryTtlMs: 3_000,
-      logger: log.logger,
-      logLevel: 'info',
-      consumer: { snapshotDir: '', loadbalance: 'roundrobin', warmupMs: 0 },
+    const { app: consumer, log } = await watchedConsumer(registry, {
+      loadbalance: 'roundrobin',
+      warmupMs: 0,
     });
     const ref = consumer.refer(FlakyDef);
-    const seen = new Set<string>();
-    await waitFor(async () => {
-      seen.add((await ref.write('warm')).split(':')[0]!);
-      return seen.size === 2;
-    });
+    await reachBoth(() => ref.write('warm'));
     const calls = callLoop(() => ref.write('x'));
     await waitFor(() => calls.count('ok') >= 100);
     await leaving.close();
@@ -210,11 +217,7 @@ describe('a provider that stops gracefully', () => {
       loadbalance: 'roundrobin',
       warmupMs: 0,
     });
-    const seen = new Set<string>();
-    await waitFor(async () => {
-      seen.add((await ref.write('warm')).split(':')[0]!);
-      return seen.size === 2;
-    });
+    await reachBoth(() => ref.write('warm'));
     const calls = callLoop(() => ref.write('x'));
     await waitFor(() => calls.count('ok') >= 100);
     await leaving.close();
@@ -241,17 +244,9 @@ describe('a provider that comes back on the same address', () => {
     const staying = await provider('staying', registry);
     const first = await listedProvider('first', dir);
     const port = first.app.port!;
-    const consumer = await testApp({
-      registry,
-      registryTtlMs: 3_000,
-      consumer: { snapshotDir: '', loadbalance: 'roundrobin', warmupMs: 0 },
-    });
+    const { app: consumer } = await watchedConsumer(registry, { loadbalance: 'roundrobin', warmupMs: 0 });
     const ref = consumer.refer(FlakyDef);
-    const seen = new Set<string>();
-    await waitFor(async () => {
-      seen.add((await ref.read('warm')).split(':')[0]!);
-      return seen.size === 2;
-    });
+    await reachBoth(() => ref.read('warm'));
     // the entry stays listed (the consumer never sees it go): only the process changes
     await first.app.close();
     const address = first.address;
@@ -276,11 +271,7 @@ describe('a provider that crashes', () => {
     const events = connectionEvents(() => address);
     const consumer = await testApp({ logger: log.logger, logLevel: 'info' });
     const ref = consumer.refer(FlakyDef, { url: [staying.address!, address], loadbalance: 'roundrobin' });
-    const seen = new Set<string>();
-    await waitFor(async () => {
-      seen.add((await ref.read('warm')).split(':')[0]!);
-      return seen.size === 2;
-    });
+    await reachBoth(() => ref.read('warm'));
     const calls = callLoop(() => ref.read('x'));
     crashing.destroy();
     // the pool keeps trying in the background: wait for several failed attempts
@@ -330,21 +321,10 @@ describe('a provider that crashes', () => {
     const staying = await provider('staying', registry);
     const crashing = await listedProvider('crashing', dir);
     const address = crashing.address;
-    const log = logLines();
     const events = connectionEvents(() => address);
-    const consumer = await testApp({
-      registry,
-      registryTtlMs: 3_000,
-      logger: log.logger,
-      logLevel: 'info',
-      consumer: { snapshotDir: '', loadbalance: 'roundrobin' },
-    });
+    const { app: consumer, log } = await watchedConsumer(registry, { loadbalance: 'roundrobin' });
     const ref = consumer.refer(FlakyDef);
-    const seen = new Set<string>();
-    await waitFor(async () => {
-      seen.add((await ref.read('warm')).split(':')[0]!);
-      return seen.size === 2;
-    });
+    await reachBoth(() => ref.read('warm'));
     crashing.app.destroy(); // its entry stays until the TTL
     await waitFor(() => events.filter((e) => e.event === 'closed').length >= 3, 15_000);
     crashing.unlist(); // what the TTL does a little later
@@ -366,14 +346,7 @@ describe('empty-list protection', () => {
   it('does not hold an empty list for providers the consumer never connected to', async () => {
     const dir = tempDir();
     const registry = `file://${dir}`;
-    const log = logLines();
-    const consumer = await testApp({
-      registry,
-      registryTtlMs: 3_000,
-      logger: log.logger,
-      logLevel: 'info',
-      consumer: { snapshotDir: '' },
-    });
+    const { app: consumer, log } = await watchedConsumer(registry);
     const ref = consumer.refer(FlakyDef);
     // the first call creates the consumer's view of the service; there is no provider yet
     await expect(ref.read('a')).rejects.toMatchObject({ code: 'NoProvider' });
@@ -393,14 +366,7 @@ describe('empty-list protection', () => {
     const dir = tempDir();
     const registry = `file://${dir}`;
     const listed = await listedProvider('listed', dir);
-    const log = logLines();
-    const consumer = await testApp({
-      registry,
-      registryTtlMs: 3_000,
-      logger: log.logger,
-      logLevel: 'info',
-      consumer: { snapshotDir: '' },
-    });
+    const { app: consumer } = await watchedConsumer(registry);
     const ref = consumer.refer(FlakyDef);
     expect(await ref.read('a')).toBe('listed:a');
     // a registry glitch: the entry vanishes while the provider serves on
