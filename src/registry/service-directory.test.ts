@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -268,6 +269,27 @@ describe('service directory', () => {
     await waitFor(() => directory.source === 'registry');
     await directory.close();
     expect(a.listeners).toBe(0);
+  });
+
+  it('does not block on a snapshot path that is not a regular file', async () => {
+    const snapshotPath = join(tempDir(), 'fifo.json');
+    execFileSync('mkfifo', [snapshotPath]);
+    const lines: string[] = [];
+    const directory = track(
+      createServiceDirectory({
+        key,
+        registries: [fakeRegistry()],
+        snapshotPath,
+        startTimeoutMs: 20,
+        onChange() {},
+        log: (_level, message) => lines.push(message),
+      }),
+    );
+    await directory.ready;
+    expect(directory.source).toBe('none');
+    expect(
+      lines.some((line) => line.includes(`no usable snapshot at ${snapshotPath}: not a regular file`)),
+    ).toBe(true);
   });
 
   it('works with the file registry end to end', async () => {

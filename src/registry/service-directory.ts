@@ -5,7 +5,7 @@
  * take a working service down). A registry that has not delivered a first list after `noticeMs` is
  * named in a log line at once, not only when the snapshot is used.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import type { ServiceKey } from '../core/service-key.js';
 import { writeFileAtomic } from './file-registry.js';
 import { type ProviderRecord, servicePathSegment } from './provider-record.js';
@@ -186,6 +186,8 @@ export function createServiceDirectory(options: ServiceDirectoryOptions): Servic
     let list: ProviderRecord[] | undefined;
     if (path) {
       try {
+        // only a regular file is opened: reading a FIFO put there would never end
+        if (!(await stat(path)).isFile()) throw new Error('not a regular file');
         const parsed = JSON.parse(await readFile(path, 'utf8')) as Partial<SnapshotFile>;
         const records = Array.isArray(parsed.providers) ? parsed.providers : [];
         list = normalizeProviders(records.flatMap((r) => validateProviderRecord(r, Date.now()).record ?? []));
