@@ -37,9 +37,14 @@ function tempDir(): string {
   return dir;
 }
 
-async function provider(name: string, registry: string | string[], port = 0): Promise<CallistoApp> {
+async function provider(
+  name: string,
+  registry: string | string[],
+  port = 0,
+  impl = new FlakyImpl(name),
+): Promise<CallistoApp> {
   const app = await testApp({ application: name, registry, registryTtlMs: 3_000, server: { port } });
-  app.provide(FlakyDef, new FlakyImpl(name));
+  app.provide(FlakyDef, impl);
   return app.start();
 }
 
@@ -48,8 +53,8 @@ async function provider(name: string, registry: string | string[], port = 0): Pr
  * (which would write its entry again when a test removes it): `unlist()` is what a TTL expiry or a
  * registry glitch does.
  */
-async function listedProvider(name: string, dir: string, port = 0) {
-  const app = await provider(name, [], port);
+async function listedProvider(name: string, dir: string, port = 0, impl = new FlakyImpl(name)) {
+  const app = await provider(name, [], port, impl);
   const store = fileRawStore(dir);
   cleanups.push(() => store.close());
   const path = `/callisto/${servicePathSegment(FlakyDef)}/providers/${app.address}`;
@@ -181,10 +186,13 @@ describe('a provider that stops gracefully', () => {
   }
 
   it('lets calls fail over at once while it drains, and is never reconnected to', async () => {
-    const registry = `file://${tempDir()}`;
+    const dir = tempDir();
+    const registry = `file://${dir}`;
     const staying = await provider('staying', registry);
-    const leaving = await provider('leaving', registry);
-    const leavingPort = leaving.port!;
+    // Listed by hand, so its entry stays while it stops (a registry slower than its goodbye): what the
+    // consumer does on the goodbye alone is what is seen.
+    const leavingImpl = new FlakyImpl('leaving');
+    const leaving = await listedProvider('leaving', dir, 0, leavingImpl);
     const { app: consumer, log } = await watchedConsumer(registry, {
       loadbalance: 'roundrobin',
       warmupMs: 0,
@@ -193,8 +201,10 @@ describe('a provider that stops gracefully', () => {
     await reachBoth(() => ref.write('warm'));
     const calls = callLoop(() => ref.write('x'));
     await waitFor(() => calls.count('ok') >= 100);
-    await leaving.close();
-    const watch = await sentinel(leavingPort);
+    leavingImpl.mode = 'slow'; // calls in flight on it while it drains (300 ms each)
+    await waitFor(() => leaving.app.internals.provider.server!.active > 0);
+    await leaving.app.close();
+    const watch = await sentinel(leaving.app.port!);
     const okBefore = calls.count('ok');
     await observe(1_500); // longer than a reconnect backoff (200-400 ms after a first loss)
     await waitFor(() => calls.count('ok') >= okBefore + 100);
@@ -202,6 +212,7 @@ describe('a provider that stops gracefully', () => {
 
     expect(calls.codes).toEqual({ ok: calls.count('ok') }); // not one failed call, whatever the method
     expect(watch.connections()).toBe(0);
+    expect(consumer.internals.consumer.pool.isAvailable(leaving.address)).toBe(false); // still listed
     expect(log.problems()).toEqual([]);
     await staying.close();
   });
