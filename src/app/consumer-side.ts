@@ -9,6 +9,7 @@ import {
   createConnectionPool,
   DEFAULT_POOL_RECONNECT,
 } from '../client/connection-pool.js';
+import { createOutageLog } from '../client/outage-log.js';
 import { createReference } from '../client/reference.js';
 import type { MethodReferenceOptions, ReferenceOptions } from '../client/reference-options.js';
 import { resolveReferenceOptions } from '../client/resolve-reference-options.js';
@@ -67,6 +68,7 @@ export function createConsumerSide(
   const byId: ReturnType<SerializerTable['byId']>[] = [];
   for (const serializer of serializers.serializers) byId[serializer.id] = serializer;
   const hostileLog = createRateLimitedLog((message) => logger.warn(message));
+  const outages = createOutageLog((level, message) => logger[level](message));
   const pool = createConnectionPool(
     byId,
     {
@@ -92,10 +94,14 @@ export function createConsumerSide(
         publishConnection(address, 'goaway', undefined);
       },
       onDisconnect: (address, error) => {
-        if (error) logger.warn(`lost connection to ${address}: ${error.message}`);
+        if (error) outages.lost(address, error);
         publishConnection(address, 'closed', error?.message);
       },
-      onConnect: (address) => publishConnection(address, 'open', undefined),
+      onConnect: (address) => {
+        outages.connected(address);
+        publishConnection(address, 'open', undefined);
+      },
+      onRelease: (address) => outages.forgotten(address),
       // Heartbeat round trips feed the latency-aware balancers (shortestresponse, p2c) even when idle.
       onHeartbeatRtt: (address, rttMs) => {
         for (const source of sources.values()) {
@@ -127,6 +133,7 @@ export function createConsumerSide(
             application: config.application,
             snapshotDir: config.consumer.snapshotDir,
             emptyProtection: config.consumer.emptyProtection,
+            startTimeoutMs: config.startTimeoutMs,
           },
           logger,
         );

@@ -116,8 +116,7 @@ export function createProviderSide(
   const register = async (entry: Provided): Promise<void> => {
     if (config.registry.length === 0) return;
     entry.record = recordOf(entry);
-    const targets = await registries.get(config.registry);
-    await Promise.all(targets.map((registry) => registry.register(entry.record!)));
+    await registries.register(config.registry, entry.record, config.startTimeoutMs);
     logger.info(
       `registered ${entry.record.service}:${entry.record.version} at ${entry.record.host}:${entry.record.port}`,
     );

@@ -1,7 +1,9 @@
 /**
  * Where a reference's providers come from: direct addresses, or registries followed through a service
  * directory (snapshot, empty-list protection). Each source owns a ProviderDirectory of endpoints and
- * keeps the connection pool told which addresses are wanted.
+ * keeps the connection pool told which addresses are wanted (and which were announced anew). A
+ * registry source also explains an empty list (for NoProvider): the registries asked, their state and
+ * what they hold.
  */
 import os from 'node:os';
 import type { ConnectionPool } from '../client/connection-pool.js';
@@ -9,9 +11,11 @@ import { createProviderDirectory, type ProviderDirectory } from '../cluster/prov
 import type { ServiceKey } from '../core/service-key.js';
 import type { Logger } from '../observability/logger.js';
 import { directProviderRecord } from '../registry/direct-registry.js';
+import { createAbsenceExplainer } from '../registry/explain-absence.js';
 import { type ConsumerRecord, servicePathSegment } from '../registry/provider-record.js';
 import type { Registry } from '../registry/registry.js';
-import { createServiceDirectory } from '../registry/service-directory.js';
+import { createServiceDirectory, type ServiceDirectory } from '../registry/service-directory.js';
+import { describeError } from '../registry/timing.js';
 import type { RegistrySet } from './registry-set.js';
 
 export interface ServiceSource {
@@ -24,9 +28,10 @@ export interface ServiceSource {
 
 function trackConnections(directory: ProviderDirectory, pool: ConnectionPool): () => void {
   for (const endpoint of directory.list()) pool.retain(endpoint.host, endpoint.port);
-  return directory.onChange((added, removed) => {
+  return directory.onChange((added, removed, renewed) => {
     for (const endpoint of added) pool.retain(endpoint.host, endpoint.port);
     for (const endpoint of removed) pool.release(endpoint.address);
+    for (const endpoint of renewed) pool.renew(endpoint.address);
   });
 }
 
@@ -73,6 +78,8 @@ export interface RegistrySourceOptions {
   application: string;
   snapshotDir: string;
   emptyProtection: boolean;
+  /** How long the first discovery waits for a registry's list before the snapshot (or none). */
+  startTimeoutMs: number;
 }
 
 export function createRegistrySource(
@@ -82,14 +89,37 @@ export function createRegistrySource(
   options: RegistrySourceOptions,
   logger: Logger,
 ): ServiceSource {
-  const directory = createProviderDirectory();
+  let targets: Registry[] = [];
+  let followed: ServiceDirectory | undefined;
+  let openError: string | undefined;
+  const explainer = createAbsenceExplainer({
+    key,
+    registries: () => targets,
+    state: () => {
+      if (openError !== undefined) return `cannot open the registries: ${openError}`;
+      if (followed?.source === 'none') return 'no registry has delivered a list yet';
+      if (followed?.source === 'snapshot') return 'using the snapshot of the last known list';
+      return undefined;
+    },
+  });
+  const directory = createProviderDirectory([], () => explainer.explain());
   const stopTracking = trackConnections(directory, pool);
+  // Look up what the registries hold when the list empties (rate-limited), not per failing call.
+  directory.onChange(() => {
+    if (directory.list().length === 0) void explainer.refresh();
+  });
+  // A held empty list is applied as soon as the held providers say "going away" or their connections close.
+  const stopRechecking = pool.onHealthChange(() => followed?.recheck());
   let isReady = false;
   let closed = false;
-  let stopFollowing: (() => Promise<void> | void) | undefined;
   let announced: { registries: Registry[]; record: ConsumerRecord } | undefined;
   const ready = (async () => {
-    const targets = await registries.get(options.addresses);
+    try {
+      targets = await registries.get(options.addresses);
+    } catch (error) {
+      openError = describeError(error);
+      throw error;
+    }
     if (closed) return;
     // Announce this consumer (`.../consumers/<host>:<pid>`) without holding up discovery.
     const record: ConsumerRecord = {
@@ -108,21 +138,23 @@ export function createRegistrySource(
           logger.warn(`cannot announce consumer of ${key.name} on ${registry.kind}: ${error.message}`);
       });
     }
-    const followed = createServiceDirectory({
+    followed = createServiceDirectory({
       key,
       registries: targets,
       snapshotPath: options.snapshotDir
         ? `${options.snapshotDir}/${servicePathSegment(key)}.json`
         : undefined,
       emptyProtection: options.emptyProtection,
+      startTimeoutMs: options.startTimeoutMs,
       hasHealthyConnections: (records) =>
-        records.some((record) => pool.isAvailable(`${record.host}:${record.port}`)),
+        records.some((record) => pool.isHealthy(`${record.host}:${record.port}`)),
       onChange: (records) => directory.update(records),
       log: (level, message) => logger[level](message),
     });
-    stopFollowing = () => followed.close();
     await followed.ready;
     if (closed) await followed.close();
+    // The first calls will fail with NoProvider: have it say what the registries hold.
+    else if (directory.list().length === 0) await explainer.refresh();
   })().then(
     () => {
       isReady = true;
@@ -141,7 +173,8 @@ export function createRegistrySource(
     async close() {
       closed = true;
       await ready;
-      await stopFollowing?.();
+      stopRechecking();
+      await followed?.close();
       if (announced) {
         const { registries: targets, record } = announced;
         await Promise.allSettled(targets.map((registry) => registry.unregisterConsumer(record)));

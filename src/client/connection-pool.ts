@@ -7,14 +7,22 @@
  * (heartbeats keep a connection alive, not in use). Partial answer frames of every connection draw on
  * one budget (`maxPartialFrameBytes`).
  *
+ * A provider that said "going away" is not reconnected to: it is gone until a registry announces it
+ * again (`renew`, a new process on the same address) or a call with nowhere else to go finds it back.
+ * Such calls, like calls to an address backing off after a failure, open at most one connection per
+ * `reconnectBaseMs`; the others fail at once, never sent. `connection()` never throws: a connection that
+ * cannot even be started (`net.connect` throwing, e.g. on a port out of range) is a Network error,
+ * never sent, so any method fails over.
+ *
  * Callers on the hot path keep a `PoolHandle` per address: its `available` flag and `connection()` cost a
  * property read, not a map lookup.
  */
-import type { RpcError } from '../core/rpc-error.js';
+import { messageOf, RpcError } from '../core/rpc-error.js';
 import { createByteBudget } from '../protocol/byte-budget.js';
 import type { Serializer } from '../serialization/serializer.js';
 import { type ClientConnection, createClientConnection } from '../transport/client-connection.js';
 import type { ConnectionOptions } from '../transport/transport-options.js';
+import { createFailedConnection } from './failed-connection.js';
 
 export interface ConnectionPoolOptions {
   connection: ConnectionOptions;
@@ -38,6 +46,8 @@ export interface PoolEvents {
   /** A connection closed; `error` is set when that was unexpected. */
   onDisconnect?(address: string, error: RpcError | undefined): void;
   onConnect?(address: string): void;
+  /** No directory wants `address` any more; its slot is gone. */
+  onRelease?(address: string): void;
   /** A heartbeat round trip was measured. */
   onHeartbeatRtt?(address: string, rttMs: number): void;
   /** An answer was refused for what it carried, or a connection closed for breaking the protocol. */
@@ -57,9 +67,21 @@ export interface ConnectionPool {
   /** The handle of `host:port`; its connection opens on first use. */
   handle(host: string, port: number): PoolHandle;
   isAvailable(address: string): boolean;
+  /**
+   * Whether `address` has an open connection whose provider has not said "going away" (what empty-list
+   * protection counts as healthy; an address never connected to is not).
+   */
+  isHealthy(address: string): boolean;
+  /** Called when a connection closes or its provider says "going away". */
+  onHealthChange(listener: (address: string) => void): () => void;
   /** Marks an address as wanted (by a directory): it is reconnected after losses. */
   retain(host: string, port: number): void;
   release(address: string): void;
+  /**
+   * A registry announced the provider at `address` anew (a new process): forget that the previous one
+   * said "going away" or failed, so calls may go there at once.
+   */
+  renew(address: string): void;
   /** Connections open now. */
   readonly size: number;
   connections(): ClientConnection[];
@@ -75,9 +97,14 @@ export function createConnectionPool(
   events: PoolEvents = {},
 ): ConnectionPool {
   const slots = new Map<string, Slot>();
+  const healthListeners = new Set<(address: string) => void>();
   let closing = false;
   let idleTimer: NodeJS.Timeout | undefined;
   const partialFrames = createByteBudget(options.connection.maxPartialFrameBytes);
+
+  const healthChanged = (address: string): void => {
+    for (const listener of healthListeners) listener(address);
+  };
 
   class Slot implements PoolHandle {
     readonly address: string;
@@ -87,7 +114,10 @@ export function createConnectionPool(
     downUntil = 0;
     reconnectTimer: NodeJS.Timeout | undefined = undefined;
     lastUsed = 0;
+    /** The provider said "going away": no reconnects until renewed or found back. */
     goneAway = false;
+    /** Before this (ms), a call finding no connection fails at once instead of opening one. */
+    nextAttemptAt = 0;
 
     constructor(
       readonly host: string,
@@ -109,7 +139,9 @@ export function createConnectionPool(
     connection(): ClientConnection {
       const connection = this.current;
       if (connection !== undefined && connection.state !== 'closed') return connection;
-      this.lastUsed = Date.now();
+      const now = Date.now();
+      this.lastUsed = now;
+      if ((this.goneAway || this.failures > 0) && now < this.nextAttemptAt) return this.refusal();
       if (this.reconnectTimer !== undefined) {
         clearTimeout(this.reconnectTimer);
         this.reconnectTimer = undefined;
@@ -117,36 +149,73 @@ export function createConnectionPool(
       return this.open();
     }
 
+    /** What a call gets while no new connection may be tried yet: an error, never sent. */
+    refusal(): ClientConnection {
+      const error = this.goneAway
+        ? new RpcError('Shutdown', `${this.address} said it is going away`, { neverSent: true })
+        : new RpcError(
+            'Network',
+            `no connection to ${this.address} (${this.failures} failed attempt${this.failures === 1 ? '' : 's'}; retrying)`,
+            { neverSent: true },
+          );
+      return createFailedConnection(this.address, error);
+    }
+
     open(): ClientConnection {
-      this.goneAway = false;
-      const connection = createClientConnection(
-        this.host,
-        this.port,
-        serializers,
-        options.connection,
-        {
-          onGoAway: () => {
-            this.goneAway = true;
-            events.onGoAway?.(this.address);
+      this.nextAttemptAt = Date.now() + options.reconnectBaseMs;
+      let saidGoodbye = false;
+      let connection: ClientConnection;
+      try {
+        connection = createClientConnection(
+          this.host,
+          this.port,
+          serializers,
+          options.connection,
+          {
+            onGoAway: () => {
+              saidGoodbye = true;
+              if (this.current !== connection) return;
+              this.goneAway = true;
+              events.onGoAway?.(this.address);
+              healthChanged(this.address);
+            },
+            onHeartbeatRtt: (_c, rttMs) => events.onHeartbeatRtt?.(this.address, rttMs),
+            onClose: (_closed, error, local) => {
+              if (this.current === connection) this.current = undefined;
+              const byUs = closing || local;
+              // A provider that said it was going away closing its connection is expected, not a failure;
+              // nor are failed attempts to find it back.
+              const expected = byUs || saidGoodbye || this.goneAway;
+              events.onDisconnect?.(this.address, expected ? undefined : error);
+              healthChanged(this.address);
+              if (byUs) return;
+              if (saidGoodbye) {
+                this.nextAttemptAt = Date.now() + options.reconnectBaseMs;
+                return;
+              }
+              this.failures++;
+              if (!this.goneAway) this.scheduleReconnect();
+            },
+            onRefused: (_c, reason) => events.onRefused?.(this.address, reason),
           },
-          onHeartbeatRtt: (_c, rttMs) => events.onHeartbeatRtt?.(this.address, rttMs),
-          onClose: (_closed, error, local) => {
-            if (this.current === connection) this.current = undefined;
-            const byUs = closing || local;
-            // A provider that announced it was going away closing its connection is expected, not a failure.
-            events.onDisconnect?.(this.address, byUs || this.goneAway ? undefined : error);
-            if (byUs) return;
-            this.failures++;
-            this.scheduleReconnect();
-          },
-          onRefused: (_c, reason) => events.onRefused?.(this.address, reason),
-        },
-        partialFrames,
-      );
+          partialFrames,
+        );
+      } catch (error) {
+        // Nothing was sent: any method may go elsewhere.
+        const failure = new RpcError('Network', `cannot connect to ${this.address}: ${messageOf(error)}`, {
+          cause: error,
+          neverSent: true,
+        });
+        this.failures++;
+        events.onDisconnect?.(this.address, failure);
+        this.scheduleReconnect();
+        return createFailedConnection(this.address, failure);
+      }
       connection.ready().then(
         () => {
           this.failures = 0;
           this.downUntil = 0;
+          if (this.current === connection && !saidGoodbye) this.goneAway = false;
           events.onConnect?.(this.address);
         },
         () => {},
@@ -154,6 +223,15 @@ export function createConnectionPool(
       this.current = connection;
       ensureIdleSweep();
       return connection;
+    }
+
+    /** Forgets a goodbye and past failures: the next call may connect at once. */
+    renew(): void {
+      this.stop();
+      this.goneAway = false;
+      this.failures = 0;
+      this.downUntil = 0;
+      this.nextAttemptAt = 0;
     }
 
     scheduleReconnect(): void {
@@ -216,6 +294,17 @@ export function createConnectionPool(
     isAvailable(address) {
       return slots.get(address)?.available ?? true;
     },
+    isHealthy(address) {
+      const slot = slots.get(address);
+      return slot !== undefined && !slot.goneAway && slot.current?.state === 'open';
+    },
+    onHealthChange(listener) {
+      healthListeners.add(listener);
+      return () => healthListeners.delete(listener);
+    },
+    renew(address) {
+      slots.get(address)?.renew();
+    },
     retain(host, port) {
       slotFor(host, port).retainers++;
     },
@@ -229,6 +318,7 @@ export function createConnectionPool(
       const connection = slot.current;
       slot.current = undefined;
       if (connection) void connection.close();
+      events.onRelease?.(address);
     },
     get size() {
       let count = 0;

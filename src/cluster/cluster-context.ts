@@ -113,14 +113,17 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
     return first;
   };
 
-  const noProvider = (invocation: ClientInvocation): RpcError =>
-    new RpcError(
+  /** Says which key was asked for and, from the directory, why nothing provides it. */
+  const noProvider = (invocation: ClientInvocation): RpcError => {
+    const { name, version, group } = invocation.service;
+    const key = `service ${name}, version ${version}, ${group ? `group ${group}` : 'no group'}`;
+    const why = directory.whyEmpty();
+    return new RpcError(
       'NoProvider',
-      `no provider available for ${parts.label} (service ${invocation.service.name})`,
-      {
-        neverSent: true,
-      },
+      `no provider available for ${parts.label} (${key})${why ? `: ${why.message}` : ''}`,
+      { neverSent: true, details: why?.details ?? { service: name, version, group } },
     );
+  };
 
   return {
     label: parts.label,

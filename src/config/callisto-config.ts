@@ -121,6 +121,8 @@ export const callistoConfigSchema = z.strictObject({
   ),
   /** How long a dead provider's registration may survive, ms. Default 10000. */
   registryTtlMs: z.number().int().min(1000),
+  /** How long start() waits for the registries to take its registrations before failing, and a first discovery waits for a registry's list before using the snapshot, ms (an unreachable registry is logged at once, and retried meanwhile). Default 3000. */
+  startTimeoutMs: positiveInt,
   /** Heartbeat interval on idle connections, ms. Default 30000. */
   heartbeatIntervalMs: positiveInt,
   /** Request and response bodies this large or larger are DEFLATE-compressed; 0 turns it off (and compressed bodies are refused). Default 0. */
@@ -162,6 +164,7 @@ export const DEFAULT_CONFIG: CallistoConfig = {
   application: 'callisto-app',
   registry: [],
   registryTtlMs: 10_000,
+  startTimeoutMs: 3_000,
   heartbeatIntervalMs: 30_000,
   compressThresholdBytes: 0,
   maxInflateRatio: DEFAULT_CONNECTION_OPTIONS.maxInflateRatio,

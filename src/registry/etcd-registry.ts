@@ -14,12 +14,15 @@
 import type * as Etcd3Module from 'etcd3';
 import { createEtcdClient, type Etcd3 } from './etcd-client.js';
 import { loadOptionalPackage } from './load-optional.js';
-import type { ProviderRecord } from './provider-record.js';
+import type { StoredEntry } from './record-reader.js';
 import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
 import { operationTimeoutMs, resolveRegistryOptions } from './registry-options.js';
-import { decodeProviderRecord, providersPath } from './registry-paths.js';
+import { providersPath } from './registry-paths.js';
 import { createRegistryShell, type RegistryContext, type RegistryDriver } from './registry-shell.js';
 import { createBackoff, createGate, describeError, withTimeout } from './timing.js';
+
+/** Keys an inventory (NoProvider diagnostics) reads at most. */
+export const INVENTORY_MAX_KEYS = 10_000;
 
 export async function createEtcdRegistry(
   address: RegistryAddress,
@@ -32,7 +35,8 @@ export async function createEtcdRegistry(
 
 interface Follow {
   watcher: Etcd3Module.Watcher | undefined;
-  records: Map<string, ProviderRecord>;
+  /** The stored entries by key, checked by the shell on every delivery. */
+  entries: Map<string, StoredEntry>;
 }
 
 function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver {
@@ -138,24 +142,23 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
     const prefix = `${providersPath(options.root, segment)}/`;
     const response = await client.getAll().prefix(prefix).exec();
     if (state === 'closed' || follows.get(segment) !== entry) return;
-    entry.records = new Map();
+    entry.entries = new Map();
     for (const kv of response.kvs) {
-      const record = decodeProviderRecord(kv.value);
-      if (record) entry.records.set(kv.key.toString(), record);
+      const key = kv.key.toString();
+      entry.entries.set(key, { key, value: kv.value });
     }
-    context.deliver(segment, entry.records.values());
+    context.deliver(segment, entry.entries.values());
     const revision = (BigInt(response.header.revision) + 1n).toString();
     const watcher = client.watch().prefix(prefix).startRevision(revision).watcher();
     entry.watcher = watcher;
     watcher.on('put', (kv) => {
-      const record = decodeProviderRecord(kv.value);
-      if (record) entry.records.set(kv.key.toString(), record);
-      else entry.records.delete(kv.key.toString());
-      context.deliver(segment, entry.records.values());
+      const key = kv.key.toString();
+      entry.entries.set(key, { key, value: kv.value });
+      context.deliver(segment, entry.entries.values());
     });
     watcher.on('delete', (kv) => {
-      entry.records.delete(kv.key.toString());
-      context.deliver(segment, entry.records.values());
+      entry.entries.delete(kv.key.toString());
+      context.deliver(segment, entry.entries.values());
     });
     await withTimeout(
       new Promise<void>((resolve, reject) => {
@@ -252,9 +255,21 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
     },
     watch(segment) {
       if (state === 'closed' || follows.has(segment)) return;
-      const entry: Follow = { watcher: undefined, records: new Map() };
+      const entry: Follow = { watcher: undefined, entries: new Map() };
       follows.set(segment, entry);
       if (state === 'connected') follow(segment, entry).catch(fail);
+    },
+    async inventory(match) {
+      const top = `${options.root}/`;
+      const keys = await client.getAll().prefix(top).limit(INVENTORY_MAX_KEYS).keys();
+      const counts = new Map<string, number>();
+      for (const key of keys) {
+        const [segment, kind, address] = key.slice(top.length).split('/');
+        if (segment === undefined || !match(segment)) continue;
+        const count = counts.get(segment) ?? 0;
+        counts.set(segment, kind === 'providers' && address ? count + 1 : count);
+      }
+      return counts;
     },
     unwatch(segment) {
       const entry = follows.get(segment);

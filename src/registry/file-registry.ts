@@ -9,15 +9,32 @@
  * a file whose mtime is older than the TTL belongs to a dead process: it is ignored and deleted.
  * Subscribers follow a directory with `fs.watch` plus polling every min(ttl/5, 500 ms), so a SIGKILLed
  * provider disappears within TTL + 0.5 s and a clean unregister is seen at once.
+ *
+ * Reading never blocks and one bad entry never stops the list: only regular files are opened (a
+ * directory, FIFO or socket named `x.json` is reported and skipped), they are opened non-blocking and
+ * checked again after opening, files larger than a record may be are not read, and a file that cannot be
+ * read (permission denied) is reported and skipped like an invalid record.
  */
-import { type FSWatcher, watch as fsWatch } from 'node:fs';
-import { mkdir, readdir, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { constants, type FSWatcher, watch as fsWatch, type Stats } from 'node:fs';
+import {
+  type FileHandle,
+  mkdir,
+  open,
+  readdir,
+  rename,
+  stat,
+  unlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import type { ProviderRecord } from './provider-record.js';
+import type { StoredEntry } from './record-reader.js';
+import { MAX_RECORD_BYTES } from './record-validation.js';
 import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
 import { resolveRegistryOptions } from './registry-options.js';
-import { decodeProviderRecord, providersPath } from './registry-paths.js';
+import { providersPath } from './registry-paths.js';
 import { createRegistryShell, type RegistryContext, type RegistryDriver } from './registry-shell.js';
+import { describeError } from './timing.js';
 
 /** Polling bound of the file registry: a change is seen within this even when fs.watch misses it. */
 export const FILE_REGISTRY_MAX_POLL_MS = 500;
@@ -25,7 +42,9 @@ export const FILE_REGISTRY_MAX_POLL_MS = 500;
 export function createFileRegistry(address: RegistryAddress, options?: Partial<RegistryOptions>): Registry {
   const resolved = resolveRegistryOptions(address, options);
   const base = resolve(address.hosts[0] ?? '.callisto');
-  return createRegistryShell('file', address, resolved, (context) => createFileDriver(base, context));
+  return createRegistryShell('file', address, resolved, (context) => createFileDriver(base, context), {
+    location: `file://${base}`,
+  });
 }
 
 /** Writes `content` to `file` atomically: a temp file in the same directory, then a rename. */
@@ -48,14 +67,59 @@ function isNotFound(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === 'ENOENT';
 }
 
+function fileKind(info: Stats): string {
+  if (info.isDirectory()) return 'a directory';
+  if (info.isFIFO()) return 'a FIFO';
+  if (info.isSocket()) return 'a socket';
+  if (info.isCharacterDevice() || info.isBlockDevice()) return 'a device';
+  return 'not a regular file';
+}
+
+/**
+ * Reads one record file without ever blocking: opened non-blocking (a FIFO swapped in after `stat`
+ * cannot hold the read), checked to be a regular file of at most MAX_RECORD_BYTES, read up to its size.
+ * Undefined when the file is gone.
+ */
+async function readRecordFile(file: string): Promise<StoredEntry | undefined> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    return { key: file, problem: `cannot open: ${describeError(error)}` };
+  }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) return { key: file, problem: `${fileKind(info)}, not a record file` };
+    if (info.size > MAX_RECORD_BYTES) {
+      return { key: file, problem: `${info.size} bytes, more than ${MAX_RECORD_BYTES}` };
+    }
+    const buffer = Buffer.alloc(info.size);
+    let length = 0;
+    while (length < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    return { key: file, value: buffer.subarray(0, length) };
+  } catch (error) {
+    return { key: file, problem: `cannot read: ${describeError(error)}` };
+  } finally {
+    await handle.close().catch(() => {});
+  }
+}
+
 interface WatchState {
   readonly dir: string;
   watcher: FSWatcher | undefined;
   readonly poll: NodeJS.Timeout;
-  readonly cache: Map<string, { key: string; record: ProviderRecord | undefined }>;
+  /** Per file name: the stat it was read at, and what was read. */
+  readonly cache: Map<string, { version: string; entry: StoredEntry }>;
   running: boolean;
   dirty: boolean;
   closed: boolean;
+  /** Why the directory itself could not be listed (reported once), if it could not. */
+  failure: string | undefined;
 }
 
 function createFileDriver(base: string, context: RegistryContext): RegistryDriver {
@@ -100,7 +164,29 @@ function createFileDriver(base: string, context: RegistryContext): RegistryDrive
     );
   };
 
-  const readList = async (state: WatchState): Promise<ProviderRecord[]> => {
+  /** One file of a list; undefined when it is gone, or stale (then it is deleted). */
+  const readEntry = async (state: WatchState, name: string): Promise<StoredEntry | undefined> => {
+    const file = join(state.dir, name);
+    let info: Stats;
+    try {
+      info = await stat(file);
+    } catch (error) {
+      return isNotFound(error) ? undefined : { key: file, problem: `cannot stat: ${describeError(error)}` };
+    }
+    if (!info.isFile()) return { key: file, problem: `${fileKind(info)}, not a record file` };
+    if (Date.now() - info.mtimeMs > ttlMs) {
+      await unlink(file).catch(() => {});
+      return undefined;
+    }
+    const version = `${info.ino}:${info.size}:${info.mtimeMs}`;
+    const cached = state.cache.get(name);
+    if (cached?.version === version) return cached.entry;
+    const entry = await readRecordFile(file);
+    if (entry) state.cache.set(name, { version, entry });
+    return entry;
+  };
+
+  const readList = async (state: WatchState): Promise<StoredEntry[]> => {
     let names: string[];
     try {
       names = await readdir(state.dir);
@@ -109,31 +195,17 @@ function createFileDriver(base: string, context: RegistryContext): RegistryDrive
       await mkdir(state.dir, { recursive: true });
       names = [];
     }
-    const records: ProviderRecord[] = [];
+    const entries: StoredEntry[] = [];
     const seen = new Set<string>();
     for (const name of names) {
       if (!name.endsWith('.json') || name.startsWith('.')) continue;
-      const file = join(state.dir, name);
-      try {
-        const info = await stat(file);
-        if (Date.now() - info.mtimeMs > ttlMs) {
-          await unlink(file).catch(() => {});
-          continue;
-        }
-        seen.add(name);
-        const key = `${info.ino}:${info.size}`;
-        let cached = state.cache.get(name);
-        if (cached?.key !== key) {
-          cached = { key, record: decodeProviderRecord(await readFile(file, 'utf8')) };
-          state.cache.set(name, cached);
-        }
-        if (cached.record) records.push(cached.record);
-      } catch (error) {
-        if (!isNotFound(error)) throw error;
-      }
+      const entry = await readEntry(state, name);
+      if (entry === undefined) continue;
+      seen.add(name);
+      entries.push(entry);
     }
     for (const name of state.cache.keys()) if (!seen.has(name)) state.cache.delete(name);
-    return records;
+    return entries;
   };
 
   const refresh = async (segment: string, state: WatchState): Promise<void> => {
@@ -147,11 +219,18 @@ function createFileDriver(base: string, context: RegistryContext): RegistryDrive
         state.dirty = false;
         const list = await readList(state);
         if (state.closed) return;
+        if (state.failure !== undefined) context.log('info', `can read ${state.dir} again`);
+        state.failure = undefined;
         context.deliver(segment, list);
         if (!state.watcher) startWatcher(segment, state);
       } while (state.dirty && !state.closed);
     } catch (error) {
-      context.log('warn', `cannot read ${state.dir}: ${(error as Error).message}`);
+      // reported once per distinct failure, not every poll; the last list stays
+      const failure = describeError(error);
+      if (failure !== state.failure && !state.closed) {
+        context.log('warn', `cannot read ${state.dir}: ${failure}; keeping the last list`);
+      }
+      state.failure = failure;
     } finally {
       state.running = false;
     }
@@ -204,9 +283,27 @@ function createFileDriver(base: string, context: RegistryContext): RegistryDrive
         running: false,
         dirty: false,
         closed: false,
+        failure: undefined,
       };
       watches.set(segment, state);
       void track(refresh(segment, state));
+    },
+    async inventory(match) {
+      const top = join(base, ...root.split('/'));
+      const counts = new Map<string, number>();
+      let segments: string[];
+      try {
+        segments = await readdir(top);
+      } catch (error) {
+        if (isNotFound(error)) return counts;
+        throw error;
+      }
+      for (const segment of segments) {
+        if (!match(segment)) continue;
+        const names = await readdir(join(top, segment, 'providers')).catch(() => [] as string[]);
+        counts.set(segment, names.filter((name) => name.endsWith('.json') && !name.startsWith('.')).length);
+      }
+      return counts;
     },
     unwatch(segment) {
       const state = watches.get(segment);

@@ -16,6 +16,14 @@ export {
   recordServiceKey,
   servicePathSegment,
 } from './provider-record.js';
+export { createRecordReader, type RecordReader, type StoredEntry } from './record-reader.js';
+export {
+  MAX_PROVIDER_WEIGHT,
+  MAX_RECORD_BYTES,
+  parseProviderRecord,
+  type RecordCheck,
+  validateProviderRecord,
+} from './record-validation.js';
 export { createRedisRegistry } from './redis-registry.js';
 export {
   DEFAULT_REGISTRY_OPTIONS,
@@ -25,6 +33,7 @@ export {
   type RegistryFactory,
   type RegistryOptions,
   type RegistryStatus,
+  type ServiceHolding,
 } from './registry.js';
 export { DEFAULT_REGISTRY_PORTS, formatRegistryAddress, parseRegistryAddress } from './registry-address.js';
 export { resolveRegistryOptions } from './registry-options.js';

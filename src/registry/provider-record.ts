@@ -55,3 +55,20 @@ export function servicePathSegment(key: ServiceKey): string {
   const plain = key.group ? `${key.group}/${key.name}:${key.version}` : `${key.name}:${key.version}`;
   return encodeURIComponent(plain).replace(/%3A/g, ':');
 }
+
+/** The service key of a path segment written by `servicePathSegment`, or undefined for anything else. */
+export function parseServicePathSegment(segment: string): ServiceKey | undefined {
+  let plain: string;
+  try {
+    plain = decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+  const colon = plain.lastIndexOf(':');
+  if (colon <= 0) return undefined;
+  const qualified = plain.slice(0, colon);
+  const slash = qualified.lastIndexOf('/');
+  const name = qualified.slice(slash + 1);
+  if (name === '') return undefined;
+  return { name, version: plain.slice(colon + 1), group: slash === -1 ? '' : qualified.slice(0, slash) };
+}

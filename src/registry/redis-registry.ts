@@ -15,10 +15,10 @@
  */
 import type * as IORedis from 'ioredis';
 import { loadOptionalPackage } from './load-optional.js';
-import type { ProviderRecord } from './provider-record.js';
+import type { StoredEntry } from './record-reader.js';
 import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
 import { operationTimeoutMs, resolveRegistryOptions } from './registry-options.js';
-import { decodeProviderRecord, providersPath } from './registry-paths.js';
+import { providersPath } from './registry-paths.js';
 import { createRegistryShell, type RegistryContext, type RegistryDriver } from './registry-shell.js';
 import { createBackoff, createGate, describeError, withTimeout } from './timing.js';
 
@@ -51,14 +51,25 @@ redis.call('SREM', KEYS[2], ARGV[1])
 if removed > 0 then redis.call('PUBLISH', ARGV[2], ARGV[1]) end
 return removed`;
 
-/** KEYS: set. ARGV: key prefix. Returns value, pttl pairs; drops members whose key is gone. */
+/**
+ * KEYS: set. ARGV: key prefix. Returns member, status, text, pttl quadruples: status `ok` with the value,
+ * or `bad` with why the key cannot be read as a string (one such key must not fail the whole list).
+ * Drops members whose key is gone.
+ */
 const READ_SCRIPT = `
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 local out = {}
 for _, member in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   local key = ARGV[1] .. member
-  local value = redis.call('GET', key)
-  if value then
+  local value = redis.pcall('GET', key)
+  if type(value) == 'table' and value.err then
+    out[#out + 1] = member
+    out[#out + 1] = 'bad'
+    out[#out + 1] = value.err
+    out[#out + 1] = redis.call('PTTL', key)
+  elseif value then
+    out[#out + 1] = member
+    out[#out + 1] = 'ok'
     out[#out + 1] = value
     out[#out + 1] = redis.call('PTTL', key)
   else
@@ -66,6 +77,14 @@ for _, member in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   end
 end
 return out`;
+
+/** Keys an inventory (NoProvider diagnostics) scans at most. */
+export const INVENTORY_MAX_KEYS = 10_000;
+
+/** `text` as a SCAN pattern matching itself only. */
+function globEscape(text: string): string {
+  return text.replace(/[*?[\]\\]/g, '\\$&');
+}
 
 interface Follow {
   timer: NodeJS.Timeout | undefined;
@@ -143,15 +162,18 @@ function createRedisDriver(Redis: RedisClass, context: RegistryContext): Registr
           'redis read',
         )) as Array<string | number>;
         if (closed || follows.get(segment) !== follow) return;
-        const records: ProviderRecord[] = [];
+        const entries: StoredEntry[] = [];
         next = resyncMs;
-        for (let i = 0; i + 1 < reply.length; i += 2) {
-          const record = decodeProviderRecord(String(reply[i]));
-          if (record) records.push(record);
-          const pttl = Number(reply[i + 1]);
+        for (let i = 0; i + 3 < reply.length; i += 4) {
+          const key = `${set}/${String(reply[i])}`;
+          const text = String(reply[i + 2]);
+          entries.push(
+            reply[i + 1] === 'ok' ? { key, value: text } : { key, problem: `cannot read: ${text}` },
+          );
+          const pttl = Number(reply[i + 3]);
           if (pttl >= 0) next = Math.min(next, pttl + 20);
         }
-        context.deliver(segment, records);
+        context.deliver(segment, entries);
       } while (follow.dirty && !closed);
     } catch (error) {
       lastError = describeError(error);
@@ -231,6 +253,11 @@ function createRedisDriver(Redis: RedisClass, context: RegistryContext): Registr
     const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
     if (client.status === 'ready') {
       await withTimeout(client.quit(), timeoutMs, 'redis quit').catch(() => client.disconnect());
+    } else if (client.status === 'reconnecting') {
+      // Between attempts there is no socket, only the retry timer that disconnect() clears; ioredis
+      // emits no 'end' then, so there is nothing to wait for.
+      client.disconnect();
+      return;
     } else {
       client.disconnect();
     }
@@ -274,6 +301,23 @@ function createRedisDriver(Redis: RedisClass, context: RegistryContext): Registr
         lastError = describeError(error);
       });
       void resync(segment, follow);
+    },
+    async inventory(match) {
+      const top = `${options.root}/`;
+      const pattern = `${globEscape(top)}*/providers`;
+      const counts = new Map<string, number>();
+      let cursor = '0';
+      let scanned = 0;
+      do {
+        const [nextCursor, keys] = await cmd.scan(cursor, 'MATCH', pattern, 'COUNT', 1_000, 'TYPE', 'set');
+        cursor = nextCursor;
+        scanned += 1_000;
+        for (const key of keys) {
+          const segment = key.slice(top.length, -'/providers'.length);
+          if (!segment.includes('/') && match(segment)) counts.set(segment, await cmd.scard(key));
+        }
+      } while (cursor !== '0' && scanned < INVENTORY_MAX_KEYS);
+      return counts;
     },
     unwatch(segment) {
       const follow = follows.get(segment);

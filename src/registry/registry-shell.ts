@@ -1,21 +1,26 @@
 /**
  * The part of the registry contract every server-backed implementation shares: bookkeeping of what this
  * instance registered, listeners per service (full lists, never the same list twice in a row), status
- * transitions reported and logged once, and an idempotent close. An engine supplies a small driver
- * (put, remove, watch, unwatch, close) and calls back through the context.
+ * transitions reported and logged once (and a server that cannot be reached from the start logged at its
+ * first failure), stored records checked where they are read (record-reader.ts), what the registry holds
+ * for a service name (for NoProvider messages), and an idempotent close. An engine supplies a small
+ * driver (put, remove, watch, unwatch, inventory, close) and calls back through the context.
  */
 import { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
-import type { ConsumerRecord, ProviderRecord } from './provider-record.js';
+import { type ConsumerRecord, type ProviderRecord, parseServicePathSegment } from './provider-record.js';
+import { createRecordReader, type RecordReader, type StoredEntry } from './record-reader.js';
 import type {
   ProviderListener,
   Registry,
   RegistryAddress,
   RegistryOptions,
   RegistryStatus,
+  ServiceHolding,
 } from './registry.js';
 import { operationTimeoutMs } from './registry-options.js';
 import { consumerPath, encodeRecord, normalizeProviders, providerPath, segmentOf } from './registry-paths.js';
+import { withTimeout } from './timing.js';
 
 /** What a driver may see of and do to the registry it serves. */
 export interface RegistryContext {
@@ -25,9 +30,16 @@ export interface RegistryContext {
   readonly registered: ReadonlyMap<string, string>;
   /** Segments (`servicePathSegment`) that have at least one listener. */
   watched(): string[];
-  /** Delivers the full current list of a segment; listeners only hear about real changes. */
-  deliver(segment: string, records: Iterable<ProviderRecord>): void;
-  /** Reports connectivity; repeating the current status is a no-op, so drivers may call it freely. */
+  /**
+   * Delivers the full current list of a segment, as stored; the shell checks every entry, skips (and
+   * logs once) the invalid ones, and tells listeners only about real changes.
+   */
+  deliver(segment: string, entries: Iterable<StoredEntry>): void;
+  /**
+   * Reports connectivity; repeating the current status only updates the reason, so drivers may call it
+   * freely (and should, with the reason, on every failed attempt: the first one is logged when the
+   * server has never been reached).
+   */
   setStatus(status: RegistryStatus, reason?: string): void;
   readonly status: RegistryStatus;
   /** Logs through `options.log`, prefixed with the address. */
@@ -44,8 +56,19 @@ export interface RegistryDriver {
   watch(segment: string): void;
   /** Stops following a segment. */
   unwatch(segment: string): void;
+  /**
+   * The segments under the root that `match` accepts, with their number of provider entries (valid or
+   * not). Bounded: an engine may stop listing after a few thousand keys.
+   */
+  inventory(match: (segment: string) => boolean): Promise<Map<string, number>>;
   /** Releases every connection, timer and watcher. */
   close(): Promise<void>;
+}
+
+/** What an engine adds to the shell besides its driver. */
+export interface RegistryShellOptions {
+  /** Where entries are kept, for messages (default: the address). */
+  location?: string;
 }
 
 interface ListenerEntry {
@@ -57,6 +80,7 @@ interface ListenerEntry {
 
 interface Subscription {
   readonly entries: Set<ListenerEntry>;
+  readonly reader: RecordReader;
   list: ProviderRecord[] | undefined;
   json: string | undefined;
 }
@@ -66,11 +90,16 @@ export function createRegistryShell(
   address: RegistryAddress,
   options: RegistryOptions,
   createDriver: (context: RegistryContext) => RegistryDriver,
+  shellOptions: RegistryShellOptions = {},
 ): Registry {
   const registered = new Map<string, string>();
   const subscriptions = new Map<string, Subscription>();
   const statusListeners = new Set<(status: RegistryStatus) => void>();
+  const location = shellOptions.location ?? address.raw;
   let status: RegistryStatus = 'disconnected';
+  let lastError: string | undefined;
+  let everConnected = false;
+  let firstFailureLogged = false;
   let closing: Promise<void> | undefined;
 
   const log = (level: 'info' | 'warn' | 'error', message: string): void => {
@@ -97,19 +126,35 @@ export function createRegistryShell(
     options,
     registered,
     watched: () => [...subscriptions.keys()],
-    deliver(segment, records) {
+    deliver(segment, entries) {
       const sub = subscriptions.get(segment);
       if (!sub || closing) return;
-      const list = normalizeProviders(records);
+      const list = normalizeProviders(sub.reader.read(entries));
       sub.list = list;
       sub.json = JSON.stringify(list);
       for (const entry of [...sub.entries]) deliverTo(entry, sub);
     },
     setStatus(next, reason) {
-      if (next === status || closing) return;
+      if (closing) return;
+      if (next === 'disconnected' && (reason !== undefined || everConnected)) {
+        lastError = reason ?? lastError ?? 'connection lost';
+      }
+      if (next === status) {
+        if (next === 'disconnected' && !everConnected && !firstFailureLogged && reason) {
+          firstFailureLogged = true;
+          log(
+            'warn',
+            `cannot reach the server: ${reason}; retrying (backoff up to ${options.maxBackoffMs} ms)`,
+          );
+        }
+        return;
+      }
       status = next;
-      if (next === 'connected') log('info', 'connected');
-      else log('warn', `disconnected${reason ? `: ${reason}` : ''}; keeping the last known lists`);
+      if (next === 'connected') {
+        everConnected = true;
+        lastError = undefined;
+        log('info', 'connected');
+      } else log('warn', `disconnected${reason ? `: ${reason}` : ''}; keeping the last known lists`);
       for (const listener of [...statusListeners]) {
         try {
           listener(next);
@@ -142,8 +187,27 @@ export function createRegistryShell(
 
   return {
     kind,
+    location,
     get status() {
       return status;
+    },
+    get lastError() {
+      return status === 'connected' ? undefined : lastError;
+    },
+    async inventory(serviceName: string): Promise<ServiceHolding[]> {
+      ensureOpen('inventory');
+      const keys = new Map<string, ServiceKey>();
+      const match = (segment: string): boolean => {
+        const key = parseServicePathSegment(segment);
+        if (key?.name !== serviceName) return false;
+        keys.set(segment, key);
+        return true;
+      };
+      const counts = await withTimeout(driver.inventory(match), operationTimeoutMs(options), 'inventory');
+      return [...counts].flatMap(([segment, providers]) => {
+        const key = keys.get(segment);
+        return key ? [{ version: key.version, group: key.group, providers }] : [];
+      });
     },
     async register(record: ProviderRecord) {
       ensureOpen('register');
@@ -172,7 +236,12 @@ export function createRegistryShell(
         let sub = subscriptions.get(segment);
         const isNew = sub === undefined;
         if (!sub) {
-          sub = { entries: new Set(), list: undefined, json: undefined };
+          sub = {
+            entries: new Set(),
+            reader: createRecordReader((message) => log('warn', message)),
+            list: undefined,
+            json: undefined,
+          };
           subscriptions.set(segment, sub);
         }
         const current = sub;

@@ -17,6 +17,11 @@
  *   backoff, and once reconnected re-registers everything this instance registered and re-reads every
  *   subscribed service, calling listeners if the list differs. Each transition is reported once through
  *   `onStatus` and logged once, not per retry.
+ * - A server that cannot be reached from the start is logged at the first failed attempt (once, not per
+ *   retry), and `lastError` says why until it is reached.
+ * - Stored provider records are checked where they are read (record-validation.ts): an invalid or
+ *   unreadable entry is skipped with one log line naming the registry and the key or file, and never
+ *   stops the rest of the list from updating.
  * - `close()` unregisters everything this instance registered, stops watches and timers, and closes
  *   connections. It is idempotent. Nothing (socket, timer, watcher) stays open after it resolves.
  */
@@ -42,6 +47,30 @@ export interface Registry {
   /** Called on every connectivity transition. */
   onStatus(listener: (status: RegistryStatus) => void): () => void;
   close(): Promise<void>;
+  /**
+   * Why the server cannot be reached (the last failure), while disconnected; undefined before a first
+   * failure (still connecting). Optional.
+   */
+  readonly lastError?: string | undefined;
+  /**
+   * Where this registry keeps its entries, for messages: `file://` with the resolved absolute directory,
+   * else the address. Optional (the address is used).
+   */
+  readonly location?: string;
+  /**
+   * What the registry holds under a service name: every version and group registered, with the number
+   * of provider entries of each. For diagnostics (NoProvider messages), never on the call path; rejects
+   * when the server cannot be asked. Optional.
+   */
+  inventory?(serviceName: string): Promise<ServiceHolding[]>;
+}
+
+/** One service key a registry holds entries for. */
+export interface ServiceHolding {
+  readonly version: string;
+  readonly group: string;
+  /** Provider entries stored under it (valid or not). */
+  readonly providers: number;
 }
 
 /** Options every registry implementation accepts. */

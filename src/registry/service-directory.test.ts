@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -138,6 +139,55 @@ describe('service directory', () => {
     expect(seen).toEqual([[1, 2], []]);
   });
 
+  it('holds a sudden empty list without a word, and applies it at a recheck once nothing is healthy', async () => {
+    vi.useFakeTimers();
+    const a = fakeRegistry();
+    let healthy = true;
+    const lines: string[] = [];
+    const directory = track(
+      createServiceDirectory({
+        key,
+        registries: [a],
+        hasHealthyConnections: () => healthy,
+        onChange() {},
+        log: (level, message) => lines.push(`${level} ${message}`),
+      }),
+    );
+    a.push([record(1)]);
+    a.push([]); // e.g. a clean unregister, seen before the provider's "going away"
+    directory.recheck();
+    expect(ports(directory.providers)).toEqual([1]); // still healthy: held
+    healthy = false; // the provider said goodbye
+    directory.recheck();
+    expect(directory.providers).toEqual([]);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(lines.filter((line) => !line.startsWith('info'))).toEqual([]);
+  });
+
+  it('warns once when a hold outlasts the confirm delay with healthy connections', async () => {
+    vi.useFakeTimers();
+    const a = fakeRegistry();
+    const lines: string[] = [];
+    const directory = track(
+      createServiceDirectory({
+        key,
+        registries: [a],
+        emptyConfirmDelayMs: 1_000,
+        hasHealthyConnections: () => true,
+        onChange() {},
+        log: (level, message) => lines.push(`${level} ${message}`),
+      }),
+    );
+    a.push([record(1)]);
+    a.push([]);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(lines).toEqual([]);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^warn demo\.Users:1\.0\.0: registries report zero providers for 1000 ms while/);
+    expect(ports(directory.providers)).toEqual([1]);
+  });
+
   it('drops a held empty list when providers come back, and applies empties at once when unprotected', async () => {
     vi.useFakeTimers();
     const a = fakeRegistry();
@@ -219,6 +269,27 @@ describe('service directory', () => {
     await waitFor(() => directory.source === 'registry');
     await directory.close();
     expect(a.listeners).toBe(0);
+  });
+
+  it('does not block on a snapshot path that is not a regular file', async () => {
+    const snapshotPath = join(tempDir(), 'fifo.json');
+    execFileSync('mkfifo', [snapshotPath]);
+    const lines: string[] = [];
+    const directory = track(
+      createServiceDirectory({
+        key,
+        registries: [fakeRegistry()],
+        snapshotPath,
+        startTimeoutMs: 20,
+        onChange() {},
+        log: (_level, message) => lines.push(message),
+      }),
+    );
+    await directory.ready;
+    expect(directory.source).toBe('none');
+    expect(
+      lines.some((line) => line.includes(`no usable snapshot at ${snapshotPath}: not a regular file`)),
+    ).toBe(true);
   });
 
   it('works with the file registry end to end', async () => {

@@ -2,14 +2,17 @@
  * The consumer's view of one service across all its registries: merges their lists, keeps a snapshot
  * file of the last known list for when every registry is away at start, and protects against a sudden
  * drop to zero providers while the connections to them are still healthy (a registry glitch should not
- * take a working service down).
+ * take a working service down). A registry that has not delivered a first list after `noticeMs` is
+ * named in a log line at once, not only when the snapshot is used.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import type { ServiceKey } from '../core/service-key.js';
 import { writeFileAtomic } from './file-registry.js';
 import { type ProviderRecord, servicePathSegment } from './provider-record.js';
+import { validateProviderRecord } from './record-validation.js';
 import type { Registry } from './registry.js';
-import { decodeProviderRecord, normalizeProviders } from './registry-paths.js';
+import { describeRegistry } from './registry-description.js';
+import { normalizeProviders } from './registry-paths.js';
 import { describeError } from './timing.js';
 
 export interface ServiceDirectoryOptions {
@@ -25,7 +28,12 @@ export interface ServiceDirectoryOptions {
   emptyConfirmDelayMs?: number;
   /** How long to wait at start for any registry's list before falling back to the snapshot. Default 3000. */
   startTimeoutMs?: number;
-  /** Whether the consumer still has healthy connections to some of these providers. Default: never. */
+  /** After this long without a first list from a registry, say so in the log (once). Default 1000. */
+  noticeMs?: number;
+  /**
+   * Whether the consumer still has healthy connections to some of these providers: open, and not told
+   * "going away". Default: never. Call `recheck()` when that may have changed.
+   */
   hasHealthyConnections?: (records: ProviderRecord[]) => boolean;
   /** Called with the merged list on every applied change. */
   onChange: (providers: ProviderRecord[]) => void;
@@ -37,6 +45,7 @@ export const DEFAULT_SERVICE_DIRECTORY_OPTIONS = {
   emptyProtection: true,
   emptyConfirmDelayMs: 5_000,
   startTimeoutMs: 3_000,
+  noticeMs: 1_000,
   hasHealthyConnections: (_records: ProviderRecord[]): boolean => false,
   log: (_level: 'info' | 'warn' | 'error', _message: string): void => {},
 } as const;
@@ -48,6 +57,11 @@ export interface ServiceDirectory {
   readonly source: 'none' | 'registry' | 'snapshot';
   /** Resolves once a first list is applied: from a registry, or the snapshot after `startTimeoutMs`. */
   readonly ready: Promise<void>;
+  /**
+   * Re-evaluates a held empty list now (the consumer's connections changed, e.g. a provider said it is
+   * going away): applied at once when no connection to the held providers is healthy any more.
+   */
+  recheck(): void;
   /** Unsubscribes everywhere, stops timers, waits for the last snapshot write. Idempotent. */
   close(): Promise<void>;
 }
@@ -67,8 +81,10 @@ export function createServiceDirectory(options: ServiceDirectoryOptions): Servic
   let appliedJson = '[]';
   let source: ServiceDirectory['source'] = 'none';
   let heldSince: number | undefined;
+  let heldWarned = false;
   let confirmTimer: NodeJS.Timeout | undefined;
   let startTimer: NodeJS.Timeout | undefined;
+  let noticeTimer: NodeJS.Timeout | undefined;
   let writing: Promise<void> = Promise.resolve();
   let closed = false;
   let markReady: () => void = () => {};
@@ -82,6 +98,7 @@ export function createServiceDirectory(options: ServiceDirectoryOptions): Servic
     clearTimeout(confirmTimer);
     confirmTimer = undefined;
     heldSince = undefined;
+    heldWarned = false;
     const json = JSON.stringify(list);
     const changed = json !== appliedJson || source === 'none';
     applied = list;
@@ -115,13 +132,17 @@ export function createServiceDirectory(options: ServiceDirectoryOptions): Servic
       const list = merged();
       if (list.length > 0) return apply(list, 'registry');
       if (o.hasHealthyConnections(applied)) {
-        o.log(
-          'warn',
-          `${segment}: registries still report no providers but connections are healthy; holding`,
-        );
+        if (!heldWarned) {
+          heldWarned = true;
+          o.log(
+            'warn',
+            `${segment}: registries report zero providers for ${Date.now() - (heldSince ?? Date.now())} ms ` +
+              'while connections to them are healthy; keeping the last list until they fail or a provider returns',
+          );
+        }
         return scheduleConfirm();
       }
-      o.log('warn', `${segment}: zero providers confirmed`);
+      o.log(heldWarned ? 'warn' : 'info', `${segment}: zero providers confirmed`);
       apply(list, 'registry');
     }, o.emptyConfirmDelayMs);
   };
@@ -132,16 +153,32 @@ export function createServiceDirectory(options: ServiceDirectoryOptions): Servic
     const suddenEmpty = list.length === 0 && applied.length > 0;
     if (suddenEmpty && o.emptyProtection && o.hasHealthyConnections(applied)) {
       if (heldSince === undefined) {
+        // Held without a word: a provider that unregisters cleanly says "going away" on its connection
+        // right after, and `recheck()` then applies the list at once. Only a hold that outlasts
+        // emptyConfirmDelayMs with healthy connections is worth a warning.
         heldSince = Date.now();
-        o.log('warn', `${segment}: registries report zero providers while connections are healthy; holding`);
         scheduleConfirm();
         return;
       }
       // a second empty notification confirms it
-      o.log('warn', `${segment}: zero providers confirmed by a second notification`);
+      o.log('info', `${segment}: zero providers confirmed by a second notification`);
     }
     apply(list, 'registry');
   };
+
+  const recheck = (): void => {
+    if (closed || heldSince === undefined || o.hasHealthyConnections(applied)) return;
+    const list = merged();
+    if (list.length === 0 && heldWarned) o.log('info', `${segment}: zero providers confirmed`);
+    apply(list, 'registry');
+  };
+
+  /** Names the registries that have not delivered a first list yet, with their state. */
+  const silentRegistries = (): string =>
+    o.registries
+      .filter((_, index) => lists[index] === undefined)
+      .map(describeRegistry)
+      .join('; ');
 
   const useSnapshot = async (): Promise<void> => {
     if (closed || source !== 'none') return;
@@ -149,11 +186,11 @@ export function createServiceDirectory(options: ServiceDirectoryOptions): Servic
     let list: ProviderRecord[] | undefined;
     if (path) {
       try {
+        // only a regular file is opened: reading a FIFO put there would never end
+        if (!(await stat(path)).isFile()) throw new Error('not a regular file');
         const parsed = JSON.parse(await readFile(path, 'utf8')) as Partial<SnapshotFile>;
         const records = Array.isArray(parsed.providers) ? parsed.providers : [];
-        list = normalizeProviders(
-          records.map((r) => decodeProviderRecord(JSON.stringify(r))).filter((r) => r !== undefined),
-        );
+        list = normalizeProviders(records.flatMap((r) => validateProviderRecord(r, Date.now()).record ?? []));
       } catch (error) {
         o.log('warn', `${segment}: no usable snapshot at ${path}: ${describeError(error)}`);
       }
@@ -162,18 +199,38 @@ export function createServiceDirectory(options: ServiceDirectoryOptions): Servic
     if (list) {
       o.log(
         'warn',
-        `${segment}: no registry answered in ${o.startTimeoutMs} ms; using the snapshot (${list.length})`,
+        `${segment}: no registry answered in ${o.startTimeoutMs} ms (${silentRegistries()}); ` +
+          `using the snapshot (${list.length} providers); following the registries once they answer`,
       );
       apply(list, 'snapshot');
     } else {
+      if (o.registries.length > 0) {
+        o.log(
+          'warn',
+          `${segment}: no registry answered in ${o.startTimeoutMs} ms (${silentRegistries()}) and there is ` +
+            'no snapshot; calls fail with NoProvider until one answers',
+        );
+      }
       markReady();
     }
+  };
+
+  const notice = (): void => {
+    noticeTimer = undefined;
+    if (closed) return;
+    const silent = silentRegistries();
+    if (silent)
+      o.log('warn', `${segment}: no provider list after ${o.noticeMs} ms from ${silent}; still trying`);
   };
 
   o.registries.forEach((registry, index) => {
     registry
       .subscribe(o.key, (list) => {
         lists[index] = list;
+        if (noticeTimer !== undefined && lists.every((l) => l !== undefined)) {
+          clearTimeout(noticeTimer);
+          noticeTimer = undefined;
+        }
         onList();
       })
       .then(
@@ -186,7 +243,10 @@ export function createServiceDirectory(options: ServiceDirectoryOptions): Servic
       );
   });
   if (o.registries.length === 0) void useSnapshot();
-  else startTimer = setTimeout(() => void useSnapshot(), o.startTimeoutMs);
+  else {
+    startTimer = setTimeout(() => void useSnapshot(), o.startTimeoutMs);
+    if (o.noticeMs < o.startTimeoutMs) noticeTimer = setTimeout(notice, o.noticeMs);
+  }
 
   return {
     get providers() {
@@ -196,11 +256,13 @@ export function createServiceDirectory(options: ServiceDirectoryOptions): Servic
       return source;
     },
     ready,
+    recheck,
     async close() {
       if (closed) return;
       closed = true;
       clearTimeout(confirmTimer);
       clearTimeout(startTimer);
+      clearTimeout(noticeTimer);
       for (const unsubscribe of unsubscribes.splice(0)) unsubscribe();
       markReady();
       await writing;

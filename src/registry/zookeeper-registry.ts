@@ -13,10 +13,10 @@
  */
 
 import { loadOptionalPackage } from './load-optional.js';
-import type { ProviderRecord } from './provider-record.js';
+import type { StoredEntry } from './record-reader.js';
 import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
 import { operationTimeoutMs, resolveRegistryOptions } from './registry-options.js';
-import { decodeProviderRecord, providersPath } from './registry-paths.js';
+import { providersPath } from './registry-paths.js';
 import { createRegistryShell, type RegistryContext, type RegistryDriver } from './registry-shell.js';
 import { createBackoff, createGate, describeError } from './timing.js';
 import {
@@ -102,7 +102,7 @@ function createZooKeeperDriver(zk: ZkModule, context: RegistryContext): Registry
     }
   };
 
-  const readList = async (s: ZkSession, segment: string, follow: Follow): Promise<ProviderRecord[]> => {
+  const readList = async (s: ZkSession, segment: string, follow: Follow): Promise<StoredEntry[]> => {
     const dir = providersPath(options.root, segment);
     let children: string[];
     try {
@@ -112,18 +112,19 @@ function createZooKeeperDriver(zk: ZkModule, context: RegistryContext): Registry
       await s.run<string>((cb) => s.client.mkdirp(dir, cb));
       children = await s.run<string[]>((cb) => s.client.getChildren(dir, follow.watcher, cb));
     }
-    const records = await Promise.all(
-      children.map(async (child) => {
+    const entries = await Promise.all(
+      children.map(async (child): Promise<StoredEntry | undefined> => {
+        const key = `${dir}/${child}`;
         try {
-          const data = await s.run<Buffer>((cb) => s.client.getData(`${dir}/${child}`, follow.watcher, cb));
-          return decodeProviderRecord(data);
+          const data = await s.run<Buffer | null>((cb) => s.client.getData(key, follow.watcher, cb));
+          return { key, value: data ?? '' };
         } catch (error) {
           if (zkErrorCode(error) !== NO_NODE) throw error;
           return undefined; // removed between the two reads
         }
       }),
     );
-    return records.filter((record) => record !== undefined);
+    return entries.filter((entry) => entry !== undefined);
   };
 
   const refresh = async (segment: string, follow: Follow): Promise<void> => {
@@ -194,30 +195,39 @@ function createZooKeeperDriver(zk: ZkModule, context: RegistryContext): Registry
     reopenTimer = undefined;
     if (state === 'closed') return;
     let everConnected = false;
-    const s = openZkSession(zk, connectionString, options.ttlMs, backoff, (zkState: ZkState) => {
-      if (s !== session || state === 'closed') return;
-      if (zkState === zk.State.SYNC_CONNECTED) {
-        everConnected = true;
-        clearTimeout(expiryTimer);
-        void onConnected(s);
-      } else if (zkState === zk.State.DISCONNECTED) {
-        state = 'connecting';
-        context.setStatus('disconnected', 'connection lost');
-        // Past the session timeout the session is gone on the server; a server that lost its data
-        // would even refuse our reconnects (we have seen a newer zxid), so start a new session.
-        clearTimeout(expiryTimer);
-        if (everConnected) {
-          expiryTimer = setTimeout(
-            () => replace(s, 'no connection for longer than the session timeout'),
-            options.ttlMs,
-          );
+    const s = openZkSession(
+      zk,
+      connectionString,
+      options.ttlMs,
+      backoff,
+      (zkState: ZkState) => {
+        if (s !== session || state === 'closed') return;
+        if (zkState === zk.State.SYNC_CONNECTED) {
+          everConnected = true;
+          clearTimeout(expiryTimer);
+          void onConnected(s);
+        } else if (zkState === zk.State.DISCONNECTED) {
+          state = 'connecting';
+          context.setStatus('disconnected', 'connection lost');
+          // Past the session timeout the session is gone on the server; a server that lost its data
+          // would even refuse our reconnects (we have seen a newer zxid), so start a new session.
+          clearTimeout(expiryTimer);
+          if (everConnected) {
+            expiryTimer = setTimeout(
+              () => replace(s, 'no connection for longer than the session timeout'),
+              options.ttlMs,
+            );
+          }
+        } else if (zkState === zk.State.EXPIRED) {
+          replace(s, 'session expired');
+        } else if (zkState === zk.State.AUTH_FAILED) {
+          replace(s, 'authentication failed');
         }
-      } else if (zkState === zk.State.EXPIRED) {
-        replace(s, 'session expired');
-      } else if (zkState === zk.State.AUTH_FAILED) {
-        replace(s, 'authentication failed');
-      }
-    });
+      },
+      (reason) => {
+        if (s === session && state === 'connecting') context.setStatus('disconnected', reason);
+      },
+    );
     session = s;
   };
 
@@ -263,6 +273,31 @@ function createZooKeeperDriver(zk: ZkModule, context: RegistryContext): Registry
       };
       follows.set(segment, follow);
       if (state === 'connected') void refresh(segment, follow);
+    },
+    async inventory(match) {
+      if (state !== 'connected') await connected.wait();
+      const s = session;
+      if (!s) throw new Error('not connected');
+      const counts = new Map<string, number>();
+      let segments: string[];
+      try {
+        segments = await s.run<string[]>((cb) => s.client.getChildren(options.root, undefined, cb));
+      } catch (error) {
+        if (zkErrorCode(error) === NO_NODE) return counts;
+        throw error;
+      }
+      for (const segment of segments) {
+        if (!match(segment)) continue;
+        const dir = providersPath(options.root, segment);
+        const children = await s
+          .run<string[]>((cb) => s.client.getChildren(dir, undefined, cb))
+          .catch((error: unknown) => {
+            if (zkErrorCode(error) === NO_NODE) return [];
+            throw error;
+          });
+        counts.set(segment, children.length);
+      }
+      return counts;
     },
     unwatch(segment) {
       follows.delete(segment);

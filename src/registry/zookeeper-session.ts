@@ -87,6 +87,8 @@ export function openZkSession(
   sessionTimeoutMs: number,
   backoff: Backoff,
   onState: (state: ZkState) => void,
+  /** Told why each connection attempt failed (the library itself reports nothing before a first success). */
+  onAttemptFailed: (reason: string) => void = () => {},
 ): ZkSession {
   const client = zk.createClient(connectionString, {
     sessionTimeout: sessionTimeoutMs,
@@ -98,11 +100,16 @@ export function openZkSession(
   let retryTimer: NodeJS.Timeout | undefined;
   let attempts = 0;
   let closed = false;
+  /** The server of the attempt in progress, and its socket error if it had one. */
+  let attempt: { server: string; error: string | undefined; connected: boolean } | undefined;
 
   // Between connection attempts wait with our backoff instead of the library's fixed spin delay.
   if (manager && typeof manager.findNextServer === 'function' && Array.isArray(manager.servers)) {
     const servers = manager.servers;
     manager.findNextServer = (callback) => {
+      if (attempt !== undefined && !attempt.connected && !closed) {
+        onAttemptFailed(attempt.error ?? `no answer from ${attempt.server}`);
+      }
       const delay = attempts === 0 ? 0 : backoff.next();
       attempts++;
       retryTimer = setTimeout(() => {
@@ -110,7 +117,20 @@ export function openZkSession(
         if (closed) return;
         const index = (manager.nextServerIndex ?? 0) % servers.length;
         manager.nextServerIndex = index + 1;
-        callback(servers[index]);
+        const server = servers[index] as { host?: string; port?: number } | undefined;
+        const current: { server: string; error: string | undefined; connected: boolean } = {
+          server: `${server?.host}:${server?.port}`,
+          error: undefined,
+          connected: false,
+        };
+        attempt = current;
+        callback(server);
+        manager.socket?.once('error', (error: Error) => {
+          current.error = error.message;
+        });
+        manager.socket?.once('connect', () => {
+          current.connected = true;
+        });
       }, delay);
     };
   }

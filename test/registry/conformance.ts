@@ -12,12 +12,15 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRegistry } from '../../src/registry/create-registry.js';
 import { servicePathSegment } from '../../src/registry/provider-record.js';
+import { MAX_PROVIDER_WEIGHT, MAX_RECORD_BYTES } from '../../src/registry/record-validation.js';
 import type { Registry, RegistryStatus } from '../../src/registry/registry.js';
 import { createServiceDirectory, type ServiceDirectory } from '../../src/registry/service-directory.js';
 import type { TestServer } from '../setup/servers.js';
 import { waitFor } from '../support/wait-for.js';
 import { startChildProvider } from './fixtures/child-provider.js';
 import { follow } from './fixtures/follower.js';
+import { escapeRegExp } from './fixtures/log-lines.js';
+import type { RawStore } from './fixtures/raw-store.js';
 import { readEntry } from './fixtures/read-entry.js';
 import { addressesOf, providerRecord, uniqueServiceKey } from './fixtures/records.js';
 import { countResources, leakedSince } from './fixtures/resources.js';
@@ -29,6 +32,8 @@ export interface ConformanceTarget {
   ttlMs: number;
   /** Address of the registry the ordinary cases share. */
   address(): string;
+  /** Writes entries by hand into the shared registry's layout, with the engine's own client. */
+  rawStore(): Promise<RawStore>;
   /** Starts a private server for outage cases; absent for kinds without a server (file). */
   privateServer?: () => Promise<TestServer>;
   /**
@@ -145,6 +150,84 @@ export function runRegistryConformance(target: ConformanceTarget): void {
       expect(JSON.parse((await readEntry(address, pathOf(other)))!)).toEqual(other); // only that one removed
       await registry.unregisterConsumer(other);
       await waitFor(async () => (await readEntry(address, pathOf(other))) === undefined, 5_000);
+    });
+
+    it('checks stored records where it reads them: one bad entry is skipped and logged once, never more', async () => {
+      const key = uniqueServiceKey('records');
+      const dir = `/callisto/${servicePathSegment(key)}/providers`;
+      const store = await target.rawStore();
+      later(() => store.close());
+      const good = (port: number, fields: Record<string, unknown> = {}) =>
+        JSON.stringify({ ...providerRecord(key, port), ...fields });
+      const { startTime: _omitted, ...withoutStartTime } = providerRecord(key, 30_001);
+      // valid, with quirks the reader must tame: no startTime, a huge weight, fields it does not know
+      await store.put(
+        `${dir}/127.0.0.1:30001`,
+        JSON.stringify({
+          ...withoutStartTime,
+          weight: 1e308,
+          extra: { nested: true },
+          tags: { zone: 'a', n: 1 },
+        }),
+      );
+      await store.put(`${dir}/127.0.0.1:30002`, good(30_002, { weight: -5 }));
+      const bad: Record<string, string | Buffer> = {
+        'port-70000': good(70_000),
+        'port-negative': good(-1),
+        'port-fraction': good(1.5),
+        'port-string': good(0, { port: '30003' }),
+        'host-empty': good(30_004, { host: '' }),
+        'host-with-space': good(30_004, { host: '127.0.0.1 evil' }),
+        'host-missing': good(30_004, { host: undefined }),
+        'weight-text': good(30_005, { weight: 'heavy' }),
+        'start-text': good(30_005, { startTime: 'yesterday' }),
+        'protocol-other': good(30_005, { protocol: 'dubbo' }),
+        'json-array': '[1,2,3]',
+        'partial-write': good(30_006).slice(0, 40),
+        'too-large': good(30_007, { tags: { pad: 'x'.repeat(MAX_RECORD_BYTES) } }),
+      };
+      for (const [name, value] of Object.entries(bad)) await store.put(`${dir}/${name}`, value);
+      const unreadable = await store.putUnreadable(dir);
+      const badPaths = [...Object.keys(bad).map((name) => `${dir}/${name}`), ...unreadable];
+
+      const lines: string[] = [];
+      const consumer = await createRegistry(target.address(), {
+        ttlMs,
+        log: (level, message) => lines.push(`${level} ${message}`),
+      });
+      later(() => consumer.close());
+      const before = Date.now();
+      const f = await follow(consumer, key);
+      await waitFor(() => f.has('127.0.0.1:30001', '127.0.0.1:30002'), 5_000);
+      const after = Date.now();
+      const [first, second] = f.latest()!;
+      expect(first!.weight).toBe(MAX_PROVIDER_WEIGHT);
+      expect(first!.startTime).toBeGreaterThanOrEqual(before - 1_000); // "just started": first seen now
+      expect(first!.startTime).toBeLessThanOrEqual(after);
+      expect(first).not.toHaveProperty('extra');
+      expect(first!.tags).toEqual({ zone: 'a' });
+      expect(second!.weight).toBe(0);
+
+      // the bad entries never stop the list from following changes, whoever writes them
+      const provider = await open();
+      await provider.register(providerRecord(key, 30_010));
+      await waitFor(() => f.has('127.0.0.1:30001', '127.0.0.1:30002', '127.0.0.1:30010'), 5_000);
+      await store.put(`${dir}/partial-write`, good(30_006)); // the writer finishes its write
+      await waitFor(
+        () => f.has('127.0.0.1:30001', '127.0.0.1:30002', '127.0.0.1:30006', '127.0.0.1:30010'),
+        5_000,
+      );
+      await provider.unregister(providerRecord(key, 30_010));
+      await waitFor(() => f.has('127.0.0.1:30001', '127.0.0.1:30002', '127.0.0.1:30006'), 5_000);
+      expect(f.deliveries.at(-1)!.list.find((r) => r.port === 30_001)!.startTime).toBe(first!.startTime);
+
+      // one warning per bad entry (not per re-read), naming the registry and the key or file
+      for (const path of badPaths) {
+        const named = lines.filter((line) => line.includes(`${store.keyOf(path)}:`));
+        expect(named, `log lines naming ${path}:\n${lines.join('\n')}`).toHaveLength(1);
+        expect(named[0]).toMatch(new RegExp(`^warn registry ${escapeRegExp(target.address())}: skipped `));
+      }
+      expect(lines.filter((line) => line.includes('skipped'))).toHaveLength(badPaths.length);
     });
 
     it('shows a clean close at once (well under the TTL)', async () => {

@@ -1,0 +1,125 @@
+/**
+ * The rules a stored provider record must pass before a consumer uses it. Records come from shared
+ * servers and directories anyone with access can write to, so they are checked where they are read:
+ *
+ * - a JSON object of at most `MAX_RECORD_BYTES` bytes;
+ * - `service`: a non-empty string; `version` and `group`: strings when present;
+ * - `host`: a non-empty string without spaces or control characters, at most 255 characters;
+ * - `port`: an integer from 1 to 65535 (a number, not a string);
+ * - `protocol`: `callisto` when present;
+ * - `weight`: a number, clamped to 0..`MAX_PROVIDER_WEIGHT`; 100 when absent;
+ * - `startTime`: a positive number (ms since epoch); when absent (or 0) the provider counts as just
+ *   started, i.e. the time the reader first saw the entry, so warm-up applies;
+ * - descriptive fields (`serializers`, `methods`, `application`, `pid`, `tags`) of the wrong type fall
+ *   back to their defaults; unknown fields are ignored (and not copied).
+ *
+ * A record that fails is skipped; the reader (record-reader.ts) logs it once.
+ */
+import type { ProviderRecord } from './provider-record.js';
+
+/** Largest stored record accepted, bytes. Real records are a few hundred bytes. */
+export const MAX_RECORD_BYTES = 64 * 1024;
+
+/** Weights above this are lowered to it (one record cannot take all the traffic). */
+export const MAX_PROVIDER_WEIGHT = 10_000;
+
+/** Weight of a record that names none. */
+export const DEFAULT_PROVIDER_WEIGHT = 100;
+
+export type RecordCheck =
+  | { record: ProviderRecord; problem?: undefined }
+  | { record?: undefined; problem: string };
+
+/** 1 to 255 characters, none of them a space or a control character. */
+function isHostName(host: string): boolean {
+  if (host.length === 0 || host.length > 255) return false;
+  for (let i = 0; i < host.length; i++) {
+    const code = host.charCodeAt(i);
+    if (code <= 0x20 || code === 0x7f) return false;
+  }
+  return true;
+}
+
+const fail = (problem: string): RecordCheck => ({ problem });
+
+const describe = (value: unknown): string => {
+  const text = JSON.stringify(value);
+  return text === undefined ? String(value) : text.length > 40 ? `${text.slice(0, 40)}...` : text;
+};
+
+const strings = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+
+const stringMap = (value: unknown): Record<string, string> => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
+  const out: Record<string, string> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (typeof item === 'string')
+      Object.defineProperty(out, key, { value: item, enumerable: true, writable: true });
+  }
+  return out;
+};
+
+/** Checks a parsed record; `firstSeen` is the start time given to a record without one. */
+export function validateProviderRecord(value: unknown, firstSeen: number): RecordCheck {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return fail(`not a JSON object (${describe(value)})`);
+  }
+  const r = value as Record<string, unknown>;
+  const { service, version, group, host, port, protocol, weight, startTime } = r;
+  if (typeof service !== 'string' || service === '')
+    return fail(`service ${describe(service)} is not a name`);
+  if (version !== undefined && typeof version !== 'string')
+    return fail(`version ${describe(version)} is not a string`);
+  if (group !== undefined && typeof group !== 'string')
+    return fail(`group ${describe(group)} is not a string`);
+  if (typeof host !== 'string' || !isHostName(host))
+    return fail(`host ${describe(host)} is not a host name or address`);
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65_535) {
+    return fail(`port ${describe(port)} is not an integer from 1 to 65535`);
+  }
+  if (protocol !== undefined && protocol !== 'callisto')
+    return fail(`protocol ${describe(protocol)} is not callisto`);
+  if (weight !== undefined && (typeof weight !== 'number' || Number.isNaN(weight))) {
+    return fail(`weight ${describe(weight)} is not a number`);
+  }
+  if (
+    startTime !== undefined &&
+    startTime !== null &&
+    (typeof startTime !== 'number' || !Number.isFinite(startTime))
+  ) {
+    return fail(`startTime ${describe(startTime)} is not a time in ms`);
+  }
+  return {
+    record: {
+      service,
+      version: version ?? '',
+      group: group ?? '',
+      host,
+      port,
+      protocol: 'callisto',
+      serializers: strings(r['serializers']),
+      weight:
+        weight === undefined ? DEFAULT_PROVIDER_WEIGHT : Math.min(MAX_PROVIDER_WEIGHT, Math.max(0, weight)),
+      methods: strings(r['methods']),
+      application: typeof r['application'] === 'string' ? r['application'] : '',
+      pid: typeof r['pid'] === 'number' && Number.isInteger(r['pid']) ? r['pid'] : 0,
+      startTime: typeof startTime === 'number' && startTime > 0 ? startTime : firstSeen,
+      tags: stringMap(r['tags']),
+    },
+  };
+}
+
+/** Parses stored bytes and checks the record; the problem names what is wrong. */
+export function parseProviderRecord(stored: string | Uint8Array, firstSeen: number): RecordCheck {
+  const size = typeof stored === 'string' ? Buffer.byteLength(stored) : stored.byteLength;
+  if (size === 0) return fail('empty');
+  if (size > MAX_RECORD_BYTES) return fail(`${size} bytes, more than ${MAX_RECORD_BYTES}`);
+  let value: unknown;
+  try {
+    value = JSON.parse(typeof stored === 'string' ? stored : Buffer.from(stored).toString('utf8'));
+  } catch (error) {
+    return fail(`not JSON (${(error as Error).message})`);
+  }
+  return validateProviderRecord(value, firstSeen);
+}
