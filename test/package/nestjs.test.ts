@@ -16,6 +16,11 @@ const EXAMPLE = path.join(REPO, 'examples/nestjs');
 /** Installs and builds take seconds each, more on a loaded machine: generous, npm bounds each step itself. */
 const SETUP_TIMEOUT_MS = 240_000;
 const RUN_TIMEOUT_MS = 60_000;
+/**
+ * `CALLISTO_TEST_NEST=11` runs this against another Nest major (the peer range allows 11 and 12); by
+ * default, the example's own (12).
+ */
+const NEST_MAJOR = process.env['CALLISTO_TEST_NEST'];
 
 let dir: string;
 const dirs: string[] = [];
@@ -29,6 +34,13 @@ beforeAll(async () => {
   dirs.push(dir);
   for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'src']) {
     fs.cpSync(path.join(EXAMPLE, entry), path.join(dir, entry), { recursive: true });
+  }
+  if (NEST_MAJOR) {
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+    for (const name of ['@nestjs/common', '@nestjs/core', '@nestjs/platform-express']) {
+      manifest.dependencies[name] = `^${NEST_MAJOR}.0.0`;
+    }
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
   }
   // Under legacy decorators too, @RpcService accepts only a class that implements the definition: the
   // build fails ("Unused '@ts-expect-error' directive") if this class compiles.
@@ -111,6 +123,10 @@ describe('examples/nestjs: Nest applications with the packed package', () => {
         'require("callisto/nestjs")',
       );
       expect(fs.existsSync(path.join(dir, 'dist/typing-check.js'))).toBe(true);
+      const nest = JSON.parse(
+        fs.readFileSync(path.join(dir, 'node_modules/@nestjs/core/package.json'), 'utf8'),
+      );
+      expect(nest.version.split('.')[0]).toBe(NEST_MAJOR ?? '12');
     },
     RUN_TIMEOUT_MS,
   );
