@@ -12,7 +12,7 @@ import { registerDecorated } from '../decorators/register-decorated.js';
 import type { ClassOf } from '../decorators/rpc-service.js';
 import { CALLISTO_APP, CALLISTO_FEATURE } from './tokens.js';
 
-/** @internal What one forFeature() keeps for its module. */
+/** What one forFeature() keeps for its module. */
 export interface FeatureServices {
   readonly services: readonly ClassOf<object>[];
 }

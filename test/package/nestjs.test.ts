@@ -113,8 +113,8 @@ function exitOf(
 
 describe('examples/nestjs: Nest applications with the packed package', () => {
   it(
-    'is built as Nest builds a project: CommonJS, legacy decorators with their metadata, tsc',
-    () => {
+    'is built as Nest builds a project: CommonJS, legacy decorators with their metadata, tsc; the declarations check',
+    async () => {
       const rpc = fs.readFileSync(path.join(dir, 'dist/provider/users.rpc.js'), 'utf8');
       expect(rpc).toContain('require("callisto")');
       expect(rpc).toContain('(0, callisto_1.RpcService)(contract_1.UserServiceDef)');
@@ -127,6 +127,25 @@ describe('examples/nestjs: Nest applications with the packed package', () => {
         fs.readFileSync(path.join(dir, 'node_modules/@nestjs/core/package.json'), 'utf8'),
       );
       expect(nest.version.split('.')[0]).toBe(NEST_MAJOR ?? '12');
+      // The declarations of the main entry point and of every module of the subpath check (the project's
+      // skipLibCheck would hide a broken one).
+      fs.writeFileSync(
+        path.join(dir, 'tsconfig.declarations.json'),
+        JSON.stringify({
+          extends: './tsconfig.json',
+          compilerOptions: { skipLibCheck: false, noEmit: true, incremental: false },
+          include: [
+            'node_modules/callisto/dist/index.d.ts',
+            'node_modules/callisto/dist/nestjs/*.d.ts',
+            'node_modules/callisto/dist/decorators/*.d.ts',
+          ],
+        }),
+      );
+      await npm(dir, ['exec', '--', 'tsc', '-p', 'tsconfig.declarations.json']).catch(
+        (error: { stdout?: string }) => {
+          throw new Error(`the declarations do not check:\n${error.stdout ?? ''}`);
+        },
+      );
     },
     RUN_TIMEOUT_MS,
   );
