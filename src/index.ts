@@ -32,6 +32,15 @@ export {
 } from './core/invocation.js';
 export { ErrorCode, type ErrorCodeName, RpcError } from './core/rpc-error.js';
 export type { ServiceKey } from './core/service-key.js';
+// Decorators (standard TC39 decorators; @RpcService also works under experimentalDecorators)
+export {
+  type DecoratedApp,
+  type DecoratedInstances,
+  type DecoratedTarget,
+  registerDecorated,
+} from './decorators/register-decorated.js';
+export { type ReferenceDecorator, RpcReference } from './decorators/rpc-reference.js';
+export { type ClassOf, RpcService, type ServiceClassDecorator } from './decorators/rpc-service.js';
 // Extension points
 export {
   BUILTIN_EXTENSION_NAMES,

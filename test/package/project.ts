@@ -99,9 +99,17 @@ export interface Background {
   stop(): Promise<number | null>;
 }
 
-/** Starts `node <file>` in `dir` and keeps it running. */
-export function startNode(dir: string, file: string): Background {
-  const child = spawn(process.execPath, [file], { cwd: dir, env: cleanEnv(), stdio: 'pipe' });
+/** Starts `node <file> ...args` in `dir` (with `env` added to the clean environment) and keeps it running. */
+export function startNode(
+  dir: string,
+  file: string,
+  options: { args?: string[]; env?: Record<string, string> } = {},
+): Background {
+  const child = spawn(process.execPath, [file, ...(options.args ?? [])], {
+    cwd: dir,
+    env: { ...cleanEnv(), ...options.env },
+    stdio: 'pipe',
+  });
   let stdout = '';
   let all = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
