@@ -17,8 +17,13 @@ import { loadOptionalPackage } from './load-optional.js';
 import type { StoredEntry } from './record-reader.js';
 import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
 import { operationTimeoutMs, resolveRegistryOptions } from './registry-options.js';
-import { providersPath } from './registry-paths.js';
-import { createRegistryShell, type RegistryContext, type RegistryDriver } from './registry-shell.js';
+import { consumersPath, providersPath } from './registry-paths.js';
+import {
+  createRegistryShell,
+  type EntryCounts,
+  type RegistryContext,
+  type RegistryDriver,
+} from './registry-shell.js';
 import { createBackoff, createGate, describeError, withTimeout } from './timing.js';
 
 /** Keys an inventory (NoProvider diagnostics) reads at most. */
@@ -270,6 +275,25 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
         counts.set(segment, kind === 'providers' && address ? count + 1 : count);
       }
       return counts;
+    },
+    async catalog() {
+      const top = `${options.root}/`;
+      const keys = await client.getAll().prefix(top).limit(INVENTORY_MAX_KEYS).keys();
+      const counts = new Map<string, EntryCounts>();
+      for (const key of keys) {
+        const [segment, kind, name] = key.slice(top.length).split('/');
+        if (!segment) continue;
+        const count = counts.get(segment) ?? { providers: 0, consumers: 0 };
+        if (name && kind === 'providers') count.providers++;
+        if (name && kind === 'consumers') count.consumers++;
+        counts.set(segment, count);
+      }
+      return counts;
+    },
+    async consumerEntries(segment) {
+      const prefix = `${consumersPath(options.root, segment)}/`;
+      const response = await client.getAll().prefix(prefix).limit(INVENTORY_MAX_KEYS).exec();
+      return response.kvs.map((kv): StoredEntry => ({ key: kv.key.toString(), value: kv.value }));
     },
     unwatch(segment) {
       const entry = follows.get(segment);
