@@ -57,6 +57,8 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
   let lease: Etcd3Module.Lease | undefined;
   let state: 'recovering' | 'connected' | 'closed' = 'recovering';
   let failedWhileRecovering = false;
+  /** The lease was kept or granted (and keys written) in the recovery under way: close() revokes it. */
+  let leaseLiveWhileRecovering = false;
   let timer: NodeJS.Timeout | undefined;
   /** Read through a function so TypeScript does not narrow it across awaits. */
   const isClosed = (): boolean => state === 'closed';
@@ -135,6 +137,7 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
     if (state === 'closed') return;
     if (state === 'recovering') {
       failedWhileRecovering = true;
+      leaseLiveWhileRecovering = false;
       return;
     }
     state = 'recovering';
@@ -197,9 +200,12 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
   const recover = async (): Promise<void> => {
     if (state === 'closed') return;
     failedWhileRecovering = false;
+    leaseLiveWhileRecovering = false;
     try {
-      if (context.registered.size > 0 || lease) await keepalive();
-      else if (follows.size === 0) await client.get(`${options.root}/`).exec(); // a probe
+      if (context.registered.size > 0 || lease) {
+        await keepalive();
+        leaseLiveWhileRecovering = !failedWhileRecovering;
+      } else if (follows.size === 0) await client.get(`${options.root}/`).exec(); // a probe
       // last, until every subscription has a watcher: watch() may add one while anything above awaits
       for (let next = unwatched(); next && !isClosed(); next = unwatched()) await follow(...next);
       if (failedWhileRecovering) throw new Error('connection lost while recovering');
@@ -211,6 +217,7 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
       schedule(keepaliveMs, tick);
       void flushRemovals();
     } catch (error) {
+      leaseLiveWhileRecovering = false;
       if (isClosed()) return;
       stopWatchers();
       context.setStatus('disconnected', describeError(error));
@@ -308,7 +315,8 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
       }
     },
     async close() {
-      const wasConnected = state === 'connected';
+      // closed while recovering after the keys were written (a short-lived process): revoke all the same
+      const wasConnected = state === 'connected' || leaseLiveWhileRecovering;
       state = 'closed';
       clearTimeout(timer);
       stopWatchers();

@@ -347,6 +347,27 @@ export function runRegistryConformance(target: ConformanceTarget): void {
       expect(took).toBeLessThan(ttlMs + 1_000 + MARGIN_MS);
     });
 
+    it('closed right after its first list (a short-lived process), leaves nothing it registered behind', async () => {
+      const key = uniqueServiceKey();
+      const registry = await createRegistry(target.address(), { ttlMs });
+      const record = {
+        service: key.name,
+        version: key.version,
+        group: key.group,
+        host: '127.0.0.1',
+        pid: 4_242,
+        application: 'short-lived',
+        startTime: Date.now(),
+      };
+      const registering = registry.registerConsumer(record).catch(() => {});
+      await registry.subscribe(key, () => {}); // the first list: the process is done, it closes now
+      const statusAtClose = registry.status;
+      await registry.close();
+      await registering;
+      const path = `/callisto/${servicePathSegment(key)}/consumers/127.0.0.1:4242`;
+      expect(await readEntry(target.address(), path), `closed while ${statusAtClose}`).toBeUndefined();
+    });
+
     it('leaves no socket, timer or watcher behind after close', async () => {
       const key = uniqueServiceKey();
       const before = countResources();
