@@ -8,15 +8,22 @@ import { ExitCode, type ExitCodeValue } from './exit-codes.js';
 
 interface RegistryDetail {
   status?: unknown;
+  holdings?: unknown;
 }
 
-/** Whether a NoProvider error says that no registry asked could be reached. */
+/**
+ * Whether a NoProvider error says that no registry asked could be reached: none is connected, and none
+ * could say what it holds (a registry that answered a listing was reached, even if it does not report
+ * itself connected yet).
+ */
 function registriesUnreachable(error: RpcError): boolean {
   const registries = error.details['registries'];
   return (
     Array.isArray(registries) &&
     registries.length > 0 &&
-    registries.every((registry: RegistryDetail) => registry?.status !== 'connected')
+    registries.every(
+      (registry: RegistryDetail) => registry?.status !== 'connected' && registry?.holdings === undefined,
+    )
   );
 }
 

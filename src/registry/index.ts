@@ -5,12 +5,12 @@
 import './builtin-registries.js';
 
 export { BUILTIN_REGISTRY_FACTORIES, registerBuiltinRegistries } from './builtin-registries.js';
-export { createRegistry } from './create-registry.js';
 export {
   type ConsumerRecordCheck,
   parseConsumerRecord,
   validateConsumerRecord,
 } from './consumer-record-check.js';
+export { createRegistry } from './create-registry.js';
 export { createDirectRegistry, directProviderRecord } from './direct-registry.js';
 export { createEtcdRegistry } from './etcd-registry.js';
 export { createFileRegistry } from './file-registry.js';
