@@ -87,6 +87,18 @@ function compareCommand(io: CliIo): Command {
     .argument('<before.json>', 'the earlier run (bench --out)')
     .argument('<after.json>', 'the later run')
     .option('--json', 'print one JSON document on stdout')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ callisto bench example.UserService.getUser 7 --url 127.0.0.1:20880 --calls 100000 --out before.json
+  $ callisto bench example.UserService.getUser 7 --url 127.0.0.1:20880 --calls 100000 --out after.json
+  $ callisto bench compare before.json after.json
+
+Prints calls/s, mean, p50, p90, p99, p99.9 and max latency, and failed calls, of both runs with the
+change (green when better, red when worse by more than 2%), and notes when the runs differ (method,
+concurrency, serializer, where the calls went).`,
+    )
     .action((beforeFile: string, afterFile: string, options: { json?: boolean }) => {
       const output = createOutput(io, { json: options.json ?? false });
       const [before, after] = [readBenchReport(beforeFile), readBenchReport(afterFile)];

@@ -47,7 +47,16 @@ export function configCommand(io: CliIo): Command {
   addCommonOptions(explain)
     .addHelpText('after', EXAMPLES)
     .action((options: ExplainOptions) => runExplain(io, options));
-  return new Command('config').description('inspect the configuration').addCommand(explain);
+  return new Command('config')
+    .description('inspect the configuration')
+    .addCommand(explain)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ callisto config explain
+  $ callisto config explain --changed --config deploy/callisto.config.yaml`,
+    );
 }
 
 async function runExplain(io: CliIo, options: ExplainOptions): Promise<void> {
