@@ -43,7 +43,9 @@ export function colorsFor(stream: { isTTY?: boolean }, env: CliIo['env']): boole
 export function createOutput(io: CliIo, options: { json: boolean }): Output {
   const outColors = !options.json && colorsFor(io.stdout, io.env);
   const errColors = colorsFor(io.stderr, io.env);
-  const paint = (enabled: boolean, style: Style, text: string) => (enabled ? styleText(style, text) : text);
+  // colorsFor() decides, per stream (styleText would judge stderr's text by stdout)
+  const paint = (enabled: boolean, style: Style, text: string) =>
+    enabled ? styleText(style, text, { validateStream: false }) : text;
   return {
     json: options.json,
     interactive: io.stderr.isTTY === true,

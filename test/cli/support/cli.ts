@@ -66,7 +66,8 @@ export function cleanEnv(extra: Record<string, string> = {}): Record<string, str
     if (key === 'NO_COLOR' || key === 'FORCE_COLOR' || key === 'NODE_OPTIONS') continue;
     env[key] = value;
   }
-  return { ...env, ...extra };
+  // a terminal type as a person's shell has: only a pipe (not TERM) keeps the colours off
+  return { ...env, TERM: 'xterm-256color', ...extra };
 }
 
 export interface CliResult {
