@@ -170,13 +170,14 @@ export interface ProviderProcess {
 
 /** Starts test/cli/fixtures/provider.ts (cli.UserService) and waits until it serves and is registered. */
 export async function startProvider(options: ProviderOptions = {}): Promise<ProviderProcess> {
+  // stdin is its lifeline: it stops when this process goes (a failed beforeAll cannot leak it)
   const child: ChildProcess = spawn(
     process.execPath,
     ['--import', 'tsx', PROVIDER, JSON.stringify(options)],
     {
       cwd: REPO,
       env: cleanEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
     },
   );
   let output = '';
