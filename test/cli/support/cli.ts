@@ -32,13 +32,18 @@ export interface CliBuild {
 export async function buildCli(): Promise<CliBuild> {
   mkdirSync(path.join(REPO, '.tmp'), { recursive: true });
   const root = mkdtempSync(path.join(REPO, '.tmp', 'cli-build-'));
-  await run(
-    process.execPath,
-    [TSC, '-p', path.join(REPO, 'tsconfig.json'), '--outDir', path.join(root, 'dist')],
-    {
-      cwd: REPO,
-    },
-  );
+  try {
+    await run(
+      process.execPath,
+      [TSC, '-p', path.join(REPO, 'tsconfig.json'), '--outDir', path.join(root, 'dist')],
+      {
+        cwd: REPO,
+      },
+    );
+  } catch (error) {
+    rmSync(root, { recursive: true, force: true }); // a build that fails leaves nothing behind
+    throw error;
+  }
   copyFileSync(path.join(REPO, 'package.json'), path.join(root, 'package.json'));
   const cwd = mkdtempSync(path.join(tmpdir(), 'callisto-cli-cwd-'));
   return {
