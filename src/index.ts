@@ -21,7 +21,12 @@ export {
   type ServerConfig,
 } from './config/callisto-config.js';
 export { ConfigError } from './config/config-error.js';
-export { type LoadConfigOptions, loadConfig } from './config/load-config.js';
+export {
+  type LoadConfigOptions,
+  type LoadedConfig,
+  loadConfig,
+  loadConfigWithSources,
+} from './config/load-config.js';
 export type { ErrorDeclaration, ErrorExposure } from './core/error-payload.js';
 export {
   type Attachments,

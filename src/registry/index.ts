@@ -5,6 +5,11 @@
 import './builtin-registries.js';
 
 export { BUILTIN_REGISTRY_FACTORIES, registerBuiltinRegistries } from './builtin-registries.js';
+export {
+  type ConsumerRecordCheck,
+  parseConsumerRecord,
+  validateConsumerRecord,
+} from './consumer-record-check.js';
 export { createRegistry } from './create-registry.js';
 export { createDirectRegistry, directProviderRecord } from './direct-registry.js';
 export { createEtcdRegistry } from './etcd-registry.js';
@@ -34,6 +39,7 @@ export {
   type RegistryOptions,
   type RegistryStatus,
   type ServiceHolding,
+  type ServiceListing,
 } from './registry.js';
 export { DEFAULT_REGISTRY_PORTS, formatRegistryAddress, parseRegistryAddress } from './registry-address.js';
 export { resolveRegistryOptions } from './registry-options.js';

@@ -31,7 +31,7 @@ export type RecordCheck =
   | { record?: undefined; problem: string };
 
 /** 1 to 255 characters, none of them a space or a control character. */
-function isHostName(host: string): boolean {
+export function isHostName(host: string): boolean {
   if (host.length === 0 || host.length > 255) return false;
   for (let i = 0; i < host.length; i++) {
     const code = host.charCodeAt(i);

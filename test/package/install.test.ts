@@ -13,6 +13,7 @@ import {
   installTarball,
   node,
   npm,
+  npx,
   type Packed,
   pack,
   REPO,
@@ -221,6 +222,47 @@ describe('the packed package', () => {
       );
       expect(await node(dir, 'subpath.js')).toContain('function');
       expectQuickStartOutput(await runQuickStart(dir));
+    },
+    INSTALL_TIMEOUT_MS,
+  );
+
+  it(
+    'installs the callisto command: `npx callisto` lists and calls a provider of the project',
+    async () => {
+      expect(packed.files).toContain('dist/cli/main.js');
+      const dir = await esmProject();
+      fs.writeFileSync(
+        path.join(dir, 'cli-provider.mjs'),
+        `import { callisto, defineService } from 'callisto';
+const Greeter = defineService('pkg.Greeter', { methods: { hi: {} } });
+const app = await callisto({ application: 'pkg', registry: 'file://.callisto/cli-registry', logLevel: 'warn' });
+app.provide(Greeter, { hi: (name) => 'hi ' + name });
+await app.start();
+app.handleSignals();
+console.log('serving ' + app.address);
+`,
+      );
+      const provider = startNode(dir, 'cli-provider.mjs');
+      try {
+        await provider.waitFor(/serving \S+:\d+/);
+        const { version } = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as {
+          version: string;
+        };
+        expect(await npx(dir, ['callisto', '--version'])).toBe(`${version}\n`);
+        const listed = await npx(dir, ['callisto', 'ls', '--registry', 'file://.callisto/cli-registry']);
+        expect(listed).toMatch(/\npkg\.Greeter\s+1\.0\.0\s+-\s+1\s+0\n/);
+        const called = await npx(dir, [
+          'callisto',
+          'call',
+          'pkg.Greeter.hi',
+          '"npx"',
+          '--registry',
+          'file://.callisto/cli-registry',
+        ]);
+        expect(JSON.parse(called)).toBe('hi npx');
+      } finally {
+        expect(await provider.stop()).toBe(0);
+      }
     },
     INSTALL_TIMEOUT_MS,
   );

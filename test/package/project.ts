@@ -30,6 +30,19 @@ export async function npm(cwd: string, args: string[]): Promise<string> {
   return stdout;
 }
 
+/** `npx --no -- <args>` in `dir`: a command the project has installed (never fetched); its stdout. */
+export async function npx(cwd: string, args: string[]): Promise<string> {
+  try {
+    const { stdout } = await run('npx', ['--no', '--', ...args], { cwd, env: cleanEnv(), timeout: 60_000 });
+    return stdout;
+  } catch (error) {
+    const { stdout, stderr, code } = error as { stdout?: string; stderr?: string; code?: unknown };
+    throw new Error(
+      `npx ${args.join(' ')} failed (${String(code)}) in ${cwd}:\n${stdout ?? ''}${stderr ?? ''}`,
+    );
+  }
+}
+
 export interface Packed {
   tarball: string;
   files: string[];
