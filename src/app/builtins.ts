@@ -4,3 +4,4 @@ import '../loadbalance/index.js';
 import '../cluster/index-policies.js';
 import '../cluster/builtin-clusters.js';
 import '../registry/builtin-registries.js';
+import '../transport/index.js';

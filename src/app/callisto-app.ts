@@ -39,7 +39,10 @@ export interface CallistoApp {
   readonly state: AppState;
   /** True while running and not shutting down (for health checks). */
   readonly ready: boolean;
-  /** `host:port` announced to consumers, once started with something provided. */
+  /**
+   * `host:port` announced to consumers (`<transport>://host:port` over a transport other than TCP, e.g.
+   * `memory://127.0.0.1:1`), once started with something provided.
+   */
   readonly address: string | undefined;
   /** The port listened on, once started. */
   readonly port: number | undefined;
@@ -85,7 +88,14 @@ function createApp(
 ): CallistoApp {
   const serializers = createSerializerTable(extensions);
   const registries = createRegistrySet(extensions, config.registryTtlMs, logger);
-  const provider = createProviderSide(config, serializers, registries, filters.provider ?? [], logger);
+  const provider = createProviderSide(
+    config,
+    extensions,
+    serializers,
+    registries,
+    filters.provider ?? [],
+    logger,
+  );
   const consumer = createConsumerSide(
     config,
     extensions,

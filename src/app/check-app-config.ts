@@ -78,6 +78,7 @@ export function checkAppConfig({ config, sourceOf }: LoadedConfig, extensions: E
   checkExtensionName(extensions, 'loadbalance', consumer.loadbalance, site('consumer.loadbalance'));
   checkExtensionName(extensions, 'cluster', consumer.cluster, site('consumer.cluster'));
   checkExtensionName(extensions, 'retry', consumer.retry, site('consumer.retry'));
+  checkExtensionName(extensions, 'transport', config.server.transport, site('server.transport'));
   config.server.serializers.forEach((name, i) => {
     checkExtensionName(extensions, 'serializer', name, site(`server.serializers[${i}]`));
   });

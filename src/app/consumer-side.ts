@@ -31,6 +31,7 @@ import type { SerializerTable } from '../serialization/serializer-table.js';
 import type { MethodDeclaration, ServiceDefinition } from '../service/define-service.js';
 import { methodNotFound, type ServiceTable } from '../service/service-table.js';
 import type { Remote } from '../service/service-types.js';
+import type { Transport } from '../transport/transport.js';
 import { DEFAULT_CONNECTION_OPTIONS } from '../transport/transport-options.js';
 import { type ReferenceTargets, resolveReferenceTargets } from './reference-targets.js';
 import type { RegistrySet } from './registry-set.js';
@@ -69,10 +70,20 @@ export function createConsumerSide(
   for (const serializer of serializers.serializers) byId[serializer.id] = serializer;
   const hostileLog = createRateLimitedLog((message) => logger.warn(message));
   const outages = createOutageLog((level, message) => logger[level](message));
+  const transports = new Map<string, Transport>();
+  const transportNamed = (name: string): Transport => {
+    let transport = transports.get(name);
+    if (transport === undefined) {
+      transport = extensions.get('transport', name)();
+      transports.set(name, transport);
+    }
+    return transport;
+  };
   const pool = createConnectionPool(
     byId,
     {
       ...DEFAULT_POOL_RECONNECT,
+      transport: transportNamed,
       idleTimeoutMs: config.consumer.idleTimeoutMs,
       connection: {
         ...DEFAULT_CONNECTION_OPTIONS,

@@ -4,6 +4,7 @@
  */
 import type { CallistoConfig } from '../config/callisto-config.js';
 import type { Filter } from '../core/invocation.js';
+import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import { channels, type ProtocolErrorMessage } from '../observability/channels.js';
 import type { Logger } from '../observability/logger.js';
 import { createRateLimitedLog } from '../observability/rate-limited-log.js';
@@ -14,6 +15,7 @@ import { checkServerOptions, type ServerOptions } from '../server/server-options
 import { type ServiceDefinition, undeclaredFunctions } from '../service/define-service.js';
 import { createServiceTable, type ExportedService, type ServiceTable } from '../service/service-table.js';
 import type { Implementation } from '../service/service-types.js';
+import { transportAddress } from '../transport/transport.js';
 import { DEFAULT_CONNECTION_OPTIONS } from '../transport/transport-options.js';
 import type { RegistrySet } from './registry-set.js';
 
@@ -36,7 +38,7 @@ export interface ProviderSide {
   /** Listens (when anything is provided) and registers every service. */
   start(): Promise<void>;
   readonly server: RpcServer | undefined;
-  /** `host:port` consumers are told, once started. */
+  /** `host:port` consumers are told (`<transport>://host:port` unless over TCP), once started. */
   readonly advertisedAddress: string | undefined;
   records(): ProviderRecord[];
   unregisterAll(): Promise<void>;
@@ -80,6 +82,7 @@ function serverOptionsOf(config: CallistoConfig): ServerOptions {
 
 export function createProviderSide(
   config: CallistoConfig,
+  extensions: ExtensionRegistry,
   serializers: SerializerTable,
   registries: RegistrySet,
   appFilters: readonly Filter[],
@@ -103,6 +106,7 @@ export function createProviderSide(
       host: advertisedHost!,
       port: server!.port,
       protocol: 'callisto',
+      ...(config.server.transport === 'tcp' ? {} : { transport: config.server.transport }),
       serializers: acceptedSerializers(serializers.serializers, serverOptions.serializers).map((s) => s.name),
       weight: entry.options.weight ?? config.server.weight,
       methods: [...methods.keys()],
@@ -143,7 +147,8 @@ export function createProviderSide(
       // only an app that serves needs its server's limits to fit together (a consumer-only app may
       // raise maxDecodedElements for large answers)
       checkServerOptions(serverOptions);
-      server = createRpcServer(table, serializers.serializers, serverOptions, {
+      const transport = extensions.get('transport', config.server.transport)();
+      server = createRpcServer(transport, table, serializers.serializers, serverOptions, {
         onProtocolError: (remote, error) => {
           const message = (error as Error).message;
           hostileLog.warn('protocol', `closed connection from ${remote}: ${message}`);
@@ -176,7 +181,9 @@ export function createProviderSide(
       return server;
     },
     get advertisedAddress() {
-      return server && advertisedHost ? `${advertisedHost}:${server.port}` : undefined;
+      return server && advertisedHost
+        ? transportAddress(advertisedHost, server.port, config.server.transport)
+        : undefined;
     },
     records() {
       return provided.flatMap((entry) => (entry.record ? [entry.record] : []));

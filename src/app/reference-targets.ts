@@ -7,6 +7,7 @@
 import type { ReferenceOptions } from '../client/reference-options.js';
 import { splitAddressList } from '../config/address-list.js';
 import { ConfigError } from '../config/config-error.js';
+import { closestMatch } from '../config/did-you-mean.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import { checkRegistryAddressFor } from './check-app-config.js';
@@ -43,16 +44,24 @@ export function resolveReferenceTargets(
     typeof value === 'string' ? key : `${key}[${i}]`;
   const urls = listOf(options.url, (text) => text.split(',').map((part) => part.trim()));
   urls?.forEach((url, i) => {
+    const key = indexed(`${label}.url`, options.url, i);
+    let transport: string;
     try {
-      parseDirectAddress(url);
+      transport = parseDirectAddress(url).transport;
     } catch (error) {
+      throw new ConfigError(key, url, 'host:port or callisto://host:port', { source, cause: error });
+    }
+    if (!context.extensions.has('transport', transport)) {
+      const names = context.extensions.names('transport');
+      const closest = closestMatch(transport, names);
       throw new ConfigError(
-        indexed(`${label}.url`, options.url, i),
+        key,
         url,
-        'host:port or callisto://host:port',
+        `<transport>://host:port with a registered transport: ${names.join(', ')}`,
         {
           source,
-          cause: error,
+          problem: `unknown transport "${transport}"`,
+          suggestion: closest === undefined ? undefined : url.trim().replace(/^[^:]+/, closest),
         },
       );
     }

@@ -16,6 +16,7 @@ import { type ConsumerRecord, servicePathSegment } from '../registry/provider-re
 import type { Registry } from '../registry/registry.js';
 import { createServiceDirectory, type ServiceDirectory } from '../registry/service-directory.js';
 import { describeError } from '../registry/timing.js';
+import { transportAddress } from '../transport/transport.js';
 import type { RegistrySet } from './registry-set.js';
 
 export interface ServiceSource {
@@ -27,26 +28,34 @@ export interface ServiceSource {
 }
 
 function trackConnections(directory: ProviderDirectory, pool: ConnectionPool): () => void {
-  for (const endpoint of directory.list()) pool.retain(endpoint.host, endpoint.port);
+  for (const endpoint of directory.list()) pool.retain(endpoint.host, endpoint.port, endpoint.transport);
   return directory.onChange((added, removed, renewed) => {
-    for (const endpoint of added) pool.retain(endpoint.host, endpoint.port);
+    for (const endpoint of added) pool.retain(endpoint.host, endpoint.port, endpoint.transport);
     for (const endpoint of removed) pool.release(endpoint.address);
     for (const endpoint of renewed) pool.renew(endpoint.address);
   });
 }
 
-/** Parses `host:port` or `callisto://host:port`. */
-export function parseDirectAddress(raw: string): { host: string; port: number } {
-  const text = raw
-    .trim()
-    .replace(/^callisto:\/\//, '')
-    .replace(/\/$/, '');
+/**
+ * Parses `host:port`, `callisto://host:port` (both over TCP) or `<transport>://host:port` (e.g.
+ * `memory://127.0.0.1:3`).
+ */
+export function parseDirectAddress(raw: string): { host: string; port: number; transport: string } {
+  let text = raw.trim().replace(/\/$/, '');
+  let transport = 'tcp';
+  const scheme = /^([a-z][a-z0-9-]*):\/\//.exec(text);
+  if (scheme) {
+    if (scheme[1] !== 'callisto') transport = scheme[1]!;
+    text = text.slice(scheme[0].length);
+  }
   const match = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(text);
   const port = match ? Number(match[2]) : Number.NaN;
   if (!match || port < 1 || port > 65535) {
-    throw new TypeError(`invalid provider address "${raw}": expected host:port or callisto://host:port`);
+    throw new TypeError(
+      `invalid provider address "${raw}": expected host:port, callisto://host:port or <transport>://host:port`,
+    );
   }
-  return { host: match[1]!, port };
+  return { host: match[1]!, port, transport };
 }
 
 export function createDirectSource(
@@ -55,8 +64,8 @@ export function createDirectSource(
   pool: ConnectionPool,
 ): ServiceSource {
   const records = addresses.map((raw) => {
-    const { host, port } = parseDirectAddress(raw);
-    return directProviderRecord(key, `${host}:${port}`);
+    const { host, port, transport } = parseDirectAddress(raw);
+    return directProviderRecord(key, `${host}:${port}`, transport);
   });
   const directory = createProviderDirectory(records);
   const stopTracking = trackConnections(directory, pool);
@@ -147,7 +156,9 @@ export function createRegistrySource(
       emptyProtection: options.emptyProtection,
       startTimeoutMs: options.startTimeoutMs,
       hasHealthyConnections: (records) =>
-        records.some((record) => pool.isHealthy(`${record.host}:${record.port}`)),
+        records.some((record) =>
+          pool.isHealthy(transportAddress(record.host, record.port, record.transport)),
+        ),
       onChange: (records) => directory.update(records),
       log: (level, message) => logger[level](message),
     });

@@ -21,11 +21,14 @@ import { messageOf, RpcError } from '../core/rpc-error.js';
 import { createByteBudget } from '../protocol/byte-budget.js';
 import type { Serializer } from '../serialization/serializer.js';
 import { type ClientConnection, createClientConnection } from '../transport/client-connection.js';
+import { DEFAULT_TRANSPORT, type Transport, transportAddress } from '../transport/transport.js';
 import type { ConnectionOptions } from '../transport/transport-options.js';
 import { createFailedConnection } from './failed-connection.js';
 
 export interface ConnectionPoolOptions {
   connection: ConnectionOptions;
+  /** The transport of a provider record's `transport` name (`tcp` when the record names none). */
+  transport: (name: string) => Transport;
   /** First reconnect delay ceiling. Default 200. */
   reconnectBaseMs: number;
   /** Largest reconnect delay. Default 10000. */
@@ -64,8 +67,8 @@ export interface PoolHandle {
 }
 
 export interface ConnectionPool {
-  /** The handle of `host:port`; its connection opens on first use. */
-  handle(host: string, port: number): PoolHandle;
+  /** The handle of `host:port` over `transport` (default `tcp`); its connection opens on first use. */
+  handle(host: string, port: number, transport?: string): PoolHandle;
   isAvailable(address: string): boolean;
   /**
    * Whether `address` has an open connection whose provider has not said "going away" (what empty-list
@@ -75,7 +78,7 @@ export interface ConnectionPool {
   /** Called when a connection closes or its provider says "going away". */
   onHealthChange(listener: (address: string) => void): () => void;
   /** Marks an address as wanted (by a directory): it is reconnected after losses. */
-  retain(host: string, port: number): void;
+  retain(host: string, port: number, transport?: string): void;
   release(address: string): void;
   /**
    * A registry announced the provider at `address` anew (a new process): forget that the previous one
@@ -122,8 +125,9 @@ export function createConnectionPool(
     constructor(
       readonly host: string,
       readonly port: number,
+      readonly transport: string,
     ) {
-      this.address = `${host}:${port}`;
+      this.address = transportAddress(host, port, transport);
     }
 
     get available(): boolean {
@@ -167,8 +171,7 @@ export function createConnectionPool(
       let connection: ClientConnection;
       try {
         connection = createClientConnection(
-          this.host,
-          this.port,
+          { transport: options.transport(this.transport), host: this.host, port: this.port },
           serializers,
           options.connection,
           {
@@ -255,11 +258,11 @@ export function createConnectionPool(
     }
   }
 
-  const slotFor = (host: string, port: number): Slot => {
-    const address = `${host}:${port}`;
+  const slotFor = (host: string, port: number, transport = DEFAULT_TRANSPORT): Slot => {
+    const address = transportAddress(host, port, transport);
     let slot = slots.get(address);
     if (slot === undefined) {
-      slot = new Slot(host, port);
+      slot = new Slot(host, port, transport);
       slots.set(address, slot);
     }
     return slot;
@@ -305,8 +308,8 @@ export function createConnectionPool(
     renew(address) {
       slots.get(address)?.renew();
     },
-    retain(host, port) {
-      slotFor(host, port).retainers++;
+    retain(host, port, transport) {
+      slotFor(host, port, transport).retainers++;
     },
     release(address) {
       const slot = slots.get(address);

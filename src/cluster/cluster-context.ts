@@ -71,7 +71,7 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
   const { directory, pool, loadBalancer, health, retry, options } = parts;
   let stickyEndpoint: ProviderEndpoint | undefined;
   const handleOf = (endpoint: ProviderEndpoint) =>
-    (endpoint.handle ??= pool.handle(endpoint.host, endpoint.port));
+    (endpoint.handle ??= pool.handle(endpoint.host, endpoint.port, endpoint.transport));
 
   const selectable = (): readonly ProviderEndpoint[] => {
     const all = directory.list();

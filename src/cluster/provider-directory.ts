@@ -5,6 +5,7 @@
  * an error is built, never per call.
  */
 import type { ProviderRecord } from '../registry/provider-record.js';
+import { transportAddress } from '../transport/transport.js';
 import { ProviderEndpoint } from './provider-endpoint.js';
 
 /** Why a directory has no provider: one readable sentence and the same as data. */
@@ -51,7 +52,7 @@ export function createProviderDirectory(
     const renewed: ProviderEndpoint[] = [];
     const seen = new Set<string>();
     for (const record of records) {
-      const address = `${record.host}:${record.port}`;
+      const address = transportAddress(record.host, record.port, record.transport);
       if (seen.has(address)) continue;
       seen.add(address);
       const existing = previous.get(address);

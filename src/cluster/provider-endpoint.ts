@@ -4,6 +4,7 @@ import { createEndpointStats, type EndpointStatsRecorder } from '../loadbalance/
 import type { Endpoint } from '../loadbalance/load-balancer.js';
 import type { ProviderRecord } from '../registry/provider-record.js';
 import type { CallTracker } from '../transport/client-connection.js';
+import { DEFAULT_TRANSPORT, transportAddress } from '../transport/transport.js';
 
 /** Errors that say something about a provider's health (business errors do not). */
 const UNHEALTHY: ReadonlySet<ErrorCodeName> = new Set(['Network', 'Timeout', 'Overloaded', 'Internal']);
@@ -31,12 +32,21 @@ export class ProviderEndpoint implements Endpoint, CallTracker {
     public weight: number,
     public startTime: number,
     public record: ProviderRecord | undefined,
+    /** The transport to connect with (the record's, `tcp` when it names none). */
+    readonly transport: string = DEFAULT_TRANSPORT,
   ) {
-    this.address = `${host}:${port}`;
+    this.address = transportAddress(host, port, transport);
   }
 
   static fromRecord(record: ProviderRecord): ProviderEndpoint {
-    return new ProviderEndpoint(record.host, record.port, record.weight, record.startTime, record);
+    return new ProviderEndpoint(
+      record.host,
+      record.port,
+      record.weight,
+      record.startTime,
+      record,
+      record.transport,
+    );
   }
 
   callStarted(): void {

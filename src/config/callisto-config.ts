@@ -8,6 +8,7 @@ import type {
   LoadBalancerName,
   RetryPolicyName,
   SerializerName,
+  TransportName,
 } from '../extension/extension-names.js';
 import { DEFAULT_SERVER_OPTIONS } from '../server/server-options.js';
 import { DEFAULT_CONNECTION_OPTIONS } from '../transport/transport-options.js';
@@ -28,6 +29,8 @@ export const serverConfigSchema = z.strictObject({
   port: z.number().int().min(0).max(65535),
   /** Host written to the registry; '' means `host` (127.0.0.1 for a wildcard host). Default ''. */
   advertiseHost: z.string(),
+  /** Transport to listen on: 'tcp', or 'memory' (apps of the same process, no socket); announced to consumers. Default 'tcp'. */
+  transport: extensionName<TransportName>(),
   /** Serializer names accepted from consumers; empty means all registered except v8 (trusted peers only: name it to accept it). Default []. */
   serializers: z.array(extensionName<SerializerName>()),
   /** Calls executing at once before new ones are answered Overloaded. Default 10000. */
@@ -179,6 +182,7 @@ export const DEFAULT_CONFIG: CallistoConfig = {
     host: '127.0.0.1',
     port: 0,
     advertiseHost: '',
+    transport: 'tcp',
     serializers: [],
     maxConcurrentCalls: 10_000,
     exposeStack: false,

@@ -22,6 +22,7 @@ export const BUILTIN_EXTENSION_NAMES = {
   cluster: ['failover', 'failfast', 'failsafe', 'failback', 'forking', 'broadcast'],
   retry: ['none', 'fixed', 'exponential'],
   registry: ['file', 'direct', 'etcd', 'zookeeper', 'zk', 'redis'],
+  transport: ['tcp', 'memory'],
 } as const;
 
 type Builtin<K extends keyof typeof BUILTIN_EXTENSION_NAMES> = (typeof BUILTIN_EXTENSION_NAMES)[K][number];
@@ -37,7 +38,11 @@ export interface RetryPolicyNames extends Record<Builtin<'retry'>, true> {}
 /** Registry kinds, the scheme of a registry address (`etcd://…`). Addresses stay plain strings. */
 export interface RegistryKindNames extends Record<Builtin<'registry'>, true> {}
 
+/** Transport names (`server.transport`, a provider record's `transport`); augment to add yours. */
+export interface TransportNames extends Record<Builtin<'transport'>, true> {}
+
 export type SerializerName = keyof SerializerNames & string;
+export type TransportName = keyof TransportNames & string;
 export type LoadBalancerName = keyof LoadBalancerNames & string;
 export type ClusterName = keyof ClusterNames & string;
 export type RetryPolicyName = keyof RetryPolicyNames & string;

@@ -1,15 +1,15 @@
 /**
- * The provider's TCP server: accepts connections (within `maxConnections` in all and
+ * The provider's server, on a transport (TCP unless configured otherwise): accepts connections (within `maxConnections` in all and
  * `maxConnectionsPerAddress` per remote address; one over is closed as it arrives) and serves them from
  * a service table. Shutdown is in steps the app drives: `refuse()` (new calls get Shutdown errors), `goAway()` (tell consumers, also
  * those connecting from now on), `drain(timeoutMs)` (wait for calls in flight), `close()` (close every
  * connection once its consumer has closed its side, or after a grace period). `destroy()` is immediate.
  */
-import net from 'node:net';
 import { RpcError } from '../core/rpc-error.js';
 import { createByteBudget } from '../protocol/byte-budget.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ServiceTable } from '../service/service-table.js';
+import type { ByteStream, Transport, TransportListener } from '../transport/transport.js';
 import { createPeerLimits } from './peer-limits.js';
 import { type ServerConnection, serveConnection } from './server-connection.js';
 import type { ServerContext } from './server-context.js';
@@ -63,6 +63,7 @@ export function acceptedSerializers(
 }
 
 export function createRpcServer(
+  transport: Transport,
   table: ServiceTable,
   serializers: readonly Serializer[],
   options: ServerOptions,
@@ -112,7 +113,7 @@ export function createRpcServer(
     },
   };
   let goingAway = false;
-  const server = net.createServer((socket) => {
+  const accept = (socket: ByteStream): void => {
     const slot = limits.connect(socket.remoteAddress ?? '');
     if (typeof slot === 'string') {
       hooks.onRefused?.(`${socket.remoteAddress}:${socket.remotePort}`, `connection refused: ${slot}`);
@@ -124,9 +125,11 @@ export function createRpcServer(
     connections.add(served);
     // A consumer reconnecting while we shut down learns it at once.
     if (goingAway) served.goAway();
-  });
+  };
+  let listener: TransportListener | undefined;
   let port = options.port;
   let closed: Promise<void> | undefined;
+  const stopListening = (): Promise<void> => listener?.close() ?? Promise.resolve();
 
   return {
     get port() {
@@ -139,16 +142,9 @@ export function createRpcServer(
     get connectionCount() {
       return connections.size;
     },
-    listen() {
-      return new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(options.port, options.host, () => {
-          server.off('error', reject);
-          const address = server.address();
-          if (address && typeof address === 'object') port = address.port;
-          resolve();
-        });
-      });
+    async listen() {
+      listener = await transport.listen({ host: options.host, port: options.port }, accept);
+      port = listener.port;
     },
     refuse() {
       ctx.refusing = true;
@@ -177,7 +173,7 @@ export function createRpcServer(
     close() {
       closed ??= (async () => {
         goingAway = true;
-        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        const stopped = stopListening();
         await Promise.all([...connections].map((connection) => connection.end(1_000)));
         await stopped;
       })();
@@ -185,7 +181,7 @@ export function createRpcServer(
     },
     destroy() {
       goingAway = true;
-      closed ??= new Promise<void>((resolve) => server.close(() => resolve()));
+      closed ??= stopListening();
       for (const connection of connections) connection.destroy();
     },
   };

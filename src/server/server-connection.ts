@@ -7,7 +7,6 @@
  * elements are counted, and the call takes its connection's share of the execution slots and of the
  * decoded-elements budget (peer-limits.ts).
  */
-import type net from 'node:net';
 import { type ErrorDeclaration, toErrorPayload } from '../core/error-payload.js';
 import type { Attachments } from '../core/invocation.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
@@ -23,6 +22,7 @@ import type { Serializer } from '../serialization/serializer.js';
 import { type ExportedMethod, type ExportedService, methodNotFound } from '../service/service-table.js';
 import { startFrameDeadline } from '../transport/frame-deadline.js';
 import { startHeartbeat } from '../transport/heartbeat.js';
+import type { ByteStream } from '../transport/transport.js';
 import { PONG_QUEUE_LIMIT_BYTES } from '../transport/transport-options.js';
 import { createArgumentsReader } from './arguments-reader.js';
 import type { PeerSlot } from './peer-limits.js';
@@ -48,7 +48,7 @@ export interface ServerConnection {
 }
 
 export function serveConnection(
-  socket: net.Socket,
+  socket: ByteStream,
   ctx: ServerContext,
   slot: PeerSlot,
   onClose: () => void,
@@ -64,7 +64,6 @@ export function serveConnection(
   const trackSignal = (invocation: ServerInvocation): void => {
     withSignals.add(invocation);
   };
-  socket.setNoDelay(true);
 
   const writer = createFrameWriter({
     write: (batch) => {

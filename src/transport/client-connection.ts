@@ -12,7 +12,6 @@
  * A provider that answers in another serializer, sends a frame too slowly or spends the budget is
  * treated as hostile: the connection is closed.
  */
-import net from 'node:net';
 import { fromErrorPayload } from '../core/error-payload.js';
 import type { Attachments } from '../core/invocation.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
@@ -30,6 +29,7 @@ import { startFrameDeadline } from './frame-deadline.js';
 import { startHeartbeat } from './heartbeat.js';
 import type { MethodRoute } from './method-route.js';
 import { type CallTracker, PendingCall } from './pending-call.js';
+import { type Transport, transportAddress } from './transport.js';
 import { type ConnectionOptions, PONG_QUEUE_LIMIT_BYTES } from './transport-options.js';
 
 export type { MethodRoute } from './method-route.js';
@@ -85,19 +85,26 @@ export interface ConnectionEvents {
 
 const MAX_REQUEST_ID = 0xffffffff;
 
+/** Where a connection goes: a provider's host and port, over a transport. */
+export interface ConnectionTarget {
+  readonly transport: Transport;
+  readonly host: string;
+  readonly port: number;
+}
+
 /**
  * Opens a connection. `serializers` are looked up by id for error answers in json; `partialFrames` is
  * the budget shared by the connections of one pool (by default, one of this connection's own).
  */
 export function createClientConnection(
-  host: string,
-  port: number,
+  target: ConnectionTarget,
   serializers: readonly (Serializer | undefined)[],
   options: ConnectionOptions,
   events: ConnectionEvents = {},
   partialFrames: ByteBudget = createByteBudget(options.maxPartialFrameBytes),
 ): ClientConnection {
-  const address = `${host}:${port}`;
+  const { transport, host, port } = target;
+  const address = transportAddress(host, port, transport.name);
   const answerLimits: AnswerLimits = {
     decode: { maxElements: options.maxDecodedElements },
     inflate: {
@@ -122,7 +129,7 @@ export function createClientConnection(
   /** The provider announced it is going away: no new calls; our side closes once every call is answered. */
   let goneAway = false;
 
-  const socket = net.connect({ host, port, noDelay: true, keepAlive: true });
+  const socket = transport.connect({ host, port });
   const writer = createFrameWriter({
     write: (batch) => {
       if (!socket.destroyed && !socket.writableEnded) socket.write(batch);
@@ -262,7 +269,7 @@ export function createClientConnection(
     }
     frameDeadline.observe(heartbeat.lastReceived);
   });
-  socket.on('error', (error: NodeJS.ErrnoException) => {
+  socket.on('error', (error: Error) => {
     closeError ??= new RpcError('Network', `connection to ${address} failed: ${error.message}`, {
       cause: error,
       neverSent: !everOpened,

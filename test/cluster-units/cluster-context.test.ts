@@ -13,6 +13,7 @@ import { DEFAULT_CLUSTER_OPTIONS } from '../../src/cluster/cluster.js';
 import { createClusterContext } from '../../src/cluster/cluster-context.js';
 import { createProviderDirectory } from '../../src/cluster/provider-directory.js';
 import { directProviderRecord } from '../../src/registry/direct-registry.js';
+import { createTcpTransport } from '../../src/transport/tcp.js';
 import { DEFAULT_CONNECTION_OPTIONS } from '../../src/transport/transport-options.js';
 import { msgpack } from '../support/raw-client.js';
 import { manualClock } from '../support/seeded-random.js';
@@ -47,8 +48,10 @@ describe('select() and the outlier detector', () => {
     const directory = createProviderDirectory(
       ports.map((port) => directProviderRecord(KEY, `127.0.0.1:${port}`)),
     );
+    const tcp = createTcpTransport();
     const pool = createConnectionPool([], {
       connection: DEFAULT_CONNECTION_OPTIONS,
+      transport: () => tcp,
       reconnectBaseMs: 60_000,
       reconnectMaxMs: 60_000,
       idleTimeoutMs: 0,

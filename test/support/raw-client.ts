@@ -9,6 +9,7 @@ import {
   createClientConnection,
   type MethodRoute,
 } from '../../src/transport/client-connection.js';
+import { createTcpTransport } from '../../src/transport/tcp.js';
 import { DEFAULT_CONNECTION_OPTIONS } from '../../src/transport/transport-options.js';
 
 export const msgpack = createMsgpackSerializer();
@@ -18,7 +19,11 @@ for (const s of [createJsonSerializer(), msgpack, createV8Serializer()]) table[s
 /** A bare protocol connection, to send what a typed reference never would. */
 export function rawConnection(address: string): ClientConnection {
   const [host, port] = address.split(':');
-  return createClientConnection(host!, Number(port), table, DEFAULT_CONNECTION_OPTIONS);
+  return createClientConnection(
+    { transport: createTcpTransport(), host: host!, port: Number(port) },
+    table,
+    DEFAULT_CONNECTION_OPTIONS,
+  );
 }
 
 export function route(
