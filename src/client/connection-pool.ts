@@ -136,13 +136,13 @@ export function createConnectionPool(
       if (connection === undefined) return this.reconnectTimer === undefined && this.downUntil <= Date.now();
       // A first connection may take calls while it connects; a reconnect after a loss may not: the
       // provider may well be dead, and every call routed to it would only be refused.
-      if (connection.state === 'connecting') return this.failures === 0;
-      return connection.state === 'open';
+      if (connection.state.kind === 'connecting') return this.failures === 0;
+      return connection.state.kind === 'open';
     }
 
     connection(): ClientConnection {
       const connection = this.current;
-      if (connection !== undefined && connection.state !== 'closed') return connection;
+      if (connection !== undefined && connection.state.kind !== 'closed') return connection;
       const now = Date.now();
       this.lastUsed = now;
       if ((this.goneAway || this.failures > 0) && now < this.nextAttemptAt) return this.refusal();
@@ -299,7 +299,7 @@ export function createConnectionPool(
     },
     isHealthy(address) {
       const slot = slots.get(address);
-      return slot !== undefined && !slot.goneAway && slot.current?.state === 'open';
+      return slot !== undefined && !slot.goneAway && slot.current?.state.kind === 'open';
     },
     onHealthChange(listener) {
       healthListeners.add(listener);

@@ -9,7 +9,7 @@ import type { ClientConnection } from '../transport/client-connection.js';
 export function createFailedConnection(address: string, error: RpcError): ClientConnection {
   return {
     address,
-    state: 'closed',
+    state: { kind: 'closed', error, local: false },
     inFlight: 0,
     lastActivity: 0,
     lastCallAt: 0,

@@ -93,11 +93,6 @@ export function createRpcServer(
     limits,
     partialFrames: createByteBudget(perConnection.maxPartialFrameBytes),
     decodeLimits: { maxElements: perConnection.maxDecodedElements },
-    inflateLimits: {
-      enabled: perConnection.compressThresholdBytes > 0,
-      maxBytes: perConnection.maxFrameBytes,
-      maxRatio: perConnection.maxInflateRatio,
-    },
     refusing: false,
     onIdle() {
       for (const wake of idleWaiters.splice(0)) wake();

@@ -12,18 +12,13 @@ import type { Attachments } from '../core/invocation.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import { serviceKeyString } from '../core/service-key.js';
 import { channels, type ServerCallMessage } from '../observability/channels.js';
-import { maybeCompress } from '../protocol/compression.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
-import { createFrameDecoder } from '../protocol/frame-decoder.js';
-import { createFrameWriter, EMPTY_BODY } from '../protocol/frame-writer.js';
+import { EMPTY_BODY } from '../protocol/frame-writer.js';
+import { openFramedConnection } from '../protocol/framed-connection.js';
 import { decodeRequestTail, decodeRoute, routePrefixLength } from '../protocol/metadata.js';
-import { ProtocolError } from '../protocol/protocol-error.js';
 import type { Serializer } from '../serialization/serializer.js';
 import { type ExportedMethod, type ExportedService, methodNotFound } from '../service/service-table.js';
-import { startFrameDeadline } from '../transport/frame-deadline.js';
-import { startHeartbeat } from '../transport/heartbeat.js';
 import type { ByteStream } from '../transport/transport.js';
-import { PONG_QUEUE_LIMIT_BYTES } from '../transport/transport-options.js';
 import { createArgumentsReader } from './arguments-reader.js';
 import type { PeerSlot } from './peer-limits.js';
 import type { ServerContext } from './server-context.js';
@@ -56,34 +51,43 @@ export function serveConnection(
   const remoteAddress = `${socket.remoteAddress}:${socket.remotePort}`;
   const listCallable = ctx.options.exposeErrors === 'all';
   let inFlight = 0;
-  let paused = false;
-  let announced = false;
-  let chunkTime = 0;
+  /** `open`; `draining` once told "going away" (calls keep being answered); `closed`. */
+  let state: 'open' | 'draining' | 'closed' = 'open';
   const withSignals = new Set<ServerInvocation>();
   const executing = new Set<ServerInvocation>();
   const trackSignal = (invocation: ServerInvocation): void => {
     withSignals.add(invocation);
   };
-
-  const writer = createFrameWriter({
-    write: (batch) => {
-      if (socket.destroyed) return;
-      if (!socket.write(batch) && !paused && socket.writableLength > ctx.options.writeHighWaterBytes) {
-        // The consumer is not reading: stop taking new requests until it catches up.
-        paused = true;
-        socket.pause();
-      }
+  const connectionOptions = ctx.options.connection;
+  const framed = openFramedConnection(
+    socket,
+    {
+      maxFrameBytes: connectionOptions.maxFrameBytes,
+      heartbeat: connectionOptions.heartbeat,
+      frameTimeoutMs: connectionOptions.frameTimeoutMs,
+      compressThresholdBytes: connectionOptions.compressThresholdBytes,
+      maxInflateRatio: connectionOptions.maxInflateRatio,
+      partialFrames: ctx.partialFrames,
+      // The consumer is not reading: stop taking new requests until it catches up.
+      readPauseBytes: ctx.options.writeHighWaterBytes,
     },
-    get pendingBytes() {
-      return socket.writableLength;
+    {
+      onFrame(frame, receivedAt) {
+        if (frame.kind === FrameKind.Request) onRequest(frame, receivedAt);
+      },
+      onPeerFailure(failure) {
+        if (failure.kind === 'protocol') ctx.onProtocolError(remoteAddress, failure.error);
+      },
+      onClose() {
+        state = 'closed';
+        slot.disconnect();
+        for (const invocation of withSignals) invocation.abort('caller connection closed');
+        withSignals.clear();
+        onClose();
+      },
     },
-  });
-  socket.on('drain', () => {
-    if (paused) {
-      paused = false;
-      socket.resume();
-    }
-  });
+  );
+  const writer = framed.writer;
 
   /** Answers `id` with `error`; a handler's error is shaped by the service's declared errors. */
   const fail = (
@@ -139,15 +143,13 @@ export function serveConnection(
       );
       return;
     }
-    const compressed = acceptsCompressed
-      ? maybeCompress(body, ctx.options.connection.compressThresholdBytes)
-      : undefined;
+    const compressed = acceptsCompressed ? framed.compress(body) : undefined;
     writer.response(id, serializer.id, 0, compressed ?? body, compressed ? FrameFlag.Compressed : 0);
   };
 
   const argumentsReader = createArgumentsReader(
     slot,
-    { decode: ctx.decodeLimits, inflate: ctx.inflateLimits },
+    { decode: ctx.decodeLimits, inflate: framed.inflate },
     (reason) => ctx.onRefused(remoteAddress, reason),
   );
 
@@ -182,7 +184,7 @@ export function serveConnection(
     return { prefix, version, exported, method };
   };
 
-  const onRequest = (frame: Frame): void => {
+  const onRequest = (frame: Frame, chunkTime: number): void => {
     const id = frame.requestId;
     const oneway = (frame.flags & FrameFlag.OneWay) !== 0;
     const serializer = ctx.serializers[frame.serializer];
@@ -286,68 +288,9 @@ export function serveConnection(
     if (!oneway) answer(id, serializer, method.label, result, acceptsCompressed);
   };
 
-  const decoder = createFrameDecoder(
-    (frame) => {
-      if (frame.kind === FrameKind.Request) onRequest(frame);
-      else if (frame.kind === FrameKind.Heartbeat && (frame.flags & FrameFlag.Pong) === 0) {
-        // A peer that floods pings and reads nothing gets no more pongs than fit the bound.
-        if (writer.queuedBytes <= PONG_QUEUE_LIMIT_BYTES) writer.heartbeat(frame.requestId, true);
-      }
-    },
-    {
-      maxFrameBytes: ctx.options.connection.maxFrameBytes,
-      budget: ctx.partialFrames,
-    },
-  );
-
-  const heartbeat = startHeartbeat(
-    ctx.options.connection.heartbeat,
-    () => writer.heartbeat(0, false),
-    () => socket.destroy(),
-  );
-
-  const frameDeadline = startFrameDeadline(
-    decoder,
-    ctx.options.connection.frameTimeoutMs,
-    (elapsedMs, bufferedBytes) => {
-      ctx.onProtocolError(
-        remoteAddress,
-        new ProtocolError(
-          `a frame started ${elapsedMs} ms ago is still incomplete (${bufferedBytes} bytes so far; frameTimeoutMs ${ctx.options.connection.frameTimeoutMs})`,
-        ),
-      );
-      socket.destroy();
-    },
-  );
-
-  socket.on('data', (chunk: Buffer) => {
-    chunkTime = Date.now();
-    heartbeat.touch();
-    try {
-      decoder.push(chunk);
-    } catch (error) {
-      ctx.onProtocolError(remoteAddress, error);
-      socket.destroy();
-      return;
-    }
-    frameDeadline.observe(chunkTime);
-  });
-  socket.on('error', () => {
-    // 'close' follows; nothing to add.
-  });
-  socket.on('close', () => {
-    heartbeat.stop();
-    frameDeadline.stop();
-    decoder.dispose();
-    slot.disconnect();
-    for (const invocation of withSignals) invocation.abort('caller connection closed');
-    withSignals.clear();
-    onClose();
-  });
-
   const goAway = (): void => {
-    if (announced || socket.destroyed) return;
-    announced = true;
+    if (state !== 'open') return;
+    state = 'draining';
     writer.event(EventName.GoAway, 0, EMPTY_BODY);
     writer.flush();
   };
@@ -370,8 +313,7 @@ export function serveConnection(
       if (socket.destroyed) return Promise.resolve();
       return new Promise<void>((resolve) => {
         let timer = setTimeout(() => {
-          writer.flush();
-          socket.end();
+          framed.end();
           timer = setTimeout(() => socket.destroy(), graceMs);
           timer.unref();
         }, graceMs);

@@ -5,7 +5,6 @@
  */
 
 import type { ByteBudget } from '../protocol/byte-budget.js';
-import type { InflateLimits } from '../protocol/compression.js';
 import type { DecodeLimits } from '../serialization/decode-limits.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ServiceTable } from '../service/service-table.js';
@@ -25,7 +24,6 @@ export interface ServerContext {
   /** Bytes of partial frames, shared by every connection. */
   readonly partialFrames: ByteBudget;
   readonly decodeLimits: DecodeLimits;
-  readonly inflateLimits: InflateLimits;
   /** Set once shutdown starts: new calls are refused with Shutdown. */
   refusing: boolean;
   /** Called whenever the number of executing calls drops to zero. */

@@ -16,25 +16,30 @@ import { fromErrorPayload } from '../core/error-payload.js';
 import type { Attachments } from '../core/invocation.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import { type ByteBudget, createByteBudget } from '../protocol/byte-budget.js';
-import { maybeCompress } from '../protocol/compression.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
-import { createFrameDecoder } from '../protocol/frame-decoder.js';
-import { createFrameWriter, readEventName } from '../protocol/frame-writer.js';
-import { ProtocolError } from '../protocol/protocol-error.js';
+import { readEventName } from '../protocol/frame-writer.js';
+import { openFramedConnection } from '../protocol/framed-connection.js';
 import { JSON_SERIALIZER_ID } from '../serialization/json.js';
 import type { Serializer } from '../serialization/serializer.js';
 import { type AnswerLimits, ForeignSerializerError, readAnswer } from './answer-reader.js';
 import { createDeadlineWheel } from './deadline-wheel.js';
-import { startFrameDeadline } from './frame-deadline.js';
-import { startHeartbeat } from './heartbeat.js';
 import type { MethodRoute } from './method-route.js';
 import { type CallTracker, PendingCall } from './pending-call.js';
 import { type Transport, transportAddress } from './transport.js';
-import { type ConnectionOptions, PONG_QUEUE_LIMIT_BYTES } from './transport-options.js';
+import type { ConnectionOptions } from './transport-options.js';
 
 export type { MethodRoute } from './method-route.js';
 
-export type ConnectionState = 'connecting' | 'open' | 'draining' | 'closed';
+/**
+ * The lifecycle of a connection, one tagged value: `connecting`; `open`; `draining` (no new calls: the
+ * provider said it is going away, or this side is closing, and the connection closes once the calls in
+ * flight are answered); `closed`, with the error calls get from now on and whether this side closed it.
+ */
+export type ConnectionState =
+  | { readonly kind: 'connecting' }
+  | { readonly kind: 'open' }
+  | { readonly kind: 'draining'; readonly goneAway: boolean }
+  | { readonly kind: 'closed'; readonly error: RpcError; readonly local: boolean };
 
 export type { CallTracker } from './pending-call.js';
 
@@ -105,39 +110,75 @@ export function createClientConnection(
 ): ClientConnection {
   const { transport, host, port } = target;
   const address = transportAddress(host, port, transport.name);
-  const answerLimits: AnswerLimits = {
-    decode: { maxElements: options.maxDecodedElements },
-    inflate: {
-      enabled: options.compressThresholdBytes > 0,
-      maxBytes: options.maxFrameBytes,
-      maxRatio: options.maxInflateRatio,
-    },
-  };
-  /** Flags every request carries: "I take compressed answers" when compression is on here. */
-  const requestFlags = answerLimits.inflate.enabled ? FrameFlag.AcceptsCompressed : 0;
   const jsonSerializer = serializers[JSON_SERIALIZER_ID];
   let lastCallAt = Date.now();
   const pending = new Map<number, PendingCall>();
-  let state: ConnectionState = 'connecting';
-  let everOpened = false;
+  let state: ConnectionState = { kind: 'connecting' };
+  /** Why the stream is closing (set by destroy() or a stream error before `close` arrives). */
+  let failure: { error: RpcError; local: boolean } | undefined;
   let nextId = 1;
-  let heartbeatRttMs = 0;
-  let pingSentAt = 0;
-  let closeError: RpcError | undefined;
-  let closedLocally = false;
   const drainWaiters: Array<() => void> = [];
-  /** The provider announced it is going away: no new calls; our side closes once every call is answered. */
-  let goneAway = false;
 
-  const socket = transport.connect({ host, port });
-  const writer = createFrameWriter({
-    write: (batch) => {
-      if (!socket.destroyed && !socket.writableEnded) socket.write(batch);
+  const stream = transport.connect({ host, port });
+  const framed = openFramedConnection(
+    stream,
+    {
+      maxFrameBytes: options.maxFrameBytes,
+      heartbeat: options.heartbeat,
+      frameTimeoutMs: options.frameTimeoutMs,
+      compressThresholdBytes: options.compressThresholdBytes,
+      maxInflateRatio: options.maxInflateRatio,
+      partialFrames,
+      readPauseBytes: 0,
     },
-    get pendingBytes() {
-      return socket.writableLength;
+    {
+      onFrame(frame) {
+        if (frame.kind === FrameKind.Response) onResponse(frame);
+        else if (frame.kind === FrameKind.Event && readEventName(frame.meta) === EventName.GoAway) goAway();
+      },
+      onPong: (rttMs) => events.onHeartbeatRtt?.(connection, rttMs),
+      onPeerFailure(peerFailure) {
+        if (peerFailure.kind === 'silent') {
+          fail(
+            new RpcError(
+              'Network',
+              `no frame from ${address} for ${peerFailure.silentMs} ms: connection presumed dead`,
+            ),
+            false,
+          );
+          return;
+        }
+        const { error } = peerFailure;
+        events.onRefused?.(connection, `closed the connection to ${address}: ${messageOf(error)}`);
+        fail(
+          new RpcError('Network', `protocol error from ${address}: ${messageOf(error)}`, { cause: error }),
+          false,
+        );
+      },
+      onStreamError(error) {
+        fail(
+          new RpcError('Network', `connection to ${address} failed: ${error.message}`, {
+            cause: error,
+            neverSent: state.kind === 'connecting',
+          }),
+          false,
+        );
+      },
+      onClose,
     },
-  });
+  );
+  const writer = framed.writer;
+  const answerLimits: AnswerLimits = {
+    decode: { maxElements: options.maxDecodedElements },
+    inflate: framed.inflate,
+  };
+  /** Flags every request carries: "I take compressed answers" when compression is on here. */
+  const requestFlags = framed.inflate.enabled ? FrameFlag.AcceptsCompressed : 0;
+
+  /** Notes why the stream is about to close (the first reason wins). */
+  function fail(error: RpcError, local: boolean): void {
+    failure ??= { error, local };
+  }
 
   const wheel = createDeadlineWheel((id) => {
     const call = pending.get(id);
@@ -151,45 +192,58 @@ export function createClientConnection(
     if (pending.size > 0) return;
     lastCallAt = Date.now();
     if (drainWaiters.length > 0) for (const wake of drainWaiters.splice(0)) wake();
-    if (goneAway) endOurSide();
-  };
-
-  /**
-   * After "going away": the provider keeps answering what it received and waits for us to close, so
-   * that no call sent before we read the announcement is cut off. We close once nothing is pending.
-   */
-  const endOurSide = (): void => {
-    if (socket.destroyed || socket.writableEnded) return;
-    writer.flush();
-    socket.end();
+    // After "going away" the provider keeps answering what it received and waits for us to close, so
+    // that no call sent before we read the announcement is cut off: we close once nothing is pending.
+    if (state.kind === 'draining' && state.goneAway) framed.end();
   };
 
   const connectTimer = setTimeout(() => {
-    destroy(new RpcError('Network', `connect to ${address} timed out after ${options.connectTimeoutMs} ms`));
+    destroy(
+      new RpcError('Network', `connect to ${address} timed out after ${options.connectTimeoutMs} ms`),
+      false,
+    );
   }, options.connectTimeoutMs);
   connectTimer.unref();
 
   let readyPromise: Promise<void> | undefined = new Promise<void>((resolve, reject) => {
-    socket.once('connect', () => {
+    stream.once('connect', () => {
       clearTimeout(connectTimer);
-      if (state === 'connecting') state = 'open';
-      everOpened = true;
+      if (state.kind === 'connecting') state = { kind: 'open' };
       resolve();
     });
-    socket.once('close', () =>
-      reject(closeError ?? new RpcError('Network', `connection to ${address} closed`)),
-    );
+    stream.once('close', () => reject(closedError()));
   });
   readyPromise.catch(() => {});
 
-  const heartbeat = startHeartbeat(
-    options.heartbeat,
-    () => ping(),
-    (silentMs) =>
-      destroy(
-        new RpcError('Network', `no frame from ${address} for ${silentMs} ms: connection presumed dead`),
-      ),
-  );
+  const goAway = (): void => {
+    if (state.kind === 'closed' || (state.kind === 'draining' && state.goneAway)) return;
+    state = { kind: 'draining', goneAway: true };
+    events.onGoAway?.(connection);
+    afterSettle();
+  };
+
+  /** The error of a closed connection: the reason noted, else a plain close. */
+  function closedError(): RpcError {
+    if (state.kind === 'closed') return state.error;
+    return (
+      failure?.error ??
+      new RpcError('Network', `connection to ${address} closed`, { neverSent: state.kind === 'connecting' })
+    );
+  }
+
+  function onClose(): void {
+    clearTimeout(connectTimer);
+    wheel.clear();
+    const error = closedError();
+    const local = failure?.local ?? false;
+    state = { kind: 'closed', error, local };
+    const calls = [...pending.values()];
+    pending.clear();
+    for (const call of calls) call.fail(error);
+    afterSettle();
+    readyPromise = undefined;
+    events.onClose?.(connection, error, local);
+  }
 
   const onResponse = (frame: Frame): void => {
     const call = pending.get(frame.requestId);
@@ -202,9 +256,14 @@ export function createClientConnection(
       const message = `cannot decode the response of ${call.route.label} from ${address}: ${messageOf(error)}`;
       call.fail(new RpcError('Serialization', message, { cause: error }));
       afterSettle();
-      // an answer in a foreign serializer is hostile: close; one over a limit is refused, and logged
-      if (error instanceof ForeignSerializerError) hostile(error);
-      else events.onRefused?.(connection, `refused an answer from ${address}: ${message}`);
+      if (error instanceof ForeignSerializerError) {
+        // an answer in a foreign serializer is hostile: close the connection
+        events.onRefused?.(connection, `closed the connection to ${address}: ${messageOf(error)}`);
+        destroy(
+          new RpcError('Network', `protocol error from ${address}: ${messageOf(error)}`, { cause: error }),
+          false,
+        );
+      } else events.onRefused?.(connection, `refused an answer from ${address}: ${message}`);
       return;
     }
     if (frame.status === 0) {
@@ -214,95 +273,10 @@ export function createClientConnection(
     afterSettle();
   };
 
-  /** The provider broke the protocol or the limits: report it and close the connection. */
-  const hostile = (error: unknown): void => {
-    events.onRefused?.(connection, `closed the connection to ${address}: ${messageOf(error)}`);
-    destroy(new RpcError('Network', `protocol error from ${address}: ${messageOf(error)}`, { cause: error }));
-  };
-
-  const decoder = createFrameDecoder(
-    (frame) => {
-      switch (frame.kind) {
-        case FrameKind.Response:
-          onResponse(frame);
-          break;
-        case FrameKind.Heartbeat:
-          if ((frame.flags & FrameFlag.Pong) === 0) {
-            // A provider flooding pings while reading nothing gets no more pongs than fit the bound.
-            if (writer.queuedBytes <= PONG_QUEUE_LIMIT_BYTES) writer.heartbeat(frame.requestId, true);
-          } else if (pingSentAt > 0) {
-            heartbeatRttMs = Date.now() - pingSentAt;
-            pingSentAt = 0;
-            events.onHeartbeatRtt?.(connection, heartbeatRttMs);
-          }
-          break;
-        case FrameKind.Event:
-          if (readEventName(frame.meta) === EventName.GoAway && !goneAway) {
-            goneAway = true;
-            if (state === 'open') state = 'draining';
-            events.onGoAway?.(connection);
-            afterSettle();
-          }
-          break;
-        default:
-          break;
-      }
-    },
-    { maxFrameBytes: options.maxFrameBytes, budget: partialFrames },
-  );
-
-  const frameDeadline = startFrameDeadline(decoder, options.frameTimeoutMs, (elapsedMs, bufferedBytes) =>
-    hostile(
-      new ProtocolError(
-        `a frame started ${elapsedMs} ms ago is still incomplete (${bufferedBytes} bytes so far; frameTimeoutMs ${options.frameTimeoutMs})`,
-      ),
-    ),
-  );
-
-  socket.on('data', (chunk: Buffer) => {
-    heartbeat.touch();
-    try {
-      decoder.push(chunk);
-    } catch (error) {
-      hostile(error);
-      return;
-    }
-    frameDeadline.observe(heartbeat.lastReceived);
-  });
-  socket.on('error', (error: Error) => {
-    closeError ??= new RpcError('Network', `connection to ${address} failed: ${error.message}`, {
-      cause: error,
-      neverSent: !everOpened,
-    });
-  });
-  socket.on('close', () => {
-    clearTimeout(connectTimer);
-    heartbeat.stop();
-    frameDeadline.stop();
-    decoder.dispose();
-    wheel.clear();
-    state = 'closed';
-    const error =
-      closeError ?? new RpcError('Network', `connection to ${address} closed`, { neverSent: !everOpened });
-    closeError = error;
-    const calls = [...pending.values()];
-    pending.clear();
-    for (const call of calls) call.fail(error);
-    afterSettle();
-    readyPromise = undefined;
-    events.onClose?.(connection, error, closedLocally);
-  });
-
-  const ping = (): void => {
-    if (state === 'closed') return;
-    pingSentAt = Date.now();
-    writer.heartbeat(0, false);
-  };
-
-  const destroy = (error?: RpcError): void => {
-    if (state === 'closed' && socket.destroyed) return;
-    closeError ??= error ?? new RpcError('Network', `connection to ${address} closed by this side`);
-    socket.destroy();
+  const destroy = (error?: RpcError, local = true): void => {
+    if (stream.destroyed) return;
+    fail(error ?? new RpcError('Network', `connection to ${address} closed by this side`), local);
+    framed.destroy();
   };
 
   const allocateId = (): number => {
@@ -320,24 +294,23 @@ export function createClientConnection(
       return pending.size;
     },
     get heartbeatRttMs() {
-      return heartbeatRttMs;
+      return framed.rttMs;
     },
     get lastActivity() {
-      return heartbeat.lastReceived;
+      return framed.lastReceived;
     },
     get lastCallAt() {
       return lastCallAt;
     },
     ready() {
-      if (state === 'open' || state === 'draining') return Promise.resolve();
-      return readyPromise ?? Promise.reject(closeError);
+      if (state.kind === 'open' || state.kind === 'draining') return Promise.resolve();
+      return readyPromise ?? Promise.reject(closedError());
     },
     call(route, args, attachments, timeoutMs, signal, oneway, tracker) {
-      if (state === 'closed') return Promise.reject(closeError);
-      if (goneAway) {
-        return Promise.reject(
-          new RpcError('Shutdown', `${address} is going away and takes no new calls`, { neverSent: true }),
-        );
+      if (state.kind === 'closed') return Promise.reject(state.error);
+      if (state.kind === 'draining') {
+        const why = state.goneAway ? 'is going away and takes no new calls' : 'is closing';
+        return Promise.reject(new RpcError('Shutdown', `${address} ${why}`, { neverSent: true }));
       }
       if (writer.queuedBytes > options.maxQueuedBytes) {
         return Promise.reject(
@@ -367,7 +340,7 @@ export function createClientConnection(
         );
       }
       let flags = requestFlags;
-      const compressed = maybeCompress(body, options.compressThresholdBytes);
+      const compressed = framed.compress(body);
       if (compressed !== undefined) {
         body = compressed;
         flags |= FrameFlag.Compressed;
@@ -405,22 +378,20 @@ export function createClientConnection(
         writer.request(id, flags, route.serializer.id, route.prefix, timeoutMs, attachments, body);
       });
     },
-    ping,
+    ping: framed.ping,
     async close() {
-      if (state === 'closed') return;
-      closedLocally = true;
-      state = 'draining';
+      if (state.kind === 'closed') return;
+      fail(new RpcError('Network', `connection to ${address} closed by this side`), true);
+      if (state.kind !== 'draining') state = { kind: 'draining', goneAway: false };
       if (pending.size > 0) await new Promise<void>((wake) => drainWaiters.push(wake));
-      writer.flush();
-      if (!socket.destroyed) {
+      if (!stream.destroyed) {
         await new Promise<void>((done) => {
-          socket.once('close', () => done());
-          socket.end();
+          stream.once('close', () => done());
+          framed.end();
         });
       }
     },
     destroy(error) {
-      closedLocally = true;
       destroy(error);
     },
   };

@@ -45,7 +45,7 @@ describe('chaos: graceful shutdown edges', () => {
     for (const outcome of outcomes) counts[outcome] = (counts[outcome] ?? 0) + 1;
     expect(Object.keys(counts).filter((code) => code !== 'ok' && code !== 'Shutdown')).toEqual([]);
     // The consumer closed its side once answered; the provider's close waited for that, not the grace.
-    await waitFor(() => connection.state === 'closed', 1_000);
+    await waitFor(() => connection.state.kind === 'closed', 1_000);
     await provider.close();
     await waitFor(() => {
       const after = resourceCounts();
@@ -64,14 +64,14 @@ describe('chaos: graceful shutdown edges', () => {
     const first = connection.call(write, [1], undefined, 5_000, undefined, false);
     await waitFor(() => server.active === 1);
     server.goAway();
-    await waitFor(() => connection.state === 'draining');
+    await waitFor(() => connection.state.kind === 'draining');
     const refused = await connection
       .call(write, [2], undefined, 5_000, undefined, false)
       .catch(RpcError.from);
     expect(refused).toMatchObject({ code: 'Shutdown', neverSent: true });
     // The call in flight is still answered, then the consumer closes its side by itself.
     expect(await first).toBe(1);
-    await waitFor(() => connection.state === 'closed' && server.connectionCount === 0, 3_000);
+    await waitFor(() => connection.state.kind === 'closed' && server.connectionCount === 0, 3_000);
   });
 
   it('fails idempotent calls over when the shutdown deadline interrupts them, and only those', async () => {

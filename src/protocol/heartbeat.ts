@@ -14,8 +14,8 @@ export interface HeartbeatOptions {
 export const DEFAULT_HEARTBEAT_OPTIONS: HeartbeatOptions = { intervalMs: 30_000, missedLimit: 3 };
 
 export interface HeartbeatMonitor {
-  /** Records that a frame arrived. */
-  touch(): void;
+  /** Records that a frame arrived (at `now`, Date.now() by default). */
+  touch(now?: number): void;
   /** When a frame last arrived (ms). */
   readonly lastReceived: number;
   stop(): void;
@@ -43,8 +43,8 @@ export function startHeartbeat(
   }, options.intervalMs);
   timer.unref();
   return {
-    touch() {
-      lastReceived = Date.now();
+    touch(now = Date.now()) {
+      lastReceived = now;
     },
     get lastReceived() {
       return lastReceived;

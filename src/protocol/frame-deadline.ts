@@ -8,7 +8,7 @@
  * frames keep arriving. The decoder's frame counter tells whether the incomplete frame at the end of a
  * chunk is still the one first seen.
  */
-import type { FrameDecoder } from '../protocol/frame-decoder.js';
+import type { FrameDecoder } from './frame-decoder.js';
 
 export interface FrameDeadline {
   /** Call after every chunk was pushed into the decoder; `now` is Date.now(). */
