@@ -217,8 +217,35 @@ export function createConsumerSide(
     };
     return (invocation: Invocation) => {
       (invocation as ClientInvocation).remoteAddress = 'injvm';
+      // The provider's own view of the call, as a wire hop would give it: its attachments are a copy,
+      // and what it answers with comes back.
+      const served: Invocation = {
+        service: invocation.service,
+        method: invocation.method,
+        args: invocation.args,
+        attachments: { ...invocation.attachments },
+        deadline: invocation.deadline,
+        signal: invocation.signal,
+        oneway: invocation.oneway,
+        idempotent: invocation.idempotent,
+        remoteAddress: 'injvm',
+        responseAttachments: {},
+      };
+      const answered = () => {
+        (invocation as ClientInvocation).responseAttachments = served.responseAttachments!;
+      };
       // Errors take the same shape as over the wire, so callers cannot tell the difference.
-      const result = target.invoke(invocation).catch((error: unknown) => {
+      const result = target.invoke(served).then(
+        (value) => {
+          answered();
+          return value;
+        },
+        (error: unknown) => {
+          answered();
+          throw error;
+        },
+      );
+      const shaped = result.catch((error: unknown) => {
         const { status, payload, scrubbed } = toErrorPayload(error, errorOptions);
         if (scrubbed !== undefined) {
           logger.warn(
@@ -227,7 +254,7 @@ export function createConsumerSide(
         }
         throw fromErrorPayload(status, payload);
       });
-      return channels.clientCall.hasSubscribers ? observeClientCall(result, invocation, 'injvm') : result;
+      return channels.clientCall.hasSubscribers ? observeClientCall(shaped, invocation, 'injvm') : shaped;
     };
   };
 

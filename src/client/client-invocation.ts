@@ -1,10 +1,13 @@
 import type { Attachments, Invocation } from '../core/invocation.js';
 import type { ServiceKey } from '../core/service-key.js';
+import { NO_ATTACHMENTS } from '../protocol/metadata.js';
 import type { MethodRoute } from '../transport/client-connection.js';
 
 /** A call as the consumer builds it; carries the precomputed wire route of its method. */
 export class ClientInvocation implements Invocation {
   remoteAddress: string | undefined = undefined;
+  /** The attachments of the provider's answer to the last attempt (none until it answered). */
+  responseAttachments: Attachments = NO_ATTACHMENTS;
   /** Absolute deadline (Date.now clock), 0 for none. */
   deadline: number;
 

@@ -15,6 +15,7 @@ export function createFailedConnection(address: string, error: RpcError): Client
     lastCallAt: 0,
     heartbeatRttMs: 0,
     ready: () => Promise.reject(error),
+    send: (call) => call.failed(error),
     call: () => Promise.reject(error),
     ping() {},
     close: () => Promise.resolve(),

@@ -9,6 +9,8 @@ import { type ErrorCodeName, RpcError } from '../core/rpc-error.js';
 import type { LoadBalancer } from '../loadbalance/load-balancer.js';
 import { channels } from '../observability/channels.js';
 import { observeClientCall } from '../observability/observe-client-call.js';
+import { NO_ATTACHMENTS } from '../protocol/metadata.js';
+import type { WireCall } from '../transport/pending-call.js';
 import type { ClusterContext, ClusterOptions } from './cluster.js';
 import type { ProviderDirectory } from './provider-directory.js';
 import type { ProviderEndpoint } from './provider-endpoint.js';
@@ -164,18 +166,36 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
       }
       invocation.remoteAddress = endpoint.address;
       endpoint.health = health;
-      const handle = handleOf(endpoint);
-      const result = handle
-        .connection()
-        .call(
-          invocation.route,
-          invocation.args,
-          invocation.attachments,
-          timeoutMs,
-          invocation.signal,
-          invocation.oneway,
-          endpoint,
-        );
+      const connection = handleOf(endpoint).connection();
+      const tracked = !invocation.oneway;
+      const result = new Promise<unknown>((resolve, reject) => {
+        let startedAt = 0;
+        const attempt: WireCall = {
+          route: invocation.route,
+          args: invocation.args,
+          attachments: invocation.attachments,
+          attemptTimeoutMs: timeoutMs,
+          signal: invocation.signal,
+          oneway: invocation.oneway,
+          sent: false,
+          responseAttachments: NO_ATTACHMENTS,
+          answered(value) {
+            if (tracked && this.sent) endpoint.callEnded(performance.now() - startedAt, undefined);
+            invocation.responseAttachments = this.responseAttachments;
+            resolve(value);
+          },
+          failed(error) {
+            if (tracked && this.sent) endpoint.callEnded(performance.now() - startedAt, error);
+            invocation.responseAttachments = this.responseAttachments;
+            reject(error);
+          },
+        };
+        connection.send(attempt);
+        if (tracked && attempt.sent) {
+          startedAt = performance.now();
+          endpoint.callStarted();
+        }
+      });
       return channels.clientCall.hasSubscribers
         ? observeClientCall(result, invocation, endpoint.address)
         : result;

@@ -17,7 +17,7 @@ export const forking: ClusterFactory = (context) => (invocation) => {
     let settled = false;
     const controllers = chosen.map(() => new AbortController());
     const onCallerAbort = () => {
-      for (const controller of controllers) controller.abort();
+      for (const controller of controllers) controller.abort(call.signal?.reason);
     };
     call.signal?.addEventListener('abort', onCallerAbort, { once: true });
     const done = () => {
@@ -31,8 +31,9 @@ export const forking: ClusterFactory = (context) => (invocation) => {
         (value) => {
           if (settled) return;
           done();
+          const lost = new RpcError('Cancelled', `${context.label}: another provider answered first`);
           controllers.forEach((controller, j) => {
-            if (j !== i) controller.abort();
+            if (j !== i) controller.abort(lost);
           });
           resolve(value);
         },

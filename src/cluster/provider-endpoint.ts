@@ -3,11 +3,16 @@ import type { ErrorCodeName, RpcError } from '../core/rpc-error.js';
 import { createEndpointStats, type EndpointStatsRecorder } from '../loadbalance/endpoint-stats.js';
 import type { Endpoint } from '../loadbalance/load-balancer.js';
 import type { ProviderRecord } from '../registry/provider-record.js';
-import type { CallTracker } from '../transport/client-connection.js';
 import { DEFAULT_TRANSPORT, transportAddress } from '../transport/transport.js';
 
 /** Errors that say something about a provider's health (business errors do not). */
 const UNHEALTHY: ReadonlySet<ErrorCodeName> = new Set(['Network', 'Timeout', 'Overloaded', 'Internal']);
+
+/** Told when a call to a provider starts and how it ended (its counters and health). */
+export interface CallTracker {
+  callStarted(): void;
+  callEnded(latencyMs: number, error: RpcError | undefined): void;
+}
 
 /** What the endpoint reports outcomes to (the directory's outlier detector). */
 export interface OutcomeRecorder {

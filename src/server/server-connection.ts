@@ -13,7 +13,7 @@ import { messageOf, RpcError } from '../core/rpc-error.js';
 import { serviceKeyString } from '../core/service-key.js';
 import { channels, type ServerCallMessage } from '../observability/channels.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
-import { EMPTY_BODY } from '../protocol/frame-writer.js';
+import { EMPTY_BODY, readEventName } from '../protocol/frame-writer.js';
 import { openFramedConnection } from '../protocol/framed-connection.js';
 import { decodeRequestTail, decodeRoute, routePrefixLength } from '../protocol/metadata.js';
 import type { Serializer } from '../serialization/serializer.js';
@@ -54,7 +54,8 @@ export function serveConnection(
   /** `open`; `draining` once told "going away" (calls keep being answered); `closed`. */
   let state: 'open' | 'draining' | 'closed' = 'open';
   const withSignals = new Set<ServerInvocation>();
-  const executing = new Set<ServerInvocation>();
+  /** Calls executing, by request id (a consumer's cancel names the id). */
+  const executing = new Map<number, ServerInvocation>();
   const trackSignal = (invocation: ServerInvocation): void => {
     withSignals.add(invocation);
   };
@@ -74,6 +75,9 @@ export function serveConnection(
     {
       onFrame(frame, receivedAt) {
         if (frame.kind === FrameKind.Request) onRequest(frame, receivedAt);
+        else if (frame.kind === FrameKind.Event && readEventName(frame.meta) === EventName.Cancel) {
+          onCancel(frame.requestId);
+        }
       },
       onPeerFailure(failure) {
         if (failure.kind === 'protocol') ctx.onProtocolError(remoteAddress, failure.error);
@@ -81,7 +85,8 @@ export function serveConnection(
       onClose() {
         state = 'closed';
         slot.disconnect();
-        for (const invocation of withSignals) invocation.abort('caller connection closed');
+        const gone = new RpcError('Cancelled', `the caller's connection (${remoteAddress}) closed`);
+        for (const invocation of withSignals) invocation.abort(gone);
         withSignals.clear();
         onClose();
       },
@@ -96,6 +101,7 @@ export function serveConnection(
     error: unknown,
     declared: readonly ErrorDeclaration[] = NO_DECLARED_ERRORS,
     label?: string,
+    attachments?: Attachments,
   ): void => {
     const { status, payload, scrubbed } = toErrorPayload(error, {
       exposeStack: ctx.options.exposeStack,
@@ -110,12 +116,12 @@ export function serveConnection(
     } catch {
       body = serializer.encode({ name: payload.name, message: payload.message, details: {} });
     }
-    writer.response(id, serializer.id, status, body);
+    writer.response(id, serializer.id, status, body, 0, attachments);
   };
 
   const finish = (invocation: ServerInvocation, error?: unknown): void => {
     if (invocation.startedAt > 0) publishServerCall(invocation, error);
-    executing.delete(invocation);
+    executing.delete(invocation.requestId);
     inFlight--;
     slot.release(invocation.elements);
     if (invocation.hasSignal) withSignals.delete(invocation);
@@ -130,6 +136,7 @@ export function serveConnection(
     label: string,
     value: unknown,
     acceptsCompressed: boolean,
+    attachments: Attachments | undefined,
   ): void => {
     let body: Uint8Array;
     try {
@@ -140,11 +147,28 @@ export function serveConnection(
         id,
         serializer,
         new RpcError('Internal', `cannot encode the result of ${label}: ${messageOf(error)}`),
+        undefined,
+        undefined,
+        attachments,
       );
       return;
     }
     const compressed = acceptsCompressed ? framed.compress(body) : undefined;
-    writer.response(id, serializer.id, 0, compressed ?? body, compressed ? FrameFlag.Compressed : 0);
+    const flags = compressed ? FrameFlag.Compressed : 0;
+    writer.response(id, serializer.id, 0, compressed ?? body, flags, attachments);
+  };
+
+  /** The consumer gave the call up: abort its handler's signal; the answer would go nowhere, skip it. */
+  const onCancel = (id: number): void => {
+    const invocation = executing.get(id);
+    if (invocation === undefined || invocation.answered) return;
+    invocation.answered = true;
+    invocation.abort(
+      new RpcError(
+        'Cancelled',
+        `${invocation.service.name}.${invocation.method} was cancelled by the caller`,
+      ),
+    );
   };
 
   const argumentsReader = createArgumentsReader(
@@ -259,7 +283,7 @@ export function serveConnection(
     );
     invocation.elements = argumentsReader.elements;
     if (channels.serverCall.hasSubscribers) invocation.startedAt = performance.now();
-    executing.add(invocation);
+    executing.set(id, invocation);
     inFlight++;
     const declared = exported.definition.errors;
     const acceptsCompressed = (frame.flags & FrameFlag.AcceptsCompressed) !== 0;
@@ -268,24 +292,31 @@ export function serveConnection(
       result = method.direct ? method.direct(invocation) : method.invoke(invocation);
     } catch (error) {
       finish(invocation, error ?? new Error('undefined thrown'));
-      if (!oneway && !invocation.answered) fail(id, serializer, error, declared, method.label);
+      if (!oneway && !invocation.answered) {
+        fail(id, serializer, error, declared, method.label, invocation.answerAttachments);
+      }
       return;
     }
     if (isThenable(result)) {
       result.then(
         (value) => {
           finish(invocation);
-          if (!oneway && !invocation.answered) answer(id, serializer, method.label, value, acceptsCompressed);
+          if (!oneway && !invocation.answered) {
+            answer(id, serializer, method.label, value, acceptsCompressed, invocation.answerAttachments);
+          }
         },
         (error: unknown) => {
           finish(invocation, error ?? new Error('undefined thrown'));
-          if (!oneway && !invocation.answered) fail(id, serializer, error, declared, method.label);
+          if (!oneway && !invocation.answered) {
+            fail(id, serializer, error, declared, method.label, invocation.answerAttachments);
+          }
         },
       );
       return;
     }
     finish(invocation);
-    if (!oneway) answer(id, serializer, method.label, result, acceptsCompressed);
+    if (!oneway)
+      answer(id, serializer, method.label, result, acceptsCompressed, invocation.answerAttachments);
   };
 
   const goAway = (): void => {
@@ -302,10 +333,10 @@ export function serveConnection(
     },
     goAway,
     abandon(error) {
-      for (const invocation of executing) {
+      for (const invocation of executing.values()) {
         if (invocation.answered || invocation.oneway) continue;
         invocation.answered = true;
-        invocation.abort(error.message);
+        invocation.abort(error);
         fail(invocation.requestId, invocation.serializer, error);
       }
     },

@@ -17,14 +17,15 @@ import type { Attachments } from '../core/invocation.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import { type ByteBudget, createByteBudget } from '../protocol/byte-budget.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
-import { readEventName } from '../protocol/frame-writer.js';
+import { EMPTY_BODY, readEventName } from '../protocol/frame-writer.js';
 import { openFramedConnection } from '../protocol/framed-connection.js';
+import { NO_ATTACHMENTS, readAttachments } from '../protocol/metadata.js';
 import { JSON_SERIALIZER_ID } from '../serialization/json.js';
 import type { Serializer } from '../serialization/serializer.js';
 import { type AnswerLimits, ForeignSerializerError, readAnswer } from './answer-reader.js';
 import { createDeadlineWheel } from './deadline-wheel.js';
 import type { MethodRoute } from './method-route.js';
-import { type CallTracker, PendingCall } from './pending-call.js';
+import { PendingCall, type WireCall } from './pending-call.js';
 import { type Transport, transportAddress } from './transport.js';
 import type { ConnectionOptions } from './transport-options.js';
 
@@ -41,7 +42,7 @@ export type ConnectionState =
   | { readonly kind: 'draining'; readonly goneAway: boolean }
   | { readonly kind: 'closed'; readonly error: RpcError; readonly local: boolean };
 
-export type { CallTracker } from './pending-call.js';
+export type { WireCall } from './pending-call.js';
 
 export interface ClientConnection {
   readonly address: string;
@@ -59,7 +60,12 @@ export interface ClientConnection {
   readonly heartbeatRttMs: number;
   /** Resolves once connected; rejects with a Network error when the connection cannot be opened. */
   ready(): Promise<void>;
-  /** Sends a call. One-way calls resolve `undefined` once queued. */
+  /**
+   * Sends a call; how it ends is told to the call itself (`answered`, `failed`), synchronously when it
+   * cannot be sent. A one-way call is answered `undefined` once queued.
+   */
+  send(call: WireCall): void;
+  /** `send` as a promise, for callers that hold no call object (tools, tests). */
   call(
     route: MethodRoute,
     args: unknown[],
@@ -67,7 +73,6 @@ export interface ClientConnection {
     timeoutMs: number,
     signal: AbortSignal | undefined,
     oneway: boolean,
-    tracker?: CallTracker,
   ): Promise<unknown>;
   /** Sends a heartbeat now (tests, RTT probes). */
   ping(): void;
@@ -184,7 +189,7 @@ export function createClientConnection(
     const call = pending.get(id);
     if (call === undefined) return;
     pending.delete(id);
-    call.fail(new RpcError('Timeout', `${call.route.label} timed out waiting for ${address}`));
+    call.fail(new RpcError('Timeout', `${call.call.route.label} timed out waiting for ${address}`));
     afterSettle();
   });
 
@@ -246,15 +251,18 @@ export function createClientConnection(
   }
 
   const onResponse = (frame: Frame): void => {
-    const call = pending.get(frame.requestId);
-    if (call === undefined) return; // timed out or cancelled already
+    const pendingCall = pending.get(frame.requestId);
+    if (pendingCall === undefined) return; // timed out or cancelled already
     pending.delete(frame.requestId);
+    pendingCall.detach();
+    const call = pendingCall.call;
     let value: unknown;
     try {
+      if (frame.meta.length > 0) call.responseAttachments = readAttachments(frame.meta, 0).attachments;
       value = readAnswer(frame, call.route.serializer, jsonSerializer, answerLimits);
     } catch (error) {
       const message = `cannot decode the response of ${call.route.label} from ${address}: ${messageOf(error)}`;
-      call.fail(new RpcError('Serialization', message, { cause: error }));
+      call.failed(new RpcError('Serialization', message, { cause: error }));
       afterSettle();
       if (error instanceof ForeignSerializerError) {
         // an answer in a foreign serializer is hostile: close the connection
@@ -266,11 +274,95 @@ export function createClientConnection(
       } else events.onRefused?.(connection, `refused an answer from ${address}: ${message}`);
       return;
     }
-    if (frame.status === 0) {
-      call.settle();
-      call.resolve(value);
-    } else call.fail(fromErrorPayload(frame.status, value));
+    if (frame.status === 0) call.answered(value);
+    else call.failed(fromErrorPayload(frame.status, value));
     afterSettle();
+  };
+
+  /** The caller gave up: fail the call with the abort reason as cause and tell the provider. */
+  const cancel = (id: number): void => {
+    const pendingCall = pending.get(id);
+    if (pendingCall === undefined) return;
+    pending.delete(id);
+    writer.event(EventName.Cancel, 0, EMPTY_BODY, id);
+    pendingCall.fail(cancelled(pendingCall.call));
+    afterSettle();
+  };
+
+  /** Why `call` cannot be sent now, or undefined; encodes it into `encoded` when it can. */
+  const refusal = (call: WireCall): RpcError | undefined => {
+    if (state.kind === 'closed') return state.error;
+    if (state.kind === 'draining') {
+      const why = state.goneAway ? 'is going away and takes no new calls' : 'is closing';
+      return new RpcError('Shutdown', `${address} ${why}`, { neverSent: true });
+    }
+    if (writer.queuedBytes > options.maxQueuedBytes) {
+      return new RpcError(
+        'Overloaded',
+        `${address}: more than ${options.maxQueuedBytes} bytes queued for sending`,
+        {
+          neverSent: true,
+        },
+      );
+    }
+    if (call.signal?.aborted) return cancelled(call);
+    try {
+      encoded = call.route.serializer.encode(call.args);
+    } catch (error) {
+      return new RpcError(
+        'Serialization',
+        `cannot encode the arguments of ${call.route.label}: ${messageOf(error)}`,
+        {
+          cause: error,
+          neverSent: true,
+        },
+      );
+    }
+    return undefined;
+  };
+  let encoded: Uint8Array = EMPTY_BODY;
+
+  const send = (call: WireCall): void => {
+    const refused = refusal(call);
+    if (refused !== undefined) {
+      call.failed(refused);
+      return;
+    }
+    const { route, signal } = call;
+    let body = encoded;
+    encoded = EMPTY_BODY;
+    let flags = requestFlags;
+    const compressed = framed.compress(body);
+    if (compressed !== undefined) {
+      body = compressed;
+      flags |= FrameFlag.Compressed;
+    }
+    const id = allocateId();
+    const timeoutMs = call.attemptTimeoutMs;
+    lastCallAt = Date.now();
+    if (call.oneway) {
+      writer.request(
+        id,
+        flags | FrameFlag.OneWay,
+        route.serializer.id,
+        route.prefix,
+        timeoutMs,
+        call.attachments,
+        body,
+      );
+      call.sent = true;
+      call.answered(undefined);
+      return;
+    }
+    let onAbort: (() => void) | undefined;
+    if (signal !== undefined) {
+      onAbort = () => cancel(id);
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
+    pending.set(id, new PendingCall(call, onAbort));
+    if (timeoutMs > 0) wheel.add(id, lastCallAt + timeoutMs);
+    writer.request(id, flags, route.serializer.id, route.prefix, timeoutMs, call.attachments, body);
+    call.sent = true;
   };
 
   const destroy = (error?: RpcError, local = true): void => {
@@ -306,77 +398,22 @@ export function createClientConnection(
       if (state.kind === 'open' || state.kind === 'draining') return Promise.resolve();
       return readyPromise ?? Promise.reject(closedError());
     },
-    call(route, args, attachments, timeoutMs, signal, oneway, tracker) {
-      if (state.kind === 'closed') return Promise.reject(state.error);
-      if (state.kind === 'draining') {
-        const why = state.goneAway ? 'is going away and takes no new calls' : 'is closing';
-        return Promise.reject(new RpcError('Shutdown', `${address} ${why}`, { neverSent: true }));
-      }
-      if (writer.queuedBytes > options.maxQueuedBytes) {
-        return Promise.reject(
-          new RpcError(
-            'Overloaded',
-            `${address}: more than ${options.maxQueuedBytes} bytes queued for sending`,
-            {
-              neverSent: true,
-            },
-          ),
-        );
-      }
-      if (signal?.aborted) return Promise.reject(cancelled(route));
-      let body: Uint8Array;
-      try {
-        body = route.serializer.encode(args);
-      } catch (error) {
-        return Promise.reject(
-          new RpcError(
-            'Serialization',
-            `cannot encode the arguments of ${route.label}: ${messageOf(error)}`,
-            {
-              cause: error,
-              neverSent: true,
-            },
-          ),
-        );
-      }
-      let flags = requestFlags;
-      const compressed = framed.compress(body);
-      if (compressed !== undefined) {
-        body = compressed;
-        flags |= FrameFlag.Compressed;
-      }
-      const id = allocateId();
-      if (oneway) {
-        lastCallAt = Date.now();
-        writer.request(
-          id,
-          flags | FrameFlag.OneWay,
-          route.serializer.id,
-          route.prefix,
-          timeoutMs,
+    send,
+    call(route, args, attachments, timeoutMs, signal, oneway) {
+      return new Promise<unknown>((resolve, reject) =>
+        send({
+          route,
+          args,
           attachments,
-          body,
-        );
-        return Promise.resolve(undefined);
-      }
-      return new Promise<unknown>((resolve, reject) => {
-        let onAbort: (() => void) | undefined;
-        if (signal !== undefined) {
-          onAbort = () => {
-            const call = pending.get(id);
-            if (call === undefined) return;
-            pending.delete(id);
-            call.fail(cancelled(route));
-            afterSettle();
-          };
-          signal.addEventListener('abort', onAbort, { once: true });
-        }
-        tracker?.callStarted();
-        pending.set(id, new PendingCall(resolve, reject, route, signal, onAbort, tracker));
-        lastCallAt = Date.now();
-        if (timeoutMs > 0) wheel.add(id, lastCallAt + timeoutMs);
-        writer.request(id, flags, route.serializer.id, route.prefix, timeoutMs, attachments, body);
-      });
+          attemptTimeoutMs: timeoutMs,
+          signal,
+          oneway,
+          sent: false,
+          responseAttachments: NO_ATTACHMENTS,
+          answered: resolve,
+          failed: reject,
+        }),
+      );
     },
     ping: framed.ping,
     async close() {
@@ -398,6 +435,10 @@ export function createClientConnection(
   return connection;
 }
 
-function cancelled(route: MethodRoute): RpcError {
-  return new RpcError('Cancelled', `${route.label} was cancelled by the caller`, { neverSent: false });
+/** The error of a call its caller aborted; the abort reason is its cause. */
+function cancelled(call: WireCall): RpcError {
+  return new RpcError('Cancelled', `${call.route.label} was cancelled by the caller`, {
+    neverSent: false,
+    cause: call.signal?.reason,
+  });
 }

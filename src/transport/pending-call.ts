@@ -1,38 +1,47 @@
-/** A call waiting for its answer on a client connection, and who is told how it ended. */
+/**
+ * What a client connection sends and whom it tells how a call ended. The connection owns this interface;
+ * the consumer's layers above implement it (their invocation object), so results flow back down-up
+ * through it, synchronously, with no promise of the connection's own and no call from the connection
+ * into cluster or load-balancing code.
+ */
+import type { Attachments } from '../core/invocation.js';
 import type { RpcError } from '../core/rpc-error.js';
 import type { MethodRoute } from './method-route.js';
 
-/**
- * Told when a call starts and how it ended, synchronously, before the caller's promise settles (the
- * cluster layer's per-provider counters), so no extra promise is chained per call.
- */
-export interface CallTracker {
-  callStarted(): void;
-  callEnded(latencyMs: number, error: RpcError | undefined): void;
+export interface WireCall {
+  /** The method's precomputed route and serializer. */
+  readonly route: MethodRoute;
+  readonly args: readonly unknown[];
+  readonly attachments: Attachments | undefined;
+  /** The budget sent with the request and enforced here, ms until the call's deadline; 0 for none. */
+  readonly attemptTimeoutMs: number;
+  /** Aborting it fails the call with Cancelled (the reason as its cause) and tells the provider. */
+  readonly signal: AbortSignal | undefined;
+  readonly oneway: boolean;
+  /** Set by the connection once the request is queued for the wire: the provider may see it. */
+  sent: boolean;
+  /** Set by the connection, before `answered` or `failed`, to the attachments of the provider's answer. */
+  responseAttachments: Attachments;
+  /** The call succeeded with `value` (a one-way call: once queued, with undefined). */
+  answered(value: unknown): void;
+  /** The call failed; never called after `answered`, and at most once. */
+  failed(error: RpcError): void;
 }
 
+/** A call on the wire, waiting for its answer. */
 export class PendingCall {
-  readonly startedAt: number;
-
   constructor(
-    readonly resolve: (value: unknown) => void,
-    readonly reject: (error: RpcError) => void,
-    readonly route: MethodRoute,
-    readonly signal: AbortSignal | undefined,
+    readonly call: WireCall,
     readonly onAbort: (() => void) | undefined,
-    readonly tracker: CallTracker | undefined,
-  ) {
-    this.startedAt = tracker === undefined ? 0 : performance.now();
-  }
+  ) {}
 
-  /** Detaches the abort listener and reports the outcome to the tracker. */
-  settle(error?: RpcError): void {
-    if (this.onAbort !== undefined) this.signal!.removeEventListener('abort', this.onAbort);
-    this.tracker?.callEnded(performance.now() - this.startedAt, error);
+  /** Detaches the abort listener. */
+  detach(): void {
+    if (this.onAbort !== undefined) this.call.signal!.removeEventListener('abort', this.onAbort);
   }
 
   fail(error: RpcError): void {
-    this.settle(error);
-    this.reject(error);
+    this.detach();
+    this.call.failed(error);
   }
 }
