@@ -7,9 +7,6 @@ export type { AppState } from './app/app-state.js';
 // Apps and services
 export { type AppOptions, type CallistoApp, callisto } from './app/callisto-app.js';
 export type { ProvideOptions } from './app/provider-side.js';
-// Calls
-export { withOptions } from './client/reference.js';
-export type { CallOptions, MethodReferenceOptions, ReferenceOptions } from './client/reference-options.js';
 export type { ClusterContext, ClusterFactory, ClusterInvoker, ClusterOptions } from './cluster/cluster.js';
 export type { RetryOptions, RetryPolicy, RetryPolicyFactory } from './cluster/retry-policy.js';
 // Configuration
@@ -22,6 +19,9 @@ export {
 } from './config/callisto-config.js';
 export { ConfigError } from './config/config-error.js';
 export { type LoadConfigOptions, loadConfig } from './config/load-config.js';
+// Calls
+export { withOptions } from './consumer/reference.js';
+export type { CallOptions, MethodReferenceOptions, ReferenceOptions } from './consumer/reference-options.js';
 export type { ErrorDeclaration, ErrorExposure } from './core/error-payload.js';
 export {
   type Attachments,
@@ -66,6 +66,7 @@ export {
   type ServerCallMessage,
 } from './observability/channels.js';
 export type { Logger, LogLevel } from './observability/logger.js';
+export { callContext } from './provider/call-context.js';
 export type { ConsumerRecord, ProviderRecord } from './registry/provider-record.js';
 export type {
   ProviderListener,
@@ -77,7 +78,6 @@ export type {
 } from './registry/registry.js';
 export { DecodeLimitError, type DecodeLimits, MAX_DECODE_DEPTH } from './serialization/decode-limits.js';
 export type { Serializer } from './serialization/serializer.js';
-export { callContext } from './service/call-context.js';
 export {
   type DeclaredMethods,
   defineService,

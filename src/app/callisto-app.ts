@@ -4,12 +4,13 @@
  * `close()` shuts down gracefully (see shutdown.ts); `destroy()` stops at once.
  */
 import './builtins.js';
-import type { ReferenceOptions } from '../client/reference-options.js';
 import type { CallistoConfig, CallistoConfigInput } from '../config/callisto-config.js';
 import { type LoadConfigOptions, loadConfigWithSources } from '../config/load-config.js';
+import type { ReferenceOptions } from '../consumer/reference-options.js';
 import type { Filter } from '../core/invocation.js';
 import { builtinExtensions, type ExtensionRegistry } from '../extension/extension-registry.js';
 import { createConsoleLogger, type Logger } from '../observability/logger.js';
+import { createRegistrySet, type RegistrySet } from '../registry/registry-set.js';
 import { createSerializerTable } from '../serialization/serializer-table.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import type { Implementation, Remote } from '../service/service-types.js';
@@ -18,7 +19,6 @@ import { checkAppConfig } from './check-app-config.js';
 import { type ConsumerSide, createConsumerSide } from './consumer-side.js';
 import { loadExtensionModules } from './load-extensions.js';
 import { createProviderSide, type ProvideOptions, type ProviderSide } from './provider-side.js';
-import { createRegistrySet, type RegistrySet } from './registry-set.js';
 import { gracefulShutdown } from './shutdown.js';
 
 export interface AppOptions extends CallistoConfigInput {
@@ -101,7 +101,7 @@ function createApp(
     extensions,
     serializers,
     registries,
-    provider.table,
+    provider.local,
     filters.consumer ?? [],
     logger,
   );

@@ -3,21 +3,23 @@
  * source), and `refer()`, which assembles each method's invoker from extensions chosen by name:
  * in-process when the app provides the service itself, else cluster strategy + load balancer.
  */
-import type { ClientInvocation } from '../client/client-invocation.js';
+
+import type { CallistoConfig, ConsumerConfig } from '../config/callisto-config.js';
+import { ConfigError } from '../config/config-error.js';
+import type { ClientInvocation } from '../consumer/client-invocation.js';
+import { createClusterContext } from '../consumer/cluster-context.js';
+import { createHealthTracker, createRetryControl } from '../consumer/cluster-policies.js';
 import {
   type ConnectionPool,
   createConnectionPool,
   DEFAULT_POOL_RECONNECT,
-} from '../client/connection-pool.js';
-import { createOutageLog } from '../client/outage-log.js';
-import { createReference } from '../client/reference.js';
-import type { MethodReferenceOptions, ReferenceOptions } from '../client/reference-options.js';
-import { resolveReferenceOptions } from '../client/resolve-reference-options.js';
-import { createClusterContext } from '../cluster/cluster-context.js';
-import { createHealthTracker, createRetryControl } from '../cluster/cluster-policies.js';
-import type { CallistoConfig, ConsumerConfig } from '../config/callisto-config.js';
-import { ConfigError } from '../config/config-error.js';
-import { fromErrorPayload, toErrorPayload } from '../core/error-payload.js';
+} from '../consumer/connection-pool.js';
+import { createOutageLog } from '../consumer/outage-log.js';
+import { createReference } from '../consumer/reference.js';
+import type { MethodReferenceOptions, ReferenceOptions } from '../consumer/reference-options.js';
+import { type ReferenceTargets, resolveReferenceTargets } from '../consumer/reference-targets.js';
+import { resolveReferenceOptions } from '../consumer/resolve-reference-options.js';
+import { createDirectSource, createRegistrySource, type ServiceSource } from '../consumer/service-source.js';
 import type { Filter, Invocation, Invoker } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import { serviceKeyString } from '../core/service-key.js';
@@ -27,15 +29,13 @@ import { type ConnectionMessage, channels } from '../observability/channels.js';
 import type { Logger } from '../observability/logger.js';
 import { observeClientCall } from '../observability/observe-client-call.js';
 import { createRateLimitedLog } from '../observability/rate-limited-log.js';
+import { DEFAULT_CONNECTION_OPTIONS } from '../protocol/connection-options.js';
+import type { LocalCalls } from '../provider/local-calls.js';
+import type { RegistrySet } from '../registry/registry-set.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
 import type { MethodDeclaration, ServiceDefinition } from '../service/define-service.js';
-import { methodNotFound, type ServiceTable } from '../service/service-table.js';
 import type { Remote } from '../service/service-types.js';
 import type { Transport } from '../transport/transport.js';
-import { DEFAULT_CONNECTION_OPTIONS } from '../transport/transport-options.js';
-import { type ReferenceTargets, resolveReferenceTargets } from './reference-targets.js';
-import type { RegistrySet } from './registry-set.js';
-import { createDirectSource, createRegistrySource, type ServiceSource } from './service-source.js';
 
 export interface ConsumerSide {
   readonly pool: ConnectionPool;
@@ -62,7 +62,7 @@ export function createConsumerSide(
   extensions: ExtensionRegistry,
   serializers: SerializerTable,
   registries: RegistrySet,
-  localTable: ServiceTable,
+  local: LocalCalls,
   appFilters: readonly Filter[],
   logger: Logger,
 ): ConsumerSide {
@@ -204,57 +204,33 @@ export function createConsumerSide(
     };
   };
 
-  const localInvoker = (definition: ServiceDefinition<unknown>, method: string): Invoker | undefined => {
-    const exported = localTable.lookup(definition.name, definition.version, definition.group);
-    if (exported === undefined) return undefined;
-    const target = exported.methods.get(method);
-    if (target === undefined) return () => Promise.reject(methodNotFound(exported, method));
-    const errorOptions = {
-      exposeStack: config.server.exposeStack,
-      exposure: config.server.exposeErrors,
-      declared: definition.errors,
-      label: target.label,
-    };
+  const localInvoker = (definition: ServiceDefinition<unknown>): Invoker | undefined => {
+    if (!local.provides(definition)) return undefined;
     return (invocation: Invocation) => {
-      (invocation as ClientInvocation).remoteAddress = 'injvm';
-      // The provider's own view of the call, as a wire hop would give it: its attachments are a copy,
-      // and what it answers with comes back.
-      const served: Invocation = {
-        service: invocation.service,
-        method: invocation.method,
-        args: invocation.args,
-        attachments: { ...invocation.attachments },
-        deadline: invocation.deadline,
-        signal: invocation.signal,
-        oneway: invocation.oneway,
-        idempotent: invocation.idempotent,
-        remoteAddress: 'injvm',
-        responseAttachments: {},
-      };
-      const answered = () => {
-        (invocation as ClientInvocation).responseAttachments = served.responseAttachments!;
-      };
-      // Errors take the same shape as over the wire, so callers cannot tell the difference.
-      const result = target.invoke(served).then(
-        (value) => {
-          answered();
-          return value;
-        },
-        (error: unknown) => {
-          answered();
-          throw error;
-        },
-      );
-      const shaped = result.catch((error: unknown) => {
-        const { status, payload, scrubbed } = toErrorPayload(error, errorOptions);
-        if (scrubbed !== undefined) {
-          logger.warn(
-            `${target.label} failed in-process with a system error the caller was not shown (ref ${scrubbed.ref}): ${scrubbed.error.message}`,
-          );
-        }
-        throw fromErrorPayload(status, payload);
+      const call = invocation as ClientInvocation;
+      call.remoteAddress = 'injvm';
+      const result = new Promise<unknown>((resolve, reject) => {
+        local.serve({
+          service: call.service,
+          method: call.method,
+          args: call.args,
+          attachments: call.attachments,
+          deadline: call.deadline,
+          oneway: call.oneway,
+          idempotent: call.idempotent,
+          sent: false,
+          responseAttachments: call.responseAttachments,
+          answered(value) {
+            call.responseAttachments = this.responseAttachments;
+            resolve(value);
+          },
+          failed(error) {
+            call.responseAttachments = this.responseAttachments;
+            reject(error);
+          },
+        });
       });
-      return channels.clientCall.hasSubscribers ? observeClientCall(shaped, invocation, 'injvm') : shaped;
+      return channels.clientCall.hasSubscribers ? observeClientCall(result, invocation, 'injvm') : result;
     };
   };
 
@@ -273,7 +249,7 @@ export function createConsumerSide(
             appRegistries: config.registry,
             inProcess: {
               injvm: base.injvm,
-              provided: localTable.lookup(def.name, def.version, def.group) !== undefined,
+              provided: local.provides(def),
             },
           });
       return createReference<T>({
@@ -289,10 +265,10 @@ export function createConsumerSide(
           if (targets === undefined) throw new RpcError('Internal', 'mock references have no remote invoker');
           const merged = resolved.configOf(method);
           let remote: Invoker | undefined;
-          let local: Invoker | undefined | null = base.injvm ? null : undefined;
+          let inProcess: Invoker | undefined | null = base.injvm ? null : undefined;
           return (invocation) => {
-            if (local === null) local = localInvoker(def, method);
-            if (local !== undefined) return local(invocation);
+            if (inProcess === null) inProcess = localInvoker(def);
+            if (inProcess !== undefined) return inProcess(invocation);
             remote ??= remoteInvoker(def, sourceFor(def, targets), method, merged, methodOptions);
             return remote(invocation);
           };

@@ -4,10 +4,10 @@
  * knows how to pick one (routing, outlier ejection, load balancing) and how to call it.
  */
 
-import type { ClientInvocation } from '../client/client-invocation.js';
+import type { ClientInvocation } from '../consumer/client-invocation.js';
+import type { ProviderEndpoint } from '../consumer/provider-endpoint.js';
 import type { Invoker } from '../core/invocation.js';
 import type { RpcError } from '../core/rpc-error.js';
-import type { ProviderEndpoint } from './provider-endpoint.js';
 
 export interface ClusterOptions {
   /** failover: extra attempts after the first. Default 2. */

@@ -1,4 +1,4 @@
-import type { ClientInvocation } from '../client/client-invocation.js';
+import type { ClientInvocation } from '../consumer/client-invocation.js';
 import type { Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import type { ClusterFactory } from './cluster.js';

@@ -1,4 +1,4 @@
-import type { ClientInvocation } from '../client/client-invocation.js';
+import type { ClientInvocation } from '../consumer/client-invocation.js';
 import type { ClusterFactory } from './cluster.js';
 
 /** failfast: one attempt; the error goes straight to the caller. */

@@ -1,7 +1,7 @@
-import type { ClientInvocation } from '../client/client-invocation.js';
+import type { ClientInvocation } from '../consumer/client-invocation.js';
+import type { ProviderEndpoint } from '../consumer/provider-endpoint.js';
 import { RpcError } from '../core/rpc-error.js';
 import type { ClusterFactory } from './cluster.js';
-import type { ProviderEndpoint } from './provider-endpoint.js';
 import { sleep } from './sleep.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { ClientInvocation } from '../client/client-invocation.js';
+import type { ClientInvocation } from '../consumer/client-invocation.js';
 import type { ClusterFactory } from './cluster.js';
 
 /** failsafe: one attempt; a failure is logged and the call resolves to `undefined` (for audit logs and the like). */

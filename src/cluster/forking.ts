@@ -1,7 +1,7 @@
-import type { ClientInvocation } from '../client/client-invocation.js';
+import type { ClientInvocation } from '../consumer/client-invocation.js';
+import type { ProviderEndpoint } from '../consumer/provider-endpoint.js';
 import { RpcError } from '../core/rpc-error.js';
 import type { ClusterFactory } from './cluster.js';
-import type { ProviderEndpoint } from './provider-endpoint.js';
 
 /**
  * forking: call `forks` providers at once; the first success wins and the others are cancelled. Fails

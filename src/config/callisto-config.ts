@@ -10,8 +10,8 @@ import type {
   SerializerName,
   TransportName,
 } from '../extension/extension-names.js';
-import { DEFAULT_SERVER_OPTIONS } from '../server/server-options.js';
-import { DEFAULT_CONNECTION_OPTIONS } from '../transport/transport-options.js';
+import { DEFAULT_CONNECTION_OPTIONS } from '../protocol/connection-options.js';
+import { DEFAULT_SERVER_OPTIONS } from '../provider/server-options.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 

@@ -4,6 +4,12 @@
  */
 import './builtin-registries.js';
 
+export {
+  createServiceDirectory,
+  DEFAULT_SERVICE_DIRECTORY_OPTIONS,
+  type ServiceDirectory,
+  type ServiceDirectoryOptions,
+} from '../consumer/registry-lists.js';
 export { BUILTIN_REGISTRY_FACTORIES, registerBuiltinRegistries } from './builtin-registries.js';
 export { createRegistry } from './create-registry.js';
 export { createDirectRegistry, directProviderRecord } from './direct-registry.js';
@@ -37,10 +43,4 @@ export {
 } from './registry.js';
 export { DEFAULT_REGISTRY_PORTS, formatRegistryAddress, parseRegistryAddress } from './registry-address.js';
 export { resolveRegistryOptions } from './registry-options.js';
-export {
-  createServiceDirectory,
-  DEFAULT_SERVICE_DIRECTORY_OPTIONS,
-  type ServiceDirectory,
-  type ServiceDirectoryOptions,
-} from './service-directory.js';
 export { createZooKeeperRegistry } from './zookeeper-registry.js';

@@ -5,12 +5,12 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { providerRecord } from '../../test/registry/fixtures/records.js';
 import { waitFor } from '../../test/support/wait-for.js';
+import { createServiceDirectory, type ServiceDirectory } from '../consumer/registry-lists.js';
 import type { ServiceKey } from '../core/service-key.js';
 import { createFileRegistry } from './file-registry.js';
 import type { ProviderRecord } from './provider-record.js';
 import type { ProviderListener, Registry, RegistryStatus } from './registry.js';
 import { parseRegistryAddress } from './registry-address.js';
-import { createServiceDirectory, type ServiceDirectory } from './service-directory.js';
 
 const key: ServiceKey = { name: 'demo.Users', version: '1.0.0', group: '' };
 

@@ -6,15 +6,15 @@
  */
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ClientInvocation } from '../../src/client/client-invocation.js';
-import { type ConnectionPool, createConnectionPool } from '../../src/client/connection-pool.js';
 import { createOutlierDetector } from '../../src/cluster/circuit-breaker.js';
 import { DEFAULT_CLUSTER_OPTIONS } from '../../src/cluster/cluster.js';
-import { createClusterContext } from '../../src/cluster/cluster-context.js';
-import { createProviderDirectory } from '../../src/cluster/provider-directory.js';
+import { ClientInvocation } from '../../src/consumer/client-invocation.js';
+import { createClusterContext } from '../../src/consumer/cluster-context.js';
+import { type ConnectionPool, createConnectionPool } from '../../src/consumer/connection-pool.js';
+import { createProviderDirectory } from '../../src/consumer/provider-directory.js';
+import { DEFAULT_CONNECTION_OPTIONS } from '../../src/protocol/connection-options.js';
 import { directProviderRecord } from '../../src/registry/direct-registry.js';
 import { createTcpTransport } from '../../src/transport/tcp.js';
-import { DEFAULT_CONNECTION_OPTIONS } from '../../src/transport/transport-options.js';
 import { msgpack } from '../support/raw-client.js';
 import { manualClock } from '../support/seeded-random.js';
 import { waitFor } from '../support/wait-for.js';

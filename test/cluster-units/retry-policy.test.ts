@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { builtinExtensions } from '../../src/extension/extension-registry.js';
 import '../../src/cluster/index-policies.js';
-import { createRetryControl } from '../../src/cluster/cluster-policies.js';
-import { createProviderDirectory } from '../../src/cluster/provider-directory.js';
 import { backoffCeiling, createExponentialRetryPolicy } from '../../src/cluster/retry-exponential.js';
 import { createFixedRetryPolicy } from '../../src/cluster/retry-fixed.js';
 import { createNoRetryPolicy } from '../../src/cluster/retry-none.js';
@@ -12,6 +10,8 @@ import {
   resolveRetryOptions,
 } from '../../src/cluster/retry-policy.js';
 import { DEFAULT_CONFIG } from '../../src/config/callisto-config.js';
+import { createRetryControl } from '../../src/consumer/cluster-policies.js';
+import { createProviderDirectory } from '../../src/consumer/provider-directory.js';
 import { seededRandom } from '../support/seeded-random.js';
 
 /** Delays the policy gives for attempts 1, 2, ... until it stops, with time passing by the delays. */

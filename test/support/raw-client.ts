@@ -1,16 +1,16 @@
 import net from 'node:net';
+import {
+  type ClientConnection,
+  createClientConnection,
+  type MethodRoute,
+} from '../../src/consumer/client-connection.js';
+import { DEFAULT_CONNECTION_OPTIONS } from '../../src/protocol/connection-options.js';
 import { encodeRoutePrefix } from '../../src/protocol/metadata.js';
 import { createJsonSerializer } from '../../src/serialization/json.js';
 import { createMsgpackSerializer } from '../../src/serialization/msgpack.js';
 import type { Serializer } from '../../src/serialization/serializer.js';
 import { createV8Serializer } from '../../src/serialization/v8.js';
-import {
-  type ClientConnection,
-  createClientConnection,
-  type MethodRoute,
-} from '../../src/transport/client-connection.js';
 import { createTcpTransport } from '../../src/transport/tcp.js';
-import { DEFAULT_CONNECTION_OPTIONS } from '../../src/transport/transport-options.js';
 
 export const msgpack = createMsgpackSerializer();
 const table: (Serializer | undefined)[] = [];

@@ -16,18 +16,18 @@ import { fromErrorPayload } from '../core/error-payload.js';
 import type { Attachments } from '../core/invocation.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import { type ByteBudget, createByteBudget } from '../protocol/byte-budget.js';
+import type { ConnectionOptions } from '../protocol/connection-options.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
 import { EMPTY_BODY, readEventName } from '../protocol/frame-writer.js';
 import { openFramedConnection } from '../protocol/framed-connection.js';
 import { NO_ATTACHMENTS, readAttachments } from '../protocol/metadata.js';
 import { JSON_SERIALIZER_ID } from '../serialization/json.js';
 import type { Serializer } from '../serialization/serializer.js';
+import { type Transport, transportAddress } from '../transport/transport.js';
 import { type AnswerLimits, ForeignSerializerError, readAnswer } from './answer-reader.js';
 import { createDeadlineWheel } from './deadline-wheel.js';
 import type { MethodRoute } from './method-route.js';
 import { PendingCall, type WireCall } from './pending-call.js';
-import { type Transport, transportAddress } from './transport.js';
-import type { ConnectionOptions } from './transport-options.js';
 
 export type { MethodRoute } from './method-route.js';
 

@@ -4,13 +4,14 @@
  * provides itself (in-process, `injvm`) can answer; otherwise there is nothing to call, which is a
  * configuration mistake reported by `refer()`, not a NoProvider at the first call.
  */
-import type { ReferenceOptions } from '../client/reference-options.js';
+
+import { checkRegistryAddressFor } from '../app/check-app-config.js';
 import { splitAddressList } from '../config/address-list.js';
 import { ConfigError } from '../config/config-error.js';
 import { closestMatch } from '../config/did-you-mean.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import type { ServiceDefinition } from '../service/define-service.js';
-import { checkRegistryAddressFor } from './check-app-config.js';
+import type { ReferenceOptions } from './reference-options.js';
 import { parseDirectAddress } from './service-source.js';
 
 /** The provider addresses or the registries of a reference. */

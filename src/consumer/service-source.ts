@@ -6,18 +6,18 @@
  * what they hold.
  */
 import os from 'node:os';
-import type { ConnectionPool } from '../client/connection-pool.js';
-import { createProviderDirectory, type ProviderDirectory } from '../cluster/provider-directory.js';
 import type { ServiceKey } from '../core/service-key.js';
 import type { Logger } from '../observability/logger.js';
 import { directProviderRecord } from '../registry/direct-registry.js';
 import { createAbsenceExplainer } from '../registry/explain-absence.js';
 import { type ConsumerRecord, servicePathSegment } from '../registry/provider-record.js';
 import type { Registry } from '../registry/registry.js';
-import { createServiceDirectory, type ServiceDirectory } from '../registry/service-directory.js';
+import type { RegistrySet } from '../registry/registry-set.js';
 import { describeError } from '../registry/timing.js';
 import { transportAddress } from '../transport/transport.js';
-import type { RegistrySet } from './registry-set.js';
+import type { ConnectionPool } from './connection-pool.js';
+import { createProviderDirectory, type ProviderDirectory } from './provider-directory.js';
+import { createServiceDirectory, type ServiceDirectory } from './registry-lists.js';
 
 export interface ServiceSource {
   readonly directory: ProviderDirectory;

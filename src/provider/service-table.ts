@@ -4,24 +4,28 @@
  * to but excluding Object.prototype) are entered; lookups go through Maps, so `constructor`,
  * `__proto__`, `toString` and anything inherited can never be reached.
  */
-import { composeFilters, type Filter, type Invocation, type Invoker } from '../core/invocation.js';
+import { type CompiledChain, compileChain, type NamedFilter, type Step } from '../core/filter.js';
 import { RpcError } from '../core/rpc-error.js';
 import { serviceKeyString } from '../core/service-key.js';
+import { VALIDATION_FILTER, validationFilter, validationStep } from '../filters/validation.js';
+import {
+  isForbiddenMethodName,
+  type MethodDeclaration,
+  type ServiceDefinition,
+} from '../service/define-service.js';
 import { runInCallContext } from './call-context.js';
-import { isForbiddenMethodName, type MethodDeclaration, type ServiceDefinition } from './define-service.js';
-import { createArgumentsValidator } from './validate-arguments.js';
+import type { ServerInvocation } from './server-invocation.js';
 
 export interface ExportedMethod {
   readonly name: string;
   readonly label: string;
   readonly declaration: MethodDeclaration;
-  /** The full provider path: filters, validation, then the implementation. */
-  readonly invoke: Invoker;
   /**
-   * Set when there are no filters and no validation: calls the implementation directly and may return
-   * a plain value (the dispatcher's fast path).
+   * The method's provider chain: its filters in order (Callisto's, the app's, the service's, the
+   * method's; validation when it declares a schema), then the implementation, which may answer without a
+   * promise.
    */
-  readonly direct: ((invocation: Invocation) => unknown) | undefined;
+  readonly chain: CompiledChain<ServerInvocation>;
 }
 
 export interface ExportedService {
@@ -30,10 +34,11 @@ export interface ExportedService {
 }
 
 export interface ServiceTable {
+  /** Exports a service; `filtersOf(method)` gives each method's provider filters (in any order). */
   add(
     definition: ServiceDefinition<unknown>,
     implementation: object,
-    filters: readonly Filter[],
+    filtersOf: (method: string) => readonly NamedFilter[],
   ): ExportedService;
   /** Removes a service; calls to it then get ServiceNotFound. */
   remove(definition: ServiceDefinition<unknown>): void;
@@ -73,23 +78,23 @@ function exportMethod(
   definition: ServiceDefinition<unknown>,
   implementation: object,
   name: string,
-  filters: readonly Filter[],
+  filters: readonly NamedFilter[],
 ): ExportedMethod {
   const declaration = definition.methods?.[name] ?? {};
   const fn = (implementation as Record<string, (...args: unknown[]) => unknown>)[name]!;
   const label = `${definition.name}.${name}`;
-  const validate = declaration.args ? createArgumentsValidator(label, declaration.args) : undefined;
-  const call = (invocation: Invocation): unknown =>
+  const call: Step<ServerInvocation> = (invocation) =>
     runInCallContext(invocation, () => fn.apply(implementation, invocation.args));
-  const terminal: Invoker = async (invocation) => {
-    if (validate) {
-      const checked = await validate(invocation.args);
-      (invocation as { args: unknown[] }).args = checked;
-    }
-    return call(invocation);
-  };
-  const invoke = composeFilters(filters, terminal);
-  return { name, label, declaration, invoke, direct: filters.length === 0 && !validate ? call : undefined };
+  const schema = declaration.args;
+  const chain =
+    schema === undefined
+      ? compileChain(filters, call)
+      : compileChain(
+          [...filters, validationFilter],
+          call,
+          new Map([[VALIDATION_FILTER, validationStep<ServerInvocation>(label, schema)]]),
+        );
+  return { name, label, declaration, chain };
 }
 
 const tableKey = (name: string, version: string, group: string): string => `${group}/${name}:${version}`;
@@ -101,12 +106,12 @@ export function createServiceTable(): ServiceTable {
     get version() {
       return version;
     },
-    add(definition, implementation, filters) {
+    add(definition, implementation, filtersOf) {
       const key = tableKey(definition.name, definition.version, definition.group);
       if (services.has(key)) throw new Error(`service ${serviceKeyString(definition)} is already provided`);
       const methods = new Map<string, ExportedMethod>();
       for (const name of implementedMethodNames(definition, implementation)) {
-        methods.set(name, exportMethod(definition, implementation, name, filters));
+        methods.set(name, exportMethod(definition, implementation, name, filtersOf(name)));
       }
       const exported: ExportedService = { definition, methods };
       services.set(key, exported);

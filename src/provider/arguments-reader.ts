@@ -1,35 +1,39 @@
 /**
  * A request's arguments, from frame body to array, in the order that keeps a body from costing more than
- * it is allowed to: inflated within its bounds, its elements counted without decoding, admitted against
- * the connection's share of the execution slots and of the decoded-elements budget, and only then
- * decoded. One reader per connection; it reuses its state, so reading costs no allocation of its own.
+ * it is allowed to: inflated within its bounds and its elements counted without decoding (`measure`,
+ * before the provider filters), admitted by the admission filter against the limits, and only then
+ * decoded (`decode`, the `decode` filter). One reader per connection; `measure` and `decode` of one
+ * request run in the same turn (the filters' start hooks are synchronous), so the reader keeps the bytes
+ * in between and costs no allocation of its own.
  */
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import { decompress, type InflateLimits } from '../protocol/compression.js';
 import { FrameFlag } from '../protocol/frame.js';
 import { type DecodeLimits, decodeBody, measureBody } from '../serialization/decode-limits.js';
 import type { Serializer } from '../serialization/serializer.js';
-import type { PeerSlot } from './peer-limits.js';
 
 /** More arguments than this are refused (BadRequest) before the handler is called. */
 export const MAX_CALL_ARGUMENTS = 10_000;
 
 export interface ArgumentsReader {
   /**
-   * The arguments of a request, or the error to answer it with. When arguments are returned the call
-   * holds an execution slot and `elements` of the budget: give them back with `slot.release(elements)`.
+   * Inflates and counts a request's body: the number of elements it decodes into, or the error to
+   * answer it with (a body over a limit, malformed). Keeps the bytes for `decode`.
    */
-  read(body: Buffer, flags: number, serializer: Serializer, label: string): unknown[] | RpcError;
-  /** Elements the last successful `read` charged to the slot. */
-  readonly elements: number;
+  measure(body: Buffer, flags: number, serializer: Serializer, label: string): number | RpcError;
+  /** Decodes the bytes the last `measure` kept into the argument list; throws an RpcError. */
+  decode(serializer: Serializer, label: string): unknown[];
+  /** Drops the bytes the last `measure` kept (its call was refused before it was decoded). */
+  forget(): void;
 }
 
+const NO_BYTES = Buffer.alloc(0);
+
 export function createArgumentsReader(
-  slot: PeerSlot,
   limits: { readonly decode: DecodeLimits; readonly inflate: InflateLimits },
   onRefused: (reason: string) => void,
 ): ArgumentsReader {
-  let charged = 0;
+  let kept: Buffer = NO_BYTES;
 
   /** A request refused for what it carries: logged (naming the peer, by the caller), then answered. */
   const refused = (code: 'Serialization' | 'BadRequest', message: string): RpcError => {
@@ -38,36 +42,34 @@ export function createArgumentsReader(
   };
 
   return {
-    read(body, flags, serializer, label) {
-      let bytes: Buffer;
-      let elements: number;
+    measure(body, flags, serializer, label) {
       try {
-        bytes = (flags & FrameFlag.Compressed) === 0 ? body : decompress(body, limits.inflate);
-        elements = measureBody(serializer, bytes, limits.decode);
+        kept = (flags & FrameFlag.Compressed) === 0 ? body : decompress(body, limits.inflate);
+        return measureBody(serializer, kept, limits.decode);
       } catch (error) {
+        kept = NO_BYTES;
         return refused('Serialization', `cannot decode the arguments of ${label}: ${messageOf(error)}`);
       }
-      const overloaded = slot.admit(elements);
-      if (overloaded !== undefined) return new RpcError('Overloaded', overloaded);
+    },
+    decode(serializer, label) {
+      const bytes = kept;
+      kept = NO_BYTES;
       let args: unknown;
       try {
         args = bytes.length === 0 ? [] : decodeBody(serializer, bytes, limits.decode);
       } catch (error) {
-        slot.release(elements);
-        return refused('Serialization', `cannot decode the arguments of ${label}: ${messageOf(error)}`);
+        throw refused('Serialization', `cannot decode the arguments of ${label}: ${messageOf(error)}`);
       }
       if (!Array.isArray(args) || args.length > MAX_CALL_ARGUMENTS) {
-        slot.release(elements);
         const problem = Array.isArray(args)
           ? `${args.length} arguments; at most ${MAX_CALL_ARGUMENTS} are accepted (pass an array instead)`
           : 'arguments must be an array';
-        return refused('BadRequest', `${label}: ${problem}`);
+        throw refused('BadRequest', `${label}: ${problem}`);
       }
-      charged = elements;
       return args;
     },
-    get elements() {
-      return charged;
+    forget() {
+      kept = NO_BYTES;
     },
   };
 }

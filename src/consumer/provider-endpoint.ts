@@ -1,9 +1,9 @@
-import type { PoolHandle } from '../client/connection-pool.js';
 import type { ErrorCodeName, RpcError } from '../core/rpc-error.js';
 import { createEndpointStats, type EndpointStatsRecorder } from '../loadbalance/endpoint-stats.js';
 import type { Endpoint } from '../loadbalance/load-balancer.js';
 import type { ProviderRecord } from '../registry/provider-record.js';
 import { DEFAULT_TRANSPORT, transportAddress } from '../transport/transport.js';
+import type { PoolHandle } from './connection-pool.js';
 
 /** Errors that say something about a provider's health (business errors do not). */
 const UNHEALTHY: ReadonlySet<ErrorCodeName> = new Set(['Network', 'Timeout', 'Overloaded', 'Internal']);

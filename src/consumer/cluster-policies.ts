@@ -3,14 +3,15 @@
  * retry budget per provider directory (shared by every method and reference of that service), one
  * retry-delay policy per method.
  */
+
+import { createOutlierDetector, type OutlierDetector } from '../cluster/circuit-breaker.js';
+import { createRetryBudget, type RetryBudget } from '../cluster/retry-budget.js';
+import { resolveRetryOptions } from '../cluster/retry-policy.js';
 import type { ConsumerConfig } from '../config/callisto-config.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
-import { createOutlierDetector, type OutlierDetector } from './circuit-breaker.js';
 import type { HealthTracker, RetryControl } from './cluster-context.js';
 import type { ProviderDirectory } from './provider-directory.js';
-import { createRetryBudget, type RetryBudget } from './retry-budget.js';
-import { resolveRetryOptions } from './retry-policy.js';
-import './index-policies.js';
+import '../cluster/index-policies.js';
 
 const detectors = new WeakMap<ProviderDirectory, OutlierDetector>();
 const budgets = new WeakMap<ProviderDirectory, RetryBudget>();

@@ -11,18 +11,18 @@ import { type ErrorDeclaration, toErrorPayload } from '../core/error-payload.js'
 import type { Attachments } from '../core/invocation.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import { serviceKeyString } from '../core/service-key.js';
-import { channels, type ServerCallMessage } from '../observability/channels.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
 import { EMPTY_BODY, readEventName } from '../protocol/frame-writer.js';
 import { openFramedConnection } from '../protocol/framed-connection.js';
 import { decodeRequestTail, decodeRoute, routePrefixLength } from '../protocol/metadata.js';
 import type { Serializer } from '../serialization/serializer.js';
-import { type ExportedMethod, type ExportedService, methodNotFound } from '../service/service-table.js';
 import type { ByteStream } from '../transport/transport.js';
 import { createArgumentsReader } from './arguments-reader.js';
+import { type DispatchDone, dispatch } from './dispatch.js';
 import type { PeerSlot } from './peer-limits.js';
 import type { ServerContext } from './server-context.js';
 import { ServerInvocation } from './server-invocation.js';
+import { type ExportedMethod, type ExportedService, methodNotFound } from './service-table.js';
 
 const NO_DECLARED_ERRORS: readonly ErrorDeclaration[] = [];
 
@@ -50,7 +50,6 @@ export function serveConnection(
 ): ServerConnection {
   const remoteAddress = `${socket.remoteAddress}:${socket.remotePort}`;
   const listCallable = ctx.options.exposeErrors === 'all';
-  let inFlight = 0;
   /** `open`; `draining` once told "going away" (calls keep being answered); `closed`. */
   let state: 'open' | 'draining' | 'closed' = 'open';
   const withSignals = new Set<ServerInvocation>();
@@ -119,16 +118,6 @@ export function serveConnection(
     writer.response(id, serializer.id, status, body, 0, attachments);
   };
 
-  const finish = (invocation: ServerInvocation, error?: unknown): void => {
-    if (invocation.startedAt > 0) publishServerCall(invocation, error);
-    executing.delete(invocation.requestId);
-    inFlight--;
-    slot.release(invocation.elements);
-    if (invocation.hasSignal) withSignals.delete(invocation);
-    invocation.finish();
-    if (ctx.limits.calls === 0) ctx.onIdle();
-  };
-
   /** Sends a result; compressed only for a consumer that said it takes compressed answers. */
   const answer = (
     id: number,
@@ -172,7 +161,6 @@ export function serveConnection(
   };
 
   const argumentsReader = createArgumentsReader(
-    slot,
     { decode: ctx.decodeLimits, inflate: framed.inflate },
     (reason) => ctx.onRefused(remoteAddress, reason),
   );
@@ -254,24 +242,10 @@ export function serveConnection(
       return;
     }
     const deadline = meta.timeoutMs > 0 ? chunkTime + meta.timeoutMs : 0;
-    if (ctx.refusing) {
-      if (!oneway) fail(id, serializer, new RpcError('Shutdown', 'provider is shutting down'));
-      return;
-    }
-    if (deadline > 0 && Date.now() >= deadline) {
-      if (!oneway)
-        fail(id, serializer, new RpcError('Timeout', `${method.label}: deadline passed before execution`));
-      return;
-    }
-    const args = argumentsReader.read(frame.body, frame.flags, serializer, method.label);
-    if (!Array.isArray(args)) {
-      if (!oneway) fail(id, serializer, args);
-      return;
-    }
     const invocation = new ServerInvocation(
       exported.definition,
       method.name,
-      args,
+      method.label,
       meta.attachments,
       deadline,
       oneway,
@@ -279,44 +253,38 @@ export function serveConnection(
       remoteAddress,
       id,
       serializer,
+      slot,
       trackSignal,
     );
-    invocation.elements = argumentsReader.elements;
-    if (channels.serverCall.hasSubscribers) invocation.startedAt = performance.now();
+    invocation.encoded(argumentsReader, frame.body, frame.flags);
+    invocation.declared = exported.definition.errors;
+    invocation.acceptsCompressed = (frame.flags & FrameFlag.AcceptsCompressed) !== 0;
     executing.set(id, invocation);
-    inFlight++;
-    const declared = exported.definition.errors;
-    const acceptsCompressed = (frame.flags & FrameFlag.AcceptsCompressed) !== 0;
-    let result: unknown;
-    try {
-      result = method.direct ? method.direct(invocation) : method.invoke(invocation);
-    } catch (error) {
-      finish(invocation, error ?? new Error('undefined thrown'));
-      if (!oneway && !invocation.answered) {
-        fail(id, serializer, error, declared, method.label, invocation.answerAttachments);
-      }
-      return;
-    }
-    if (isThenable(result)) {
-      result.then(
-        (value) => {
-          finish(invocation);
-          if (!oneway && !invocation.answered) {
-            answer(id, serializer, method.label, value, acceptsCompressed, invocation.answerAttachments);
-          }
-        },
-        (error: unknown) => {
-          finish(invocation, error ?? new Error('undefined thrown'));
-          if (!oneway && !invocation.answered) {
-            fail(id, serializer, error, declared, method.label, invocation.answerAttachments);
-          }
-        },
+    dispatch(method.chain, invocation, done);
+  };
+
+  /** A call ended (refused by a filter, failed or answered): answer it, unless it needs none. */
+  const done: DispatchDone = (invocation, error, value) => {
+    executing.delete(invocation.requestId);
+    if (invocation.hasSignal) withSignals.delete(invocation);
+    invocation.finish();
+    ctx.onCallEnded();
+    if (invocation.oneway || invocation.answered) return;
+    invocation.answered = true;
+    const serializer = invocation.serializer!;
+    const attachments = invocation.answerAttachments;
+    if (error !== undefined) {
+      fail(invocation.requestId, serializer, error, invocation.declared, invocation.label, attachments);
+    } else {
+      answer(
+        invocation.requestId,
+        serializer,
+        invocation.label,
+        value,
+        invocation.acceptsCompressed,
+        attachments,
       );
-      return;
     }
-    finish(invocation);
-    if (!oneway)
-      answer(id, serializer, method.label, result, acceptsCompressed, invocation.answerAttachments);
   };
 
   const goAway = (): void => {
@@ -329,7 +297,7 @@ export function serveConnection(
   return {
     remoteAddress,
     get inFlight() {
-      return inFlight;
+      return executing.size;
     },
     goAway,
     abandon(error) {
@@ -337,7 +305,7 @@ export function serveConnection(
         if (invocation.answered || invocation.oneway) continue;
         invocation.answered = true;
         invocation.abort(error);
-        fail(invocation.requestId, invocation.serializer, error);
+        fail(invocation.requestId, invocation.serializer!, error);
       }
     },
     end(graceMs) {
@@ -362,17 +330,6 @@ export function serveConnection(
   };
 }
 
-function publishServerCall(invocation: ServerInvocation, error: unknown): void {
-  const message: ServerCallMessage = {
-    service: invocation.service.name,
-    method: invocation.method,
-    remoteAddress: invocation.remoteAddress,
-    durationMs: performance.now() - invocation.startedAt,
-    error: error === undefined ? undefined : RpcError.is(error) ? error.code : 'ProviderError',
-  };
-  channels.serverCall.publish(message);
-}
-
 interface RouteEntry {
   prefix: Buffer;
   /** The service table's version when resolved. */
@@ -384,10 +341,4 @@ interface RouteEntry {
 
 function sameRoute(meta: Buffer, prefixLength: number, cached: Buffer): boolean {
   return cached.length === prefixLength && meta.compare(cached, 0, prefixLength, 0, prefixLength) === 0;
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function'
-  );
 }

@@ -7,13 +7,13 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import type { ServiceKey } from '../core/service-key.js';
-import { writeFileAtomic } from './file-registry.js';
-import { type ProviderRecord, servicePathSegment } from './provider-record.js';
-import { validateProviderRecord } from './record-validation.js';
-import type { Registry } from './registry.js';
-import { describeRegistry } from './registry-description.js';
-import { normalizeProviders } from './registry-paths.js';
-import { describeError } from './timing.js';
+import { writeFileAtomic } from '../registry/file-registry.js';
+import { type ProviderRecord, servicePathSegment } from '../registry/provider-record.js';
+import { validateProviderRecord } from '../registry/record-validation.js';
+import type { Registry } from '../registry/registry.js';
+import { describeRegistry } from '../registry/registry-description.js';
+import { normalizeProviders } from '../registry/registry-paths.js';
+import { describeError } from '../registry/timing.js';
 
 export interface ServiceDirectoryOptions {
   /** The service to follow. */

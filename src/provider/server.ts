@@ -8,12 +8,12 @@
 import { RpcError } from '../core/rpc-error.js';
 import { createByteBudget } from '../protocol/byte-budget.js';
 import type { Serializer } from '../serialization/serializer.js';
-import type { ServiceTable } from '../service/service-table.js';
 import type { ByteStream, Transport, TransportListener } from '../transport/transport.js';
-import { createPeerLimits } from './peer-limits.js';
 import { type ServerConnection, serveConnection } from './server-connection.js';
 import type { ServerContext } from './server-context.js';
 import type { ServerOptions } from './server-options.js';
+import type { ServiceTable } from './service-table.js';
+import type { Serving } from './serving.js';
 
 export interface RpcServer {
   /** The port listened on (the real one when configured as 0). */
@@ -62,28 +62,28 @@ export function acceptedSerializers(
   );
 }
 
-export function createRpcServer(
-  transport: Transport,
-  table: ServiceTable,
-  serializers: readonly Serializer[],
-  options: ServerOptions,
-  hooks: RpcServerHooks = {},
-): RpcServer {
+/** What a server is built from. */
+export interface RpcServerParts {
+  readonly transport: Transport;
+  readonly table: ServiceTable;
+  /** Every registered serializer (those accepted are picked by `options.serializers`). */
+  readonly serializers: readonly Serializer[];
+  readonly options: ServerOptions;
+  /** The provider's limits and shutdown state, shared with its in-process calls. */
+  readonly serving: Serving;
+  readonly hooks?: RpcServerHooks;
+}
+
+export function createRpcServer(parts: RpcServerParts): RpcServer {
+  const { transport, table, serializers, options, serving } = parts;
+  const hooks = parts.hooks ?? {};
   const accepted: (Serializer | undefined)[] = new Array(256).fill(undefined);
   for (const serializer of acceptedSerializers(serializers, options.serializers)) {
     accepted[serializer.id] = serializer;
   }
   const fallbackSerializer = serializers.find((s) => s.name === 'json') ?? serializers[0]!;
   const connections = new Set<ServerConnection>();
-  const idleWaiters: Array<() => void> = [];
-  const limits = createPeerLimits({
-    maxConnections: options.maxConnections,
-    maxConnectionsPerAddress: options.maxConnectionsPerAddress,
-    maxCalls: options.maxConcurrentCalls,
-    maxElements: options.maxElementsInFlight,
-    connectionShare: options.connectionShare,
-    addressShare: options.addressShare,
-  });
+  const limits = serving.limits;
   const perConnection = options.connection;
   const ctx: ServerContext = {
     table,
@@ -93,10 +93,7 @@ export function createRpcServer(
     limits,
     partialFrames: createByteBudget(perConnection.maxPartialFrameBytes),
     decodeLimits: { maxElements: perConnection.maxDecodedElements },
-    refusing: false,
-    onIdle() {
-      for (const wake of idleWaiters.splice(0)) wake();
-    },
+    onCallEnded: serving.ended,
     onProtocolError(remote, error) {
       hooks.onProtocolError?.(remote, error);
     },
@@ -142,22 +139,13 @@ export function createRpcServer(
       port = listener.port;
     },
     refuse() {
-      ctx.refusing = true;
+      serving.refusing = true;
     },
     goAway() {
       goingAway = true;
       for (const connection of connections) connection.goAway();
     },
-    drain(timeoutMs) {
-      if (limits.calls === 0) return Promise.resolve(true);
-      return new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(limits.calls === 0), timeoutMs);
-        idleWaiters.push(() => {
-          clearTimeout(timer);
-          resolve(true);
-        });
-      });
-    },
+    drain: serving.drain,
     abandonInFlight() {
       // `started`: the call may have had effects, so only idempotent calls may be repeated elsewhere.
       const error = new RpcError('Shutdown', 'provider shut down before this call completed', {

@@ -11,7 +11,7 @@ import type { Serializer } from '../serialization/serializer.js';
 import type { MethodDeclaration, ServiceDefinition } from '../service/define-service.js';
 import { isForbiddenMethodName } from '../service/define-service.js';
 import type { Remote } from '../service/service-types.js';
-import type { MethodRoute } from '../transport/client-connection.js';
+import type { MethodRoute } from './client-connection.js';
 import { ClientInvocation } from './client-invocation.js';
 import type { CallOptions, MethodReferenceOptions, ReferenceOptions } from './reference-options.js';
 

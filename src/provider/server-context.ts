@@ -1,15 +1,15 @@
 /**
  * What every connection of one server shares: the service table and options, the serializers it
  * accepts, its limits (connections, execution slots, decoded elements, partial frames, decoding and
- * inflating), its shutdown state, and where it reports what it refused or closed.
+ * inflating), and where it reports what it refused or closed.
  */
 
 import type { ByteBudget } from '../protocol/byte-budget.js';
 import type { DecodeLimits } from '../serialization/decode-limits.js';
 import type { Serializer } from '../serialization/serializer.js';
-import type { ServiceTable } from '../service/service-table.js';
 import type { PeerLimits } from './peer-limits.js';
 import type { ServerOptions } from './server-options.js';
+import type { ServiceTable } from './service-table.js';
 
 /** State shared by every connection of one server. */
 export interface ServerContext {
@@ -24,10 +24,8 @@ export interface ServerContext {
   /** Bytes of partial frames, shared by every connection. */
   readonly partialFrames: ByteBudget;
   readonly decodeLimits: DecodeLimits;
-  /** Set once shutdown starts: new calls are refused with Shutdown. */
-  refusing: boolean;
-  /** Called whenever the number of executing calls drops to zero. */
-  onIdle(): void;
+  /** Told whenever a call ended (wakes a drain once nothing executes). */
+  onCallEnded(): void;
   /** Reports a connection closed for a protocol violation (or for being too slow), for logging. */
   onProtocolError(remote: string, error: unknown): void;
   /** Reports a request refused for what it carries (the connection is kept), for logging. */

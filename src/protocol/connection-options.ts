@@ -1,7 +1,7 @@
-import { DEFAULT_MAX_INFLATE_RATIO } from '../protocol/compression.js';
-import { DEFAULT_MAX_FRAME_BYTES } from '../protocol/frame.js';
-import { DEFAULT_HEARTBEAT_OPTIONS, type HeartbeatOptions } from '../protocol/heartbeat.js';
 import { DEFAULT_DECODE_LIMITS } from '../serialization/decode-limits.js';
+import { DEFAULT_MAX_INFLATE_RATIO } from './compression.js';
+import { DEFAULT_MAX_FRAME_BYTES } from './frame.js';
+import { DEFAULT_HEARTBEAT_OPTIONS, type HeartbeatOptions } from './heartbeat.js';
 
 /** Options of one connection, either side. */
 export interface ConnectionOptions {

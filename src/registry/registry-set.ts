@@ -6,10 +6,10 @@
 import { RpcError } from '../core/rpc-error.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import type { Logger } from '../observability/logger.js';
-import { createRegistry } from '../registry/create-registry.js';
-import type { ProviderRecord } from '../registry/provider-record.js';
-import type { Registry } from '../registry/registry.js';
-import { describeRegistry } from '../registry/registry-description.js';
+import { createRegistry } from './create-registry.js';
+import type { ProviderRecord } from './provider-record.js';
+import type { Registry } from './registry.js';
+import { describeRegistry } from './registry-description.js';
 
 export interface RegistrySet {
   /** The registries for these addresses, created (and connected) on first use. */

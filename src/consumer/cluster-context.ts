@@ -3,15 +3,16 @@
  * ejection, exclusion of providers already tried, stickiness, the load balancer) and the call of one
  * provider (deadline budget, counters, health).
  */
-import type { ClientInvocation } from '../client/client-invocation.js';
-import type { ConnectionPool } from '../client/connection-pool.js';
+
+import type { ClusterContext, ClusterOptions } from '../cluster/cluster.js';
 import { type ErrorCodeName, RpcError } from '../core/rpc-error.js';
 import type { LoadBalancer } from '../loadbalance/load-balancer.js';
 import { channels } from '../observability/channels.js';
 import { observeClientCall } from '../observability/observe-client-call.js';
 import { NO_ATTACHMENTS } from '../protocol/metadata.js';
-import type { WireCall } from '../transport/pending-call.js';
-import type { ClusterContext, ClusterOptions } from './cluster.js';
+import type { ClientInvocation } from './client-invocation.js';
+import type { ConnectionPool } from './connection-pool.js';
+import type { WireCall } from './pending-call.js';
 import type { ProviderDirectory } from './provider-directory.js';
 import type { ProviderEndpoint } from './provider-endpoint.js';
 

@@ -1,6 +1,6 @@
 import { ConfigError } from '../config/config-error.js';
 import type { ErrorExposure } from '../core/error-payload.js';
-import { type ConnectionOptions, DEFAULT_CONNECTION_OPTIONS } from '../transport/transport-options.js';
+import { type ConnectionOptions, DEFAULT_CONNECTION_OPTIONS } from '../protocol/connection-options.js';
 
 export interface ServerOptions {
   /** Interface to listen on. Default '127.0.0.1'; use '0.0.0.0' (with `advertiseHost`) to serve other hosts. */

@@ -1,7 +1,7 @@
 import type { Attachments, Invocation } from '../core/invocation.js';
 import type { ServiceKey } from '../core/service-key.js';
 import { NO_ATTACHMENTS } from '../protocol/metadata.js';
-import type { MethodRoute } from '../transport/client-connection.js';
+import type { MethodRoute } from './client-connection.js';
 
 /** A call as the consumer builds it; carries the precomputed wire route of its method. */
 export class ClientInvocation implements Invocation {

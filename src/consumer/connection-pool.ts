@@ -19,10 +19,10 @@
  */
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import { createByteBudget } from '../protocol/byte-budget.js';
+import type { ConnectionOptions } from '../protocol/connection-options.js';
 import type { Serializer } from '../serialization/serializer.js';
-import { type ClientConnection, createClientConnection } from '../transport/client-connection.js';
 import { DEFAULT_TRANSPORT, type Transport, transportAddress } from '../transport/transport.js';
-import type { ConnectionOptions } from '../transport/transport-options.js';
+import { type ClientConnection, createClientConnection } from './client-connection.js';
 import { createFailedConnection } from './failed-connection.js';
 
 export interface ConnectionPoolOptions {
