@@ -7,7 +7,7 @@ import './builtins.js';
 import type { CallistoConfig, CallistoConfigInput } from '../config/callisto-config.js';
 import { type LoadConfigOptions, loadConfigWithSources } from '../config/load-config.js';
 import type { ReferenceOptions } from '../consumer/reference-options.js';
-import type { Filter } from '../core/invocation.js';
+import type { FilterEntry } from '../core/filter.js';
 import { builtinExtensions, type ExtensionRegistry } from '../extension/extension-registry.js';
 import { createConsoleLogger, type Logger } from '../observability/logger.js';
 import { createRegistrySet, type RegistrySet } from '../registry/registry-set.js';
@@ -25,7 +25,7 @@ export interface AppOptions extends CallistoConfigInput {
   /** Where log lines go. Default: stderr at `logLevel`. */
   logger?: Logger;
   /** Filters for every provided service and every reference. */
-  filters?: { provider?: Filter[]; consumer?: Filter[] };
+  filters?: { provider?: FilterEntry[]; consumer?: FilterEntry[] };
   /** Register extensions in code before anything is built (overrides built-ins of the same name). */
   extend?: (extensions: ExtensionRegistry) => void;
   /** How configuration files and environment variables are read. */
@@ -84,7 +84,7 @@ function createApp(
   config: CallistoConfig,
   extensions: ExtensionRegistry,
   logger: Logger,
-  filters: { provider?: Filter[]; consumer?: Filter[] },
+  filters: { provider?: FilterEntry[]; consumer?: FilterEntry[] },
 ): CallistoApp {
   const serializers = createSerializerTable(extensions);
   const registries = createRegistrySet(extensions, config.registryTtlMs, logger);

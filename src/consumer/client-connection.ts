@@ -26,10 +26,9 @@ import type { Serializer } from '../serialization/serializer.js';
 import { type Transport, transportAddress } from '../transport/transport.js';
 import { type AnswerLimits, ForeignSerializerError, readAnswer } from './answer-reader.js';
 import { createDeadlineWheel } from './deadline-wheel.js';
-import type { MethodRoute } from './method-route.js';
-import { PendingCall, type WireCall } from './pending-call.js';
+import { PendingCall, type WireCall, type WireRoute } from './pending-call.js';
 
-export type { MethodRoute } from './method-route.js';
+export type { WireRoute } from './pending-call.js';
 
 /**
  * The lifecycle of a connection, one tagged value: `connecting`; `open`; `draining` (no new calls: the
@@ -67,7 +66,7 @@ export interface ClientConnection {
   send(call: WireCall): void;
   /** `send` as a promise, for callers that hold no call object (tools, tests). */
   call(
-    route: MethodRoute,
+    route: WireRoute,
     args: unknown[],
     attachments: Attachments | undefined,
     timeoutMs: number,

@@ -1,53 +1,42 @@
 /**
- * Builds the `ClusterContext` a fault-tolerance strategy works with: selection (availability, outlier
- * ejection, exclusion of providers already tried, stickiness, the load balancer) and the call of one
- * provider (deadline budget, counters, health).
+ * The `ClusterContext` a fault-tolerance strategy works with, for one method of one reference:
+ * selection through the service's directory (and stickiness), one attempt through the per-attempt chain
+ * (Callisto's `deadline`, `observe`, `endpoint-stats`, `outlier`, then the user's attempt filters) to the
+ * endpoint's connection, and the retry rules (retryable errors, the method's retry policy, the service's
+ * retry budget).
+ *
+ * An attempt costs no promise when the chain is hooks only: the hooks start here, the call goes to the
+ * connection, and the connection's answer ends the hooks and tells the strategy's listener
+ * (client-invocation.ts). Wrapping attempt filters, when configured, wait on a promise of the wire.
  */
-
-import type { ClusterContext, ClusterOptions } from '../cluster/cluster.js';
+import type {
+  AttemptListener,
+  ClusterContext,
+  ClusterEndpoint,
+  ClusterInvocation,
+  ClusterOptions,
+} from '../cluster/cluster.js';
+import type { RetryPolicy } from '../cluster/retry-policy.js';
+import { type CompiledChain, type Step, startHooks } from '../core/filter.js';
 import { type ErrorCodeName, RpcError } from '../core/rpc-error.js';
 import type { LoadBalancer } from '../loadbalance/load-balancer.js';
-import { channels } from '../observability/channels.js';
-import { observeClientCall } from '../observability/observe-client-call.js';
-import { NO_ATTACHMENTS } from '../protocol/metadata.js';
-import type { ClientInvocation } from './client-invocation.js';
-import type { ConnectionPool } from './connection-pool.js';
-import type { WireCall } from './pending-call.js';
-import type { ProviderDirectory } from './provider-directory.js';
-import type { ProviderEndpoint } from './provider-endpoint.js';
-
-/** What the context needs from an outlier detector. */
-export interface HealthTracker {
-  /** The endpoints that may be selected now (the same array when none is ejected). */
-  filter<E extends { address: string }>(endpoints: readonly E[]): readonly E[];
-  /** Records an outcome; `ok` is true for errors that say nothing about the provider's health. */
-  record(address: string, ok: boolean): void;
-  /**
-   * Whether a call may go to `address` now; marks it as going there (hands out the single probe of a
-   * half-open provider). `select()` asks it for the provider it picks and picks another on false.
-   */
-  allow(address: string): boolean;
-}
-
-/** What the context needs from retry policy and budget. */
-export interface RetryControl {
-  /** Delay before attempt `attempt + 1`, or undefined to stop. */
-  nextDelayMs(attempt: number, elapsedMs: number): number | undefined;
-  /** Records a call, once per call whatever its attempts (for the budget). */
-  recordCall(): void;
-  /** Takes one retry from the budget; false when the budget is spent. */
-  tryAcquireRetry(): boolean;
-}
+import { ClientInvocation } from './client-invocation.js';
+import type { Directory } from './directory.js';
+import type { ProviderEndpoint } from './endpoint.js';
 
 export interface ClusterContextParts {
-  label: string;
-  options: ClusterOptions;
-  directory: ProviderDirectory;
-  pool: ConnectionPool;
-  loadBalancer: LoadBalancer;
-  health: HealthTracker | undefined;
-  retry: RetryControl;
-  log: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /** `Service.method`. */
+  readonly label: string;
+  readonly options: ClusterOptions;
+  readonly directory: Directory;
+  readonly loadBalancer: LoadBalancer;
+  /** The method's retry delays. */
+  readonly retryPolicy: RetryPolicy;
+  /** The share of calls the service may retry (its directory's retry budget). */
+  readonly retryBudgetRatio: number;
+  /** The per-attempt chain (see attemptChain). */
+  readonly attempt: CompiledChain<ClientInvocation>;
+  readonly log: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
 /** Errors produced before the provider executed anything: safe to send elsewhere, whatever the method. */
@@ -70,150 +59,97 @@ export function isRetryable(error: RpcError, idempotent: boolean): boolean {
   return idempotent && RETRYABLE_IF_IDEMPOTENT.has(error.code);
 }
 
+/** The terminal of an attempt chain with wrapping filters: a promise of the wire's answer. */
+export const awaitWire: Step<ClientInvocation> = (invocation) =>
+  new Promise<unknown>((resolve, reject) => {
+    invocation.awaitWire({ onAnswer: resolve, onFailure: reject });
+    invocation.endpoint!.send(invocation);
+  });
+
+function ownInvocation(invocation: ClusterInvocation): ClientInvocation {
+  if (invocation instanceof ClientInvocation) return invocation;
+  throw new TypeError('a cluster strategy passed an invocation it did not get from its invoker');
+}
+
 export function createClusterContext(parts: ClusterContextParts): ClusterContext {
-  const { directory, pool, loadBalancer, health, retry, options } = parts;
+  const { directory, loadBalancer, options, retryPolicy } = parts;
+  const { hooks, rest } = parts.attempt;
+  const wrapped = rest !== awaitWire;
+  const budget = directory.retryBudget(parts.retryBudgetRatio);
   let stickyEndpoint: ProviderEndpoint | undefined;
-  const handleOf = (endpoint: ProviderEndpoint) =>
-    (endpoint.handle ??= pool.handle(endpoint.host, endpoint.port, endpoint.transport));
 
-  const selectable = (): readonly ProviderEndpoint[] => {
-    const all = directory.list();
-    let candidates = all;
-    for (let i = 0; i < all.length; i++) {
-      if (!handleOf(all[i]!).available) {
-        candidates = all.filter((endpoint) => handleOf(endpoint).available);
-        break;
-      }
+  const attempt = (
+    endpoint: ClusterEndpoint,
+    invocation: ClusterInvocation,
+    listener: AttemptListener,
+  ): void => {
+    const call = ownInvocation(invocation);
+    call.beginAttempt(endpoint as ProviderEndpoint, hooks, listener);
+    call.attemptStartedAt = performance.now();
+    try {
+      startHooks(hooks, call);
+    } catch (error) {
+      call.refuseAttempt(RpcError.from(error));
+      return;
     }
-    if (health !== undefined) candidates = health.filter(candidates);
-    return candidates;
-  };
-
-  /** Takes `endpoint` for one call: false when the outlier detector refuses it (ejected, probe out). */
-  const claim = (endpoint: ProviderEndpoint): boolean =>
-    health === undefined || health.allow(endpoint.address);
-
-  /**
-   * The balancer's pick among `candidates`, claimed from the outlier detector; a refused pick is left out
-   * and the balancer picks again among the rest. When every candidate refuses (all are ejected, which only
-   * the fallback to the whole list can offer), the first pick goes anyway: trying beats failing unsent.
-   */
-  const pick = (list: readonly ProviderEndpoint[], invocation: ClientInvocation): ProviderEndpoint =>
-    list.length === 1 ? list[0]! : loadBalancer.select(list, invocation);
-
-  const choose = (
-    candidates: readonly ProviderEndpoint[],
-    invocation: ClientInvocation,
-  ): ProviderEndpoint => {
-    const first = pick(candidates, invocation);
-    if (claim(first)) return first;
-    let rest = candidates.filter((endpoint) => endpoint !== first);
-    while (rest.length > 0) {
-      const next = pick(rest, invocation);
-      if (claim(next)) return next;
-      rest = rest.filter((endpoint) => endpoint !== next);
+    if (!wrapped) {
+      call.endpoint!.send(call);
+      return;
     }
-    return first;
-  };
-
-  /** Says which key was asked for and, from the directory, why nothing provides it. */
-  const noProvider = (invocation: ClientInvocation): RpcError => {
-    const { name, version, group } = invocation.service;
-    const key = `service ${name}, version ${version}, ${group ? `group ${group}` : 'no group'}`;
-    const why = directory.whyEmpty();
-    return new RpcError(
-      'NoProvider',
-      `no provider available for ${parts.label} (${key})${why ? `: ${why.message}` : ''}`,
-      { neverSent: true, details: why?.details ?? { service: name, version, group } },
+    let result: unknown;
+    try {
+      result = rest(call);
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    Promise.resolve(result).then(
+      (value) => call.endAttempt(undefined, value),
+      (error: unknown) => call.endAttempt(RpcError.from(error), undefined),
     );
   };
 
   return {
     label: parts.label,
     options,
-    selectable,
+    selectable: () => directory.selectable(),
     select(invocation, exclude) {
-      let candidates = selectable();
-      if (candidates.length === 0) {
-        // Everything is backing off or ejected: trying beats failing without a try.
-        candidates = directory.list();
-        if (candidates.length === 0) throw noProvider(invocation);
-      }
-      if (exclude !== undefined && exclude.length > 0) {
-        const fresh = candidates.filter((endpoint) => !exclude.includes(endpoint));
-        if (fresh.length > 0) candidates = fresh;
-      }
       if (
         options.sticky &&
         stickyEndpoint !== undefined &&
-        candidates.includes(stickyEndpoint) &&
-        claim(stickyEndpoint)
+        (exclude === undefined || !exclude.includes(stickyEndpoint)) &&
+        directory.selectable().includes(stickyEndpoint) &&
+        directory.claim(stickyEndpoint)
       ) {
         return stickyEndpoint;
       }
-      const chosen = choose(candidates, invocation);
+      const chosen = directory.select(
+        invocation,
+        loadBalancer,
+        exclude as readonly ProviderEndpoint[] | undefined,
+      );
       if (options.sticky) stickyEndpoint = chosen;
       return chosen;
     },
+    attempt,
     invoke(endpoint, invocation) {
-      let timeoutMs = 0;
-      if (invocation.deadline > 0) {
-        timeoutMs = invocation.deadline - Date.now();
-        if (timeoutMs <= 0) {
-          return Promise.reject(
-            new RpcError('Timeout', `${parts.label} ran out of time before a provider was called`),
-          );
-        }
-      }
-      invocation.remoteAddress = endpoint.address;
-      endpoint.health = health;
-      const connection = handleOf(endpoint).connection();
-      const tracked = !invocation.oneway;
-      const result = new Promise<unknown>((resolve, reject) => {
-        let startedAt = 0;
-        const attempt: WireCall = {
-          route: invocation.route,
-          args: invocation.args,
-          attachments: invocation.attachments,
-          attemptTimeoutMs: timeoutMs,
-          signal: invocation.signal,
-          oneway: invocation.oneway,
-          sent: false,
-          responseAttachments: NO_ATTACHMENTS,
-          answered(value) {
-            if (tracked && this.sent) endpoint.callEnded(performance.now() - startedAt, undefined);
-            invocation.responseAttachments = this.responseAttachments;
-            resolve(value);
-          },
-          failed(error) {
-            if (tracked && this.sent) endpoint.callEnded(performance.now() - startedAt, error);
-            invocation.responseAttachments = this.responseAttachments;
-            reject(error);
-          },
-        };
-        connection.send(attempt);
-        if (tracked && attempt.sent) {
-          startedAt = performance.now();
-          endpoint.callStarted();
-        }
-      });
-      return channels.clientCall.hasSubscribers
-        ? observeClientCall(result, invocation, endpoint.address)
-        : result;
+      return new Promise<unknown>((resolve, reject) =>
+        attempt(endpoint, invocation, { onAnswer: resolve, onFailure: reject }),
+      );
     },
-    mayRetry(error, invocation, attempt, startedAt) {
-      if (attempt > options.retries || !isRetryable(error, invocation.idempotent)) return undefined;
-      if (invocation.deadline > 0 && Date.now() >= invocation.deadline) return undefined;
+    mayRetry(error, invocation, attempts) {
+      if (attempts > options.retries || !isRetryable(error, invocation.idempotent)) return undefined;
+      const now = Date.now();
+      if (invocation.deadline > 0 && now >= invocation.deadline) return undefined;
       if (invocation.signal?.aborted) return undefined;
-      const delay = retry.nextDelayMs(attempt, Date.now() - startedAt);
+      const delay = retryPolicy.nextDelayMs(attempts, now - invocation.startedAt);
       if (delay === undefined) return undefined;
-      if (!retry.tryAcquireRetry()) {
+      if (!budget.tryAcquireRetry()) {
         parts.log('warn', `${parts.label}: retry budget exhausted, not retrying: ${error.message}`);
         return undefined;
       }
       return delay;
     },
-    recordCall: () => retry.recordCall(),
+    recordCall: () => budget.recordCall(),
     log: parts.log,
   };
 }

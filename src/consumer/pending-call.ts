@@ -6,11 +6,21 @@
  */
 import type { Attachments } from '../core/invocation.js';
 import type { RpcError } from '../core/rpc-error.js';
-import type { MethodRoute } from './method-route.js';
+import type { ServiceKey } from '../core/service-key.js';
+import type { Serializer } from '../serialization/serializer.js';
+
+/** A method as the wire needs it (consumer/method-route.ts makes them). */
+export interface WireRoute {
+  /** The encoded service, version, group and method (protocol/metadata.ts). */
+  readonly prefix: Buffer;
+  readonly serializer: Serializer;
+  /** For error messages. */
+  readonly label: string;
+}
 
 export interface WireCall {
-  /** The method's precomputed route and serializer. */
-  readonly route: MethodRoute;
+  /** The method's route and serializer. */
+  readonly route: WireRoute;
   readonly args: readonly unknown[];
   readonly attachments: Attachments | undefined;
   /** The budget sent with the request and enforced here, ms until the call's deadline; 0 for none. */
@@ -26,6 +36,15 @@ export interface WireCall {
   answered(value: unknown): void;
   /** The call failed; never called after `answered`, and at most once. */
   failed(error: RpcError): void;
+}
+
+/** A call as any target takes it: a connection (the wire part) or the in-process provider (all of it). */
+export interface OutboundCall extends WireCall {
+  readonly service: ServiceKey;
+  readonly method: string;
+  /** Absolute deadline (Date.now clock), 0 for none. */
+  readonly deadline: number;
+  readonly idempotent: boolean;
 }
 
 /** A call on the wire, waiting for its answer. */

@@ -1,5 +1,6 @@
 import type { ConsumerConfig } from '../config/callisto-config.js';
-import type { Attachments, Filter } from '../core/invocation.js';
+import type { FilterEntry } from '../core/filter.js';
+import type { Attachments } from '../core/invocation.js';
 import type { Implementation, MethodNames, Remote } from '../service/service-types.js';
 
 /** The `consumer` keys a method may override on a reference. */
@@ -36,6 +37,8 @@ export interface MethodReferenceOptions
   oneway?: boolean;
   /** consistenthash: argument positions forming the key. Default [0]. */
   hashArguments?: number[];
+  /** Consumer filters of this method, after the reference's (per call, or `position: 'attempt'`). */
+  filters?: FilterEntry[];
 }
 
 /**
@@ -58,8 +61,11 @@ export interface ReferenceOptions<T>
   mockImpl?: Partial<Implementation<T>>;
   /** Local logic in front of the remote calls (caching, argument checks): returns the methods it replaces. */
   stub?: (remote: Remote<T>) => Partial<Remote<T>>;
-  /** Consumer filters, first runs outermost. */
-  filters?: Filter[];
+  /**
+   * Consumer filters of this reference, after the app's: plain functions run once per call (before the
+   * cluster), `defineFilter({ position: 'attempt', … })` ones once per attempt (after the balancer).
+   */
+  filters?: FilterEntry[];
   /** Attachments sent with every call of this reference. */
   attachments?: Attachments;
   /** Per-method overrides. */

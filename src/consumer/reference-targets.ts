@@ -5,14 +5,14 @@
  * configuration mistake reported by `refer()`, not a NoProvider at the first call.
  */
 
-import { checkRegistryAddressFor } from '../app/check-app-config.js';
 import { splitAddressList } from '../config/address-list.js';
 import { ConfigError } from '../config/config-error.js';
 import { closestMatch } from '../config/did-you-mean.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
+import { checkRegistryAddressFor } from '../registry/check-registry-address.js';
 import type { ServiceDefinition } from '../service/define-service.js';
+import { parseDirectAddress } from './directory-feed.js';
 import type { ReferenceOptions } from './reference-options.js';
-import { parseDirectAddress } from './service-source.js';
 
 /** The provider addresses or the registries of a reference. */
 export interface ReferenceTargets {

@@ -1,19 +1,17 @@
 /**
- * The typed consumer proxy. Each method precomputes what it can (wire route, timeout, flags, the
- * composed invoker) so that a call allocates one invocation and little else. Definitions that declare
- * methods give a plain object; those that do not give a Proxy that answers `undefined` for `then` (so a
- * reference is never mistaken for a promise) and for symbols.
+ * The typed consumer proxy. Each method's runtime (its route, timeout, flags and the invoker behind it:
+ * the per-call filters and the cluster) is built once, by the consumer (method-calls.ts); a call
+ * allocates one invocation and hands it over. Definitions that declare methods give a plain object;
+ * those that do not give a Proxy that answers `undefined` for `then` (so a reference is never mistaken
+ * for a promise) and for symbols.
  */
-import { type Attachments, composeFilters, type Invoker } from '../core/invocation.js';
-import { RpcError } from '../core/rpc-error.js';
-import { encodeRoutePrefix } from '../protocol/metadata.js';
-import type { Serializer } from '../serialization/serializer.js';
-import type { MethodDeclaration, ServiceDefinition } from '../service/define-service.js';
+import type { Attachments, Invoker } from '../core/invocation.js';
+import type { ServiceDefinition } from '../service/define-service.js';
 import { isForbiddenMethodName } from '../service/define-service.js';
 import type { Remote } from '../service/service-types.js';
-import type { MethodRoute } from './client-connection.js';
 import { ClientInvocation } from './client-invocation.js';
-import type { CallOptions, MethodReferenceOptions, ReferenceOptions } from './reference-options.js';
+import type { MethodRoute } from './method-route.js';
+import type { CallOptions, ReferenceOptions } from './reference-options.js';
 
 /** Everything a method needs per call, computed once. */
 export interface MethodRuntime {
@@ -22,80 +20,22 @@ export interface MethodRuntime {
   readonly timeoutMs: number;
   readonly oneway: boolean;
   readonly idempotent: boolean;
+  /** The per-call chain and, behind it, the cluster. */
   readonly invoke: Invoker;
 }
 
-/** What the app supplies to build the invoker behind each method. */
+/** What the consumer supplies to build a reference. */
 export interface ReferenceParts<T> {
   definition: ServiceDefinition<T>;
   options: ReferenceOptions<T>;
-  /** Default timeout after per-method and reference overrides. */
-  timeoutMs: number;
-  serializer: Serializer;
-  /** Builds the remote (or in-process) invoker of one method. */
-  methodInvoker(
-    method: string,
-    methodOptions: MethodReferenceOptions,
-    declaration: MethodDeclaration,
-  ): Invoker;
+  /** Builds the runtime of one method (on its first use). */
+  method(name: string): MethodRuntime;
 }
 
 const NO_ATTACHMENTS: Attachments = Object.freeze({}) as Attachments;
 const callOptionsKey = Symbol('callisto.withOptions');
 
 type WithOptionsFactory<T> = (options: CallOptions) => Remote<T>;
-
-function mockInvoker<T>(parts: ReferenceParts<T>, method: string, declaration: MethodDeclaration): Invoker {
-  const implementation = parts.options.mockImpl as Record<
-    string,
-    ((...args: unknown[]) => unknown) | undefined
-  >;
-  const fromImpl = implementation?.[method];
-  const fromDeclaration = declaration.mock as ((...args: unknown[]) => unknown) | undefined;
-  const answer = fromImpl
-    ? (args: unknown[]) => fromImpl.apply(implementation, args)
-    : fromDeclaration
-      ? (args: unknown[]) => fromDeclaration(...args)
-      : () => undefined;
-  return async (invocation) => answer(invocation.args);
-}
-
-function buildMethod<T>(parts: ReferenceParts<T>, method: string): MethodRuntime {
-  const { definition, options } = parts;
-  const declaration: MethodDeclaration = definition.methods?.[method] ?? {};
-  const methodOptions: MethodReferenceOptions =
-    (options.methods as Record<string, MethodReferenceOptions> | undefined)?.[method] ?? {};
-  const route: MethodRoute = {
-    prefix: encodeRoutePrefix(definition.name, definition.version, definition.group, method),
-    serializer: parts.serializer,
-    label: `${definition.name}.${method}`,
-  };
-  const mode = options.mock === true ? 'force' : options.mock || undefined;
-  let terminal: Invoker;
-  if (mode === 'force') terminal = mockInvoker(parts, method, declaration);
-  else {
-    const remote = parts.methodInvoker(method, methodOptions, declaration);
-    if (mode === 'fail') {
-      const mock = mockInvoker(parts, method, declaration);
-      terminal = async (invocation) => {
-        try {
-          return await remote(invocation);
-        } catch (error) {
-          if (RpcError.is(error) && error.code === 'ProviderError') throw error;
-          return mock(invocation);
-        }
-      };
-    } else terminal = remote;
-  }
-  return {
-    name: method,
-    route,
-    timeoutMs: methodOptions.timeoutMs ?? declaration.timeoutMs ?? parts.timeoutMs,
-    oneway: methodOptions.oneway ?? declaration.oneway ?? false,
-    idempotent: methodOptions.idempotent ?? declaration.idempotent ?? false,
-    invoke: composeFilters(options.filters ?? [], terminal),
-  };
-}
 
 function callFunction<T>(
   parts: ReferenceParts<T>,
@@ -107,21 +47,14 @@ function callFunction<T>(
   const attachments = base || extra ? Object.freeze({ ...base, ...extra }) : NO_ATTACHMENTS;
   const timeoutMs = callOptions?.timeoutMs ?? runtime.timeoutMs;
   const signal = callOptions?.signal;
-  const { definition } = parts;
-  return (...args) =>
-    runtime.invoke(
-      new ClientInvocation(
-        definition,
-        runtime.name,
-        args,
-        attachments,
-        timeoutMs,
-        signal,
-        runtime.oneway,
-        runtime.idempotent,
-        runtime.route,
-      ),
-    );
+  const { route, oneway, idempotent, invoke } = runtime;
+  return (...args) => {
+    try {
+      return invoke(new ClientInvocation(route, args, attachments, timeoutMs, signal, oneway, idempotent));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
 }
 
 /** Builds the typed reference. */
@@ -130,7 +63,7 @@ export function createReference<T>(parts: ReferenceParts<T>): Remote<T> {
   const runtimeOf = (method: string): MethodRuntime => {
     let runtime = runtimes.get(method);
     if (runtime === undefined) {
-      runtime = buildMethod(parts, method);
+      runtime = parts.method(method);
       runtimes.set(method, runtime);
     }
     return runtime;

@@ -1,5 +1,6 @@
 /**
- * The consumer's view of one service across all its registries: merges their lists, keeps a snapshot
+ * The registry part of a service's directory (directory.ts): follows one service across all the
+ * registries it is asked of, merges their lists, keeps a snapshot
  * file of the last known list for when every registry is away at start, and protects against a sudden
  * drop to zero providers while the connections to them are still healthy (a registry glitch should not
  * take a working service down). A registry that has not delivered a first list after `noticeMs` is
@@ -15,7 +16,7 @@ import { describeRegistry } from '../registry/registry-description.js';
 import { normalizeProviders } from '../registry/registry-paths.js';
 import { describeError } from '../registry/timing.js';
 
-export interface ServiceDirectoryOptions {
+export interface RegistryListsOptions {
   /** The service to follow. */
   key: ServiceKey;
   /** Registries to subscribe on; on the same `host:port`, an earlier registry's record wins. */
@@ -41,7 +42,7 @@ export interface ServiceDirectoryOptions {
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
-export const DEFAULT_SERVICE_DIRECTORY_OPTIONS = {
+export const DEFAULT_REGISTRY_LISTS_OPTIONS = {
   emptyProtection: true,
   emptyConfirmDelayMs: 5_000,
   startTimeoutMs: 3_000,
@@ -50,7 +51,7 @@ export const DEFAULT_SERVICE_DIRECTORY_OPTIONS = {
   log: (_level: 'info' | 'warn' | 'error', _message: string): void => {},
 } as const;
 
-export interface ServiceDirectory {
+export interface RegistryLists {
   /** The list currently applied. */
   readonly providers: ProviderRecord[];
   /** Where the applied list came from. */
@@ -72,14 +73,14 @@ interface SnapshotFile {
   providers: ProviderRecord[];
 }
 
-export function createServiceDirectory(options: ServiceDirectoryOptions): ServiceDirectory {
-  const o = { ...DEFAULT_SERVICE_DIRECTORY_OPTIONS, ...stripUndefined(options) };
+export function followRegistryLists(options: RegistryListsOptions): RegistryLists {
+  const o = { ...DEFAULT_REGISTRY_LISTS_OPTIONS, ...stripUndefined(options) };
   const segment = servicePathSegment(o.key);
   const lists: Array<ProviderRecord[] | undefined> = o.registries.map(() => undefined);
   const unsubscribes: Array<() => void> = [];
   let applied: ProviderRecord[] = [];
   let appliedJson = '[]';
-  let source: ServiceDirectory['source'] = 'none';
+  let source: RegistryLists['source'] = 'none';
   let heldSince: number | undefined;
   let heldWarned = false;
   let confirmTimer: NodeJS.Timeout | undefined;

@@ -32,6 +32,14 @@ const APP_ONLY = new Set<string>(APP_ONLY_CONSUMER_KEYS);
 const REFERENCE_KEYS = [...CONSUMER_KEYS.filter((key) => !APP_ONLY.has(key)), ...REFERENCE_ONLY_KEYS];
 
 const isFunction = z.custom((value) => typeof value === 'function').describe('a function');
+/** A filter entry: a function, or a named filter from defineFilter(). */
+const filterEntry = z
+  .custom(
+    (value) =>
+      typeof value === 'function' ||
+      (typeof value === 'object' && value !== null && typeof (value as { name?: unknown }).name === 'string'),
+  )
+  .describe('a filter: (next) => invoker, or defineFilter({ name, position, … })');
 
 const referenceOnlySchema = z.strictObject({
   url: z.union([z.string(), z.array(z.string())]).describe('a provider address host:port, or a list of them'),
@@ -43,7 +51,7 @@ const referenceOnlySchema = z.strictObject({
     .custom((value) => typeof value === 'object' && value !== null)
     .describe('an object with mock methods'),
   stub: isFunction.describe('a function (remote) => methods that replace remote ones'),
-  filters: z.array(isFunction).describe('a list of filters, (next) => invoker'),
+  filters: z.array(filterEntry).describe('a list of filters: (next) => invoker, or defineFilter(…)'),
   attachments: z.record(z.string(), z.string()),
   methods: z.record(z.string(), z.unknown()).describe('a mapping of method names to method options'),
 });
@@ -57,6 +65,7 @@ const methodOptionsSchema = z.strictObject({
   idempotent: z.boolean(),
   oneway: z.boolean(),
   hashArguments: z.array(z.number().int().nonnegative()),
+  filters: z.array(filterEntry).describe('a list of filters: (next) => invoker, or defineFilter(…)'),
 });
 
 const isPlain = (value: unknown): value is Record<string, unknown> =>

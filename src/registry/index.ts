@@ -1,15 +1,9 @@
 /**
  * The registry layer: the contract, the built-in implementations (file, direct, etcd, ZooKeeper, Redis,
- * registered as `registry` extensions on import) and the service directory that merges them.
+ * registered as `registry` extensions on import), and the checks of stored records.
  */
 import './builtin-registries.js';
 
-export {
-  createServiceDirectory,
-  DEFAULT_SERVICE_DIRECTORY_OPTIONS,
-  type ServiceDirectory,
-  type ServiceDirectoryOptions,
-} from '../consumer/registry-lists.js';
 export { BUILTIN_REGISTRY_FACTORIES, registerBuiltinRegistries } from './builtin-registries.js';
 export { createRegistry } from './create-registry.js';
 export { createDirectRegistry, directProviderRecord } from './direct-registry.js';

@@ -194,8 +194,8 @@ describe('other strategies', () => {
     expect(await ref.write('e1')).toBeUndefined();
     expect(impl.writes).toEqual(['e1']);
     await provider.close(); // unregisters: the consumer's list becomes empty
-    const source = [...consumer.internals.consumer.sources().values()][0]!;
-    await waitFor(() => source.directory.list().length === 0, 10_000);
+    const source = [...consumer.internals.consumer.directories().values()][0]!;
+    await waitFor(() => source.list().length === 0, 10_000);
     await waitFor(() => log.has(/gave up after 4 retries: NoProvider/), 10_000, {
       message: `no give-up line; log: ${log.lines.join(' | ')}`,
     });

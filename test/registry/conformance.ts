@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createServiceDirectory, type ServiceDirectory } from '../../src/consumer/registry-lists.js';
+import { followRegistryLists, type RegistryLists } from '../../src/consumer/registry-lists.js';
 import { createRegistry } from '../../src/registry/create-registry.js';
 import { servicePathSegment } from '../../src/registry/provider-record.js';
 import { MAX_PROVIDER_WEIGHT, MAX_RECORD_BYTES } from '../../src/registry/record-validation.js';
@@ -348,7 +348,7 @@ export function runRegistryConformance(target: ConformanceTarget): void {
 
         const first = await open(server.url);
         const seen: string[][] = [];
-        const warm = createServiceDirectory({
+        const warm = followRegistryLists({
           key,
           registries: [first],
           snapshotPath,
@@ -360,9 +360,9 @@ export function runRegistryConformance(target: ConformanceTarget): void {
 
         await server.stop();
         const cold = await open(server.url);
-        let directory: ServiceDirectory | undefined;
+        let directory: RegistryLists | undefined;
         later(() => directory?.close());
-        directory = createServiceDirectory({
+        directory = followRegistryLists({
           key,
           registries: [cold],
           snapshotPath,

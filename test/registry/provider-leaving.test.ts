@@ -362,7 +362,7 @@ describe('empty-list protection', () => {
     // the first call creates the consumer's view of the service; there is no provider yet
     await expect(ref.read('a')).rejects.toMatchObject({ code: 'NoProvider' });
     const listed = await listedProvider('listed', dir);
-    const directory = () => [...consumer.internals.consumer.sources().values()][0]!.directory;
+    const directory = () => [...consumer.internals.consumer.directories().values()][0]!;
     await waitFor(() => directory().list().length === 1, 10_000);
     expect(consumer.internals.consumer.pool.size).toBe(0); // never called: no connection
     // the registry entry goes (the provider process lives on); nothing shows it is still there
@@ -382,7 +382,7 @@ describe('empty-list protection', () => {
     expect(await ref.read('a')).toBe('listed:a');
     // a registry glitch: the entry vanishes while the provider serves on
     listed.unlist();
-    const directory = [...consumer.internals.consumer.sources().values()][0]!.directory;
+    const directory = [...consumer.internals.consumer.directories().values()][0]!;
     for (let i = 0; i < 20; i++) expect(await ref.read(`b${i}`)).toBe(`listed:b${i}`);
     await observe(1_000); // a file registry notices a removal within 500 ms
     expect(directory.list().map((e) => e.address)).toEqual([listed.address]);

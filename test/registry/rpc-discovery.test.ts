@@ -44,8 +44,8 @@ describe('discovery through registries', () => {
       seen.add((await ref.read('x')).split(':')[0]!);
       return seen.size === 2;
     }, 10_000);
-    const source = [...consumer.internals.consumer.sources().values()][0]!;
-    expect(source.directory.list()).toHaveLength(2);
+    const source = [...consumer.internals.consumer.directories().values()][0]!;
+    expect(source.list()).toHaveLength(2);
   });
 
   it('announces the consumer under consumers/<host>:<pid>, readable with the engine tools', async () => {

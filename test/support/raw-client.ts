@@ -2,7 +2,7 @@ import net from 'node:net';
 import {
   type ClientConnection,
   createClientConnection,
-  type MethodRoute,
+  type WireRoute,
 } from '../../src/consumer/client-connection.js';
 import { DEFAULT_CONNECTION_OPTIONS } from '../../src/protocol/connection-options.js';
 import { encodeRoutePrefix } from '../../src/protocol/metadata.js';
@@ -31,7 +31,7 @@ export function route(
   method: string,
   serializer: Serializer = msgpack,
   version = '1.0.0',
-): MethodRoute {
+): WireRoute {
   return {
     prefix: encodeRoutePrefix(service, version, '', method),
     serializer,

@@ -16,8 +16,8 @@ declare module '../../../src/index.js' {
 /** Addresses of every provider the consumer's directories hold now. */
 export function knownProviders(app: CallistoApp): Set<string> {
   const addresses = new Set<string>();
-  for (const source of app.internals.consumer.sources().values()) {
-    for (const endpoint of source.directory.list()) addresses.add(endpoint.address);
+  for (const source of app.internals.consumer.directories().values()) {
+    for (const endpoint of source.list()) addresses.add(endpoint.address);
   }
   return addresses;
 }

@@ -1,17 +1,17 @@
 /**
- * Selection in the cluster context and the outlier detector's answer: `select()` claims the provider it
- * picks with `health.allow()` and picks another when the detector refuses (an ejected provider, or a
+ * Selection in a service's directory and the outlier detector's answer: `select()` claims the provider
+ * it picks with `detector.allow()` and picks another when the detector refuses (an ejected provider, or a
  * half-open one whose single probe is out); `allow()` agrees with `filter()` for providers the ejection
  * cap keeps selectable. Real connection pool (to ports nothing listens on), real detector and directory.
  */
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOutlierDetector } from '../../src/cluster/circuit-breaker.js';
-import { DEFAULT_CLUSTER_OPTIONS } from '../../src/cluster/cluster.js';
 import { ClientInvocation } from '../../src/consumer/client-invocation.js';
-import { createClusterContext } from '../../src/consumer/cluster-context.js';
 import { type ConnectionPool, createConnectionPool } from '../../src/consumer/connection-pool.js';
-import { createProviderDirectory } from '../../src/consumer/provider-directory.js';
+import { createDirectory } from '../../src/consumer/directory.js';
+import { fixedFeed } from '../../src/consumer/directory-feed.js';
+import { MethodRoute } from '../../src/consumer/method-route.js';
 import { DEFAULT_CONNECTION_OPTIONS } from '../../src/protocol/connection-options.js';
 import { directProviderRecord } from '../../src/registry/direct-registry.js';
 import { createTcpTransport } from '../../src/transport/tcp.js';
@@ -34,20 +34,13 @@ async function deadPort(): Promise<number> {
 }
 
 const call = () =>
-  new ClientInvocation(KEY, 'm', [], {}, 0, undefined, false, true, {
-    prefix: Buffer.alloc(0),
-    serializer: msgpack,
-    label: 'test.Selection.m',
-  });
+  new ClientInvocation(new MethodRoute(KEY, 'm', msgpack), [], {}, 0, undefined, false, true);
 
-describe('select() and the outlier detector', () => {
+describe("a directory's select() and the outlier detector", () => {
   it('skips a provider the detector refuses, even in the fallback to the whole list', async () => {
     // Two providers whose connections are both refused and backing off: nothing is "selectable", so
     // select() falls back to the whole list. The first one is half-open with its single probe out.
     const ports = [await deadPort(), await deadPort()];
-    const directory = createProviderDirectory(
-      ports.map((port) => directProviderRecord(KEY, `127.0.0.1:${port}`)),
-    );
     const tcp = createTcpTransport();
     const pool = createConnectionPool([], {
       connection: DEFAULT_CONNECTION_OPTIONS,
@@ -66,28 +59,28 @@ describe('select() and the outlier detector', () => {
         .catch(() => {});
     }
     await waitFor(() => ports.every((port) => !pool.handle('127.0.0.1', port).available));
+    const directory = createDirectory({
+      key: KEY,
+      feed: fixedFeed(ports.map((port) => directProviderRecord(KEY, `127.0.0.1:${port}`))),
+      link: (record) => pool.handle(record.host, record.port),
+    });
     const clock = manualClock(0);
-    const detector = createOutlierDetector({ now: clock.now, consecutiveFailures: 1, baseEjectionMs: 100 });
+    const detector = directory.outlierDetector({
+      now: clock.now,
+      consecutiveFailures: 1,
+      baseEjectionMs: 100,
+    });
     const [first, second] = directory.list();
     detector.record(first!.address, false); // ejected
     clock.advance(100); // half-open
     expect(detector.allow(first!.address)).toBe(true); // the probe, now out
-    const context = createClusterContext({
-      label: 'test.Selection.m',
-      options: DEFAULT_CLUSTER_OPTIONS,
-      directory,
-      pool,
-      // A balancer that always takes the first candidate: without the claim, it is the refused one.
-      loadBalancer: { select: (endpoints) => endpoints[0]! },
-      health: detector,
-      retry: { nextDelayMs: () => undefined, recordCall() {}, tryAcquireRetry: () => false },
-      log() {},
-    });
-    expect(context.selectable()).toEqual([]);
-    expect(context.select(call()).address).toBe(second!.address);
+    // A balancer that always takes the first candidate: without the claim, it is the refused one.
+    const balancer = { select: <E>(endpoints: readonly E[]) => endpoints[0]! };
+    expect(directory.selectable()).toEqual([]);
+    expect(directory.select(call(), balancer).address).toBe(second!.address);
     // Both refuse (the second ejected too): trying beats failing unsent, the balancer's pick goes.
     detector.record(second!.address, false);
-    expect(context.select(call()).address).toBe(first!.address);
+    expect(directory.select(call(), balancer).address).toBe(first!.address);
   });
 
   it('allow() agrees with filter() for ejected providers the cap keeps selectable', () => {
@@ -95,7 +88,7 @@ describe('select() and the outlier detector', () => {
     const detector = createOutlierDetector({
       now: clock.now,
       consecutiveFailures: 1,
-      maxEjectionPercent: 40,
+      maxEjectionRatio: 0.4,
     });
     const endpoints = ['a', 'b', 'c', 'd', 'e'].map((address) => ({ address }));
     detector.record('a', false);

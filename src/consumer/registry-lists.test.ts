@@ -5,12 +5,12 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { providerRecord } from '../../test/registry/fixtures/records.js';
 import { waitFor } from '../../test/support/wait-for.js';
-import { createServiceDirectory, type ServiceDirectory } from '../consumer/registry-lists.js';
 import type { ServiceKey } from '../core/service-key.js';
-import { createFileRegistry } from './file-registry.js';
-import type { ProviderRecord } from './provider-record.js';
-import type { ProviderListener, Registry, RegistryStatus } from './registry.js';
-import { parseRegistryAddress } from './registry-address.js';
+import { createFileRegistry } from '../registry/file-registry.js';
+import type { ProviderRecord } from '../registry/provider-record.js';
+import type { ProviderListener, Registry, RegistryStatus } from '../registry/registry.js';
+import { parseRegistryAddress } from '../registry/registry-address.js';
+import { followRegistryLists, type RegistryLists } from './registry-lists.js';
 
 const key: ServiceKey = { name: 'demo.Users', version: '1.0.0', group: '' };
 
@@ -64,7 +64,7 @@ describe('service directory', () => {
     vi.useRealTimers();
     for (const close of closers.splice(0).reverse()) await close();
   });
-  const track = (directory: ServiceDirectory): ServiceDirectory => {
+  const track = (directory: RegistryLists): RegistryLists => {
     closers.push(() => directory.close());
     return directory;
   };
@@ -78,7 +78,7 @@ describe('service directory', () => {
     const [a, b] = [fakeRegistry(), fakeRegistry()];
     const seen: number[][] = [];
     const directory = track(
-      createServiceDirectory({ key, registries: [a, b], onChange: (list) => seen.push(ports(list)) }),
+      followRegistryLists({ key, registries: [a, b], onChange: (list) => seen.push(ports(list)) }),
     );
     a.push([record(2, { weight: 1 }), record(1)]);
     b.push([record(2, { weight: 2 }), record(3)]);
@@ -97,7 +97,7 @@ describe('service directory', () => {
     const [a, b] = [fakeRegistry(), fakeRegistry()];
     const seen: number[][] = [];
     const directory = track(
-      createServiceDirectory({
+      followRegistryLists({
         key,
         registries: [a, b],
         hasHealthyConnections: () => true,
@@ -119,7 +119,7 @@ describe('service directory', () => {
     let healthy = true;
     const seen: number[][] = [];
     const directory = track(
-      createServiceDirectory({
+      followRegistryLists({
         key,
         registries: [a],
         emptyConfirmDelayMs: 1_000,
@@ -145,7 +145,7 @@ describe('service directory', () => {
     let healthy = true;
     const lines: string[] = [];
     const directory = track(
-      createServiceDirectory({
+      followRegistryLists({
         key,
         registries: [a],
         hasHealthyConnections: () => healthy,
@@ -169,7 +169,7 @@ describe('service directory', () => {
     const a = fakeRegistry();
     const lines: string[] = [];
     const directory = track(
-      createServiceDirectory({
+      followRegistryLists({
         key,
         registries: [a],
         emptyConfirmDelayMs: 1_000,
@@ -192,7 +192,7 @@ describe('service directory', () => {
     vi.useFakeTimers();
     const a = fakeRegistry();
     const held = track(
-      createServiceDirectory({ key, registries: [a], hasHealthyConnections: () => true, onChange() {} }),
+      followRegistryLists({ key, registries: [a], hasHealthyConnections: () => true, onChange() {} }),
     );
     a.push([record(1)]);
     a.push([]);
@@ -207,7 +207,7 @@ describe('service directory', () => {
     ]) {
       const b = fakeRegistry();
       const directory = track(
-        createServiceDirectory({
+        followRegistryLists({
           key,
           registries: [b],
           emptyProtection: options.emptyProtection,
@@ -225,7 +225,7 @@ describe('service directory', () => {
     const dir = tempDir();
     const snapshotPath = join(dir, 'snapshots', 'demo.Users:1.0.0.json');
     const a = fakeRegistry();
-    const warm = track(createServiceDirectory({ key, registries: [a], snapshotPath, onChange() {} }));
+    const warm = track(followRegistryLists({ key, registries: [a], snapshotPath, onChange() {} }));
     a.push([record(1), record(2)]);
     await warm.close();
     const saved = JSON.parse(readFileSync(snapshotPath, 'utf8')) as { providers: ProviderRecord[] };
@@ -234,7 +234,7 @@ describe('service directory', () => {
     const silent = fakeRegistry();
     const seen: number[][] = [];
     const cold = track(
-      createServiceDirectory({
+      followRegistryLists({
         key,
         registries: [silent],
         snapshotPath,
@@ -255,7 +255,7 @@ describe('service directory', () => {
 
   it('is ready with nothing when no registry answers and there is no snapshot; closes subscriptions', async () => {
     const a = fakeRegistry();
-    const directory = createServiceDirectory({
+    const directory = followRegistryLists({
       key,
       registries: [a],
       snapshotPath: join(tempDir(), 'missing.json'),
@@ -276,7 +276,7 @@ describe('service directory', () => {
     execFileSync('mkfifo', [snapshotPath]);
     const lines: string[] = [];
     const directory = track(
-      createServiceDirectory({
+      followRegistryLists({
         key,
         registries: [fakeRegistry()],
         snapshotPath,
@@ -303,7 +303,7 @@ describe('service directory', () => {
     );
     const snapshotPath = join(dir, 'snapshot.json');
     const directory = track(
-      createServiceDirectory({ key, registries: [consumer], snapshotPath, onChange() {} }),
+      followRegistryLists({ key, registries: [consumer], snapshotPath, onChange() {} }),
     );
     await provider.register(record(7001));
     await waitFor(() => directory.providers.length === 1, 5_000);
