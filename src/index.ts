@@ -24,6 +24,13 @@ export { withOptions } from './consumer/reference.js';
 export type { CallOptions, MethodReferenceOptions, ReferenceOptions } from './consumer/reference-options.js';
 export type { ErrorDeclaration, ErrorExposure } from './core/error-payload.js';
 export {
+  defineFilter,
+  type FilterEntry,
+  type FilterPosition,
+  type FilterSpec,
+  type NamedFilter,
+} from './core/filter.js';
+export {
   type Attachments,
   composeFilters,
   type Filter,

@@ -49,7 +49,7 @@ export interface CallistoApp {
   provide<T>(
     definition: ServiceDefinition<T>,
     implementation: Implementation<T>,
-    options?: ProvideOptions,
+    options?: ProvideOptions<T>,
   ): this;
   refer<T>(definition: ServiceDefinition<T>, options?: ReferenceOptions<T>): Remote<T>;
   start(): Promise<this>;

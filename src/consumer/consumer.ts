@@ -11,7 +11,13 @@ import type { ClusterInvoker } from '../cluster/cluster.js';
 import { type RetryPolicy, resolveRetryOptions } from '../cluster/retry-policy.js';
 import type { ConsumerConfig } from '../config/callisto-config.js';
 import { ConfigError } from '../config/config-error.js';
-import { compileChain, type FilterEntry, type NamedFilter, namedFilter } from '../core/filter.js';
+import {
+  compileChain,
+  type FilterEntry,
+  type NamedFilter,
+  namedFilter,
+  orderFilters,
+} from '../core/filter.js';
 import type { Invoker } from '../core/invocation.js';
 import { serviceKeyString } from '../core/service-key.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
@@ -93,6 +99,28 @@ export function retryPolicyFor(
       maxDelayMs: Math.max(config.retryDelayMs, config.retryMaxDelayMs),
     }),
   );
+}
+
+/**
+ * Callisto's per-attempt filters of a method: `deadline`, `observe`, `endpoint-stats`, and `outlier`
+ * when outlier detection is on (reporting to the service's detector, made here on first use).
+ */
+function attemptBuiltins(
+  label: string,
+  config: ConsumerConfig,
+  directory: Directory | undefined,
+): NamedFilter[] {
+  const builtin: NamedFilter[] = [attemptDeadlineFilter(label), observeClientFilter(), endpointStatsFilter()];
+  if (config.outlierDetection) {
+    const detector = directory?.outlierDetector({
+      maxEjectionRatio: config.maxEjectionRatio,
+      consecutiveFailures: config.ejectAfterFailures,
+      baseEjectionMs: config.ejectionMs,
+      maxEjectionMs: Math.max(config.ejectionMs, 300_000),
+    });
+    builtin.push(outlierFilter(detector ?? { record() {} }));
+  }
+  return builtin;
 }
 
 /** Splits consumer filter entries by position: plain functions are per call. */
@@ -206,23 +234,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
     attemptFilters: readonly NamedFilter[],
   ): ClusterInvoker => {
     const label = `${definition.name}.${method}`;
-    const builtin: NamedFilter[] = [
-      attemptDeadlineFilter(label),
-      observeClientFilter(),
-      endpointStatsFilter(),
-    ];
-    if (config.outlierDetection) {
-      builtin.push(
-        outlierFilter(
-          directory.outlierDetector({
-            maxEjectionRatio: config.maxEjectionRatio,
-            consecutiveFailures: config.ejectAfterFailures,
-            baseEjectionMs: config.ejectionMs,
-            maxEjectionMs: Math.max(config.ejectionMs, 300_000),
-          }),
-        ),
-      );
-    }
+    const builtin = attemptBuiltins(label, config, directory);
     const loadBalancer = extensions.get(
       'loadbalance',
       config.loadbalance,
@@ -311,13 +323,24 @@ export function createConsumer(parts: ConsumerParts): Consumer {
             const answer = mock();
             callFilters.push(mockFallbackFilter((invocation) => answer(invocation.args)));
           }
+          const callChain = compileChain(callFilters, terminal);
+          const attemptNames =
+            mode === 'force'
+              ? []
+              : orderFilters([
+                  ...attemptBuiltins(`${definition.name}.${name}`, config, undefined),
+                  ...app.attempt,
+                  ...reference.attempt,
+                  ...own.attempt,
+                ]).map((filter) => filter.name);
           return {
             name,
             route: new MethodRoute(definition, name, serializer),
             timeoutMs: methodOptions.timeoutMs ?? declaration.timeoutMs ?? base.timeoutMs,
             oneway: methodOptions.oneway ?? declaration.oneway ?? false,
             idempotent: methodOptions.idempotent ?? declaration.idempotent ?? false,
-            invoke: runCallChain(compileChain(callFilters, terminal)),
+            invoke: runCallChain(callChain),
+            filters: { call: callChain.names, attempt: attemptNames },
           };
         },
       });

@@ -22,6 +22,8 @@ export interface MethodRuntime {
   readonly idempotent: boolean;
   /** The per-call chain and, behind it, the cluster. */
   readonly invoke: Invoker;
+  /** The names of the method's filters in running order, per position (docs, tests, admin). */
+  readonly filters: { readonly call: readonly string[]; readonly attempt: readonly string[] };
 }
 
 /** What the consumer supplies to build a reference. */
@@ -34,6 +36,7 @@ export interface ReferenceParts<T> {
 
 const NO_ATTACHMENTS: Attachments = Object.freeze({}) as Attachments;
 const callOptionsKey = Symbol('callisto.withOptions');
+const runtimeKey = Symbol('callisto.methodRuntime');
 
 type WithOptionsFactory<T> = (options: CallOptions) => Remote<T>;
 
@@ -82,6 +85,7 @@ export function createReference<T>(parts: ReferenceParts<T>): Remote<T> {
         {
           get(_target, property) {
             if (property === callOptionsKey) return factory;
+            if (property === runtimeKey) return runtimeOf;
             if (typeof property === 'symbol' || property === 'then' || isForbiddenMethodName(property)) {
               return undefined;
             }
@@ -95,13 +99,17 @@ export function createReference<T>(parts: ReferenceParts<T>): Remote<T> {
         },
       ) as Record<string | symbol, unknown>;
     }
-    if (declared) Object.defineProperty(target, callOptionsKey, { value: factory });
+    if (declared) {
+      Object.defineProperty(target, callOptionsKey, { value: factory });
+      Object.defineProperty(target, runtimeKey, { value: runtimeOf });
+    }
     let remote = target as Remote<T>;
     if (parts.options.stub) {
       const stubbed = parts.options.stub(remote) as Record<string, unknown>;
       if (declared) {
         remote = Object.assign({}, target, stubbed) as Remote<T>;
         Object.defineProperty(remote, callOptionsKey, { value: factory });
+        Object.defineProperty(remote, runtimeKey, { value: runtimeOf });
       } else {
         const inner = target;
         remote = new Proxy(
@@ -119,6 +127,15 @@ export function createReference<T>(parts: ReferenceParts<T>): Remote<T> {
   };
   const factory: WithOptionsFactory<T> = (callOptions) => view(callOptions);
   return view(undefined);
+}
+
+/** @internal The runtime of `method` on a reference made by app.refer() (its filters, for tests). */
+export function methodRuntimeOf(reference: object, method: string): MethodRuntime {
+  const runtimeOf = (reference as Record<symbol, ((method: string) => MethodRuntime) | undefined>)[
+    runtimeKey
+  ];
+  if (runtimeOf === undefined) throw new TypeError('methodRuntimeOf() needs a reference made by app.refer()');
+  return runtimeOf(method);
 }
 
 /**
