@@ -9,7 +9,7 @@ import type { InProcessProvider } from '../consumer/in-process.js';
 import type { FilterEntry } from '../core/filter.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import type { Logger } from '../observability/logger.js';
-import { DEFAULT_CONNECTION_OPTIONS } from '../protocol/connection-options.js';
+import { resolveConnectionOptions } from '../protocol/connection-options.js';
 import type { RegistrySet } from '../registry/registry-set.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
 
@@ -30,18 +30,12 @@ export function createConsumerSide(
       registries: config.registry,
       startTimeoutMs: config.startTimeoutMs,
       consumer: config.consumer,
-      connection: {
-        ...DEFAULT_CONNECTION_OPTIONS,
+      // Answers are held to the provider's frame limit (`server.maxFrameBytes`) on the consumer too.
+      connection: resolveConnectionOptions(config, {
+        maxFrameBytes: config.server.maxFrameBytes,
         connectTimeoutMs: config.consumer.connectTimeoutMs,
         maxQueuedBytes: config.consumer.maxQueuedBytes,
-        maxFrameBytes: config.server.maxFrameBytes,
-        heartbeat: { intervalMs: config.heartbeatIntervalMs, missedLimit: 3 },
-        compressThresholdBytes: config.compressThresholdBytes,
-        maxInflateRatio: config.maxInflateRatio,
-        maxDecodedElements: config.maxDecodedElements,
-        frameTimeoutMs: config.frameTimeoutMs,
-        maxPartialFrameBytes: config.maxPartialFrameBytes,
-      },
+      }),
     },
     extensions,
     serializers,

@@ -29,19 +29,19 @@ export interface ConnectionPoolOptions {
   connection: ConnectionOptions;
   /** The transport of a provider record's `transport` name (`tcp` when the record names none). */
   transport: (name: string) => Transport;
-  /** First reconnect delay ceiling. Default 200. */
+  /** First reconnect delay ceiling, ms. */
   reconnectBaseMs: number;
-  /** Largest reconnect delay. Default 10000. */
+  /** Largest reconnect delay, ms. */
   reconnectMaxMs: number;
-  /** Close connections unused this long. Default 600000 (10 min); 0 disables. */
+  /** Close connections unused this long, ms (`consumer.idleTimeoutMs`); 0 disables. */
   idleTimeoutMs: number;
 }
 
-export const DEFAULT_POOL_RECONNECT = {
+/** Reconnect backoff of the consumer's pool: ceilings from 200 ms, doubling, up to 10 s (with full jitter). */
+export const POOL_RECONNECT = {
   reconnectBaseMs: 200,
   reconnectMaxMs: 10_000,
-  idleTimeoutMs: 600_000,
-};
+} as const;
 
 export interface PoolEvents {
   /** A provider announced shutdown over its connection. */

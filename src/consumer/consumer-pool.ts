@@ -11,7 +11,7 @@ import { createRateLimitedLog } from '../observability/rate-limited-log.js';
 import type { ConnectionOptions } from '../protocol/connection-options.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
 import type { Transport } from '../transport/transport.js';
-import { type ConnectionPool, createConnectionPool, DEFAULT_POOL_RECONNECT } from './connection-pool.js';
+import { type ConnectionPool, createConnectionPool, POOL_RECONNECT } from './connection-pool.js';
 import { createOutageLog } from './outage-log.js';
 
 export interface ConsumerPoolParts {
@@ -52,7 +52,7 @@ export function createConsumerPool(parts: ConsumerPoolParts): ConnectionPool {
   return createConnectionPool(
     byId,
     {
-      ...DEFAULT_POOL_RECONNECT,
+      ...POOL_RECONNECT,
       transport: transportNamed,
       idleTimeoutMs: parts.idleTimeoutMs,
       connection: parts.connection,

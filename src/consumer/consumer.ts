@@ -9,7 +9,6 @@
  */
 import type { ClusterInvoker } from '../cluster/cluster.js';
 import { type RetryPolicy, resolveRetryOptions } from '../cluster/retry-policy.js';
-import type { ConsumerConfig } from '../config/callisto-config.js';
 import { ConfigError } from '../config/config-error.js';
 import {
   compileChain,
@@ -37,6 +36,7 @@ import { mockAnswer, runCallChain } from './call-chain.js';
 import type { ClientInvocation } from './client-invocation.js';
 import { awaitWire, createClusterContext } from './cluster-context.js';
 import type { ConnectionPool } from './connection-pool.js';
+import type { ConsumerConfig } from './consumer-options.js';
 import { createConsumerPool } from './consumer-pool.js';
 import { createDirectory, type Directory } from './directory.js';
 import { directFeed, inProcessFeed, registryFeed } from './directory-feed.js';

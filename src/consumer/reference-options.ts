@@ -1,7 +1,7 @@
-import type { ConsumerConfig } from '../config/callisto-config.js';
 import type { FilterEntry } from '../core/filter.js';
 import type { Attachments } from '../core/invocation.js';
 import type { Implementation, MethodNames, Remote } from '../service/service-types.js';
+import type { ConsumerConfig } from './consumer-options.js';
 
 /** The `consumer` keys a method may override on a reference. */
 export const METHOD_CONSUMER_KEYS = [

@@ -14,7 +14,9 @@ import { validateProviderRecord } from '../registry/record-validation.js';
 import type { Registry } from '../registry/registry.js';
 import { describeRegistry } from '../registry/registry-description.js';
 import { normalizeProviders } from '../registry/registry-paths.js';
+import { DEFAULT_START_TIMEOUT_MS } from '../registry/registry-set.js';
 import { describeError } from '../registry/timing.js';
+import { DEFAULT_CONSUMER_CONFIG } from './consumer-options.js';
 
 export interface RegistryListsOptions {
   /** The service to follow. */
@@ -23,11 +25,11 @@ export interface RegistryListsOptions {
   registries: Registry[];
   /** Snapshot file of the last known list (e.g. `<dir>/<seg>.json`). Default: no snapshot. */
   snapshotPath?: string;
-  /** Hold a sudden change to zero providers until confirmed. Default true. */
+  /** Hold a sudden change to zero providers until confirmed. Default: `consumer.emptyProtection`'s. */
   emptyProtection?: boolean;
   /** How long an unconfirmed empty list is held before re-checking the connections. Default 5000. */
   emptyConfirmDelayMs?: number;
-  /** How long to wait at start for any registry's list before falling back to the snapshot. Default 3000. */
+  /** How long to wait at start for any registry's list before falling back to the snapshot. Default: `startTimeoutMs`'s. */
   startTimeoutMs?: number;
   /** After this long without a first list from a registry, say so in the log (once). Default 1000. */
   noticeMs?: number;
@@ -43,9 +45,9 @@ export interface RegistryListsOptions {
 }
 
 export const DEFAULT_REGISTRY_LISTS_OPTIONS = {
-  emptyProtection: true,
+  emptyProtection: DEFAULT_CONSUMER_CONFIG.emptyProtection,
   emptyConfirmDelayMs: 5_000,
-  startTimeoutMs: 3_000,
+  startTimeoutMs: DEFAULT_START_TIMEOUT_MS,
   noticeMs: 1_000,
   hasHealthyConnections: (_records: ProviderRecord[]): boolean => false,
   log: (_level: 'info' | 'warn' | 'error', _message: string): void => {},

@@ -4,13 +4,13 @@
  * must name a method of the definition). Nothing is left to fail at the first call.
  */
 import { z } from 'zod';
-import { type ConsumerConfig, consumerConfigSchema } from '../config/callisto-config.js';
 import { ConfigError } from '../config/config-error.js';
 import { parseConfig } from '../config/describe-schema.js';
 import { closestKey, closestMatch } from '../config/did-you-mean.js';
 import { checkExtensionName } from '../extension/extension-names.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import { isForbiddenMethodName, type ServiceDefinition } from '../service/define-service.js';
+import { type ConsumerConfig, consumerConfigSchema } from './consumer-options.js';
 import {
   APP_ONLY_CONSUMER_KEYS,
   METHOD_CONSUMER_KEYS,

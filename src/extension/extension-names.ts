@@ -11,6 +11,7 @@
  * Run time: `checkExtensionName()` fails with a ConfigError naming the key, the value, the names
  * registered in the app and the closest one, when configuration is resolved (never at the first call).
  */
+import { z } from 'zod';
 import { ConfigError } from '../config/config-error.js';
 import { closestMatch } from '../config/did-you-mean.js';
 import type { ExtensionKind, ExtensionRegistry } from './extension-registry.js';
@@ -47,6 +48,13 @@ export type LoadBalancerName = keyof LoadBalancerNames & string;
 export type ClusterName = keyof ClusterNames & string;
 export type RetryPolicyName = keyof RetryPolicyNames & string;
 export type RegistryKindName = keyof RegistryKindNames & string;
+
+/**
+ * The schema of a configured extension name: typed as the kind's names, checked against the app's
+ * extensions when configuration is resolved (`checkExtensionName`).
+ */
+export const extensionNameSchema = <Name extends string>() =>
+  z.string().min(1) as unknown as z.ZodType<Name, Name>;
 
 /** Where a configured name was set, for the error. */
 export interface NameSite {

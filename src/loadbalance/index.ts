@@ -21,9 +21,6 @@ export const BUILTIN_LOAD_BALANCERS: Readonly<Record<string, LoadBalancerFactory
   p2c: createP2cLoadBalancer,
 };
 
-/** The balancer used when none is configured. */
-export const DEFAULT_LOAD_BALANCER = 'random';
-
 /** Registers the built-in balancers into `registry` (the process-wide built-ins by default). */
 export function registerBuiltinLoadBalancers(registry: ExtensionRegistry = builtinExtensions): void {
   for (const [name, factory] of Object.entries(BUILTIN_LOAD_BALANCERS))

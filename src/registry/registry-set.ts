@@ -11,6 +11,12 @@ import type { ProviderRecord } from './provider-record.js';
 import type { Registry } from './registry.js';
 import { describeRegistry } from './registry-description.js';
 
+/**
+ * How long `start()` waits for the registries to take its registrations, and a first discovery for a
+ * registry's list, by default (`startTimeoutMs`), ms.
+ */
+export const DEFAULT_START_TIMEOUT_MS = 3_000;
+
 export interface RegistrySet {
   /** The registries for these addresses, created (and connected) on first use. */
   get(addresses: readonly string[]): Promise<Registry[]>;

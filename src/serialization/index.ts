@@ -15,7 +15,7 @@ export {
   MSGPACK_MAP_EXTENSION,
   MSGPACK_SERIALIZER_ID,
 } from './msgpack.js';
-export type { Serializer } from './serializer.js';
+export { DEFAULT_SERIALIZER, type Serializer } from './serializer.js';
 export {
   createSerializerTable,
   MAX_SERIALIZER_ID,
@@ -23,9 +23,6 @@ export {
   type SerializerTable,
 } from './serializer-table.js';
 export { createV8Serializer, V8_SERIALIZER_ID } from './v8.js';
-
-/** The serializer used when none is configured. */
-export const DEFAULT_SERIALIZER = 'msgpack';
 
 /** Registers `json`, `msgpack` and `v8` in `registry` (overriding registrations of the same names). */
 export function registerBuiltinSerializers(registry: ExtensionRegistry): void {
