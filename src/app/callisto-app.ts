@@ -3,22 +3,24 @@
  * `callisto(options)` loads and validates configuration once; `start()` listens and registers;
  * `close()` shuts down gracefully (see shutdown.ts); `destroy()` stops at once.
  */
-import './builtins.js';
 import type { CallistoConfig, CallistoConfigInput } from '../config/callisto-config.js';
 import { type LoadConfigOptions, loadConfigWithSources } from '../config/load-config.js';
 import type { ReferenceOptions } from '../consumer/reference-options.js';
 import type { FilterEntry } from '../core/filter.js';
-import { builtinExtensions, type ExtensionRegistry } from '../extension/extension-registry.js';
+import { createExtensionRegistry, type ExtensionRegistry } from '../extension/extension-registry.js';
 import { createConsoleLogger, type Logger } from '../observability/logger.js';
-import { createRegistrySet, type RegistrySet } from '../registry/registry-set.js';
+import type { ProvideOptions } from '../provider/provide-options.js';
+import { createRegistrySet } from '../registry/registry-set.js';
 import { createSerializerTable } from '../serialization/serializer-table.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import type { Implementation, Remote } from '../service/service-types.js';
 import type { AppState } from './app-state.js';
+import { builtinExtensions } from './builtin-extensions.js';
 import { checkAppConfig } from './check-app-config.js';
-import { type ConsumerSide, createConsumerSide } from './consumer-side.js';
+import { createConsumerSide } from './consumer-side.js';
+import { keepInternals } from './internals.js';
 import { loadExtensionModules } from './load-extensions.js';
-import { createProviderSide, type ProvideOptions, type ProviderSide } from './provider-side.js';
+import { createProviderSide } from './provider-side.js';
 import { gracefulShutdown } from './shutdown.js';
 
 export interface AppOptions extends CallistoConfigInput {
@@ -59,8 +61,6 @@ export interface CallistoApp {
   destroy(): void;
   /** Closes gracefully on SIGTERM/SIGINT; the handlers are removed on close. */
   handleSignals(): this;
-  /** Internals for the admin view and tests. */
-  readonly internals: { provider: ProviderSide; consumer: ConsumerSide; registries: RegistrySet };
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -73,7 +73,7 @@ export async function callisto(options: AppOptions = {}): Promise<CallistoApp> {
   const { logger: userLogger, filters, extend, load, ...input } = options;
   const loaded = loadConfigWithSources(input, load);
   const { config } = loaded;
-  const extensions = builtinExtensions.fork();
+  const extensions = createExtensionRegistry(builtinExtensions);
   await loadExtensionModules(config.extensions, extensions, loaded.sourceOf('extensions'));
   extend?.(extensions);
   checkAppConfig(loaded, extensions);
@@ -197,8 +197,8 @@ function createApp(
       process.once('SIGINT', signalHandler);
       return app;
     },
-    internals: { provider, consumer, registries },
     [Symbol.asyncDispose]: () => app.close(),
   };
+  keepInternals(app, { provider, consumer, registries });
   return app;
 }

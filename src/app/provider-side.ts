@@ -11,7 +11,7 @@ import { resolveServerOptions } from '../provider/server-options.js';
 import type { RegistrySet } from '../registry/registry-set.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
 
-export type { ProvideOptions } from '../provider/provider.js';
+export type { ProvideOptions } from '../provider/provide-options.js';
 export type ProviderSide = Provider;
 
 export function createProviderSide(

@@ -19,7 +19,7 @@ import {
 } from '../core/filter.js';
 import type { Invoker } from '../core/invocation.js';
 import { serviceKeyString } from '../core/service-key.js';
-import type { ExtensionRegistry } from '../extension/extension-registry.js';
+import type { ExtensionRegistry, ExtensionTable } from '../extension/extension-registry.js';
 import { attemptDeadlineFilter } from '../filters/attempt-deadline.js';
 import { endpointStatsFilter } from '../filters/endpoint-stats.js';
 import { mockFallbackFilter } from '../filters/mock-fallback.js';
@@ -86,7 +86,7 @@ export interface Consumer {
 
 /** A method's retry delays, from its consumer options (`retry`, `retries`, `retryDelayMs`, `retryMaxDelayMs`). */
 export function retryPolicyFor(
-  extensions: ExtensionRegistry,
+  extensions: ExtensionTable,
   config: Pick<ConsumerConfig, 'retry' | 'retries' | 'retryDelayMs' | 'retryMaxDelayMs'>,
 ): RetryPolicy {
   return extensions.get(

@@ -12,6 +12,7 @@ import type { Remote } from '../service/service-types.js';
 import { ClientInvocation } from './client-invocation.js';
 import type { MethodRoute } from './method-route.js';
 import type { CallOptions, ReferenceOptions } from './reference-options.js';
+import { callOptionsKey, type WithOptionsFactory } from './with-options.js';
 
 /** Everything a method needs per call, computed once. */
 export interface MethodRuntime {
@@ -35,10 +36,7 @@ export interface ReferenceParts<T> {
 }
 
 const NO_ATTACHMENTS: Attachments = Object.freeze({}) as Attachments;
-const callOptionsKey = Symbol('callisto.withOptions');
 const runtimeKey = Symbol('callisto.methodRuntime');
-
-type WithOptionsFactory<T> = (options: CallOptions) => Remote<T>;
 
 function callFunction<T>(
   parts: ReferenceParts<T>,
@@ -136,14 +134,4 @@ export function methodRuntimeOf(reference: object, method: string): MethodRuntim
   ];
   if (runtimeOf === undefined) throw new TypeError('methodRuntimeOf() needs a reference made by app.refer()');
   return runtimeOf(method);
-}
-
-/**
- * The reference with per-call options, keeping its typed signature:
- * `await withOptions(users, { timeoutMs: 500, signal }).getUser(7)`.
- */
-export function withOptions<R extends object>(reference: R, options: CallOptions): R {
-  const factory = (reference as Record<symbol, WithOptionsFactory<unknown> | undefined>)[callOptionsKey];
-  if (factory === undefined) throw new TypeError('withOptions() needs a reference made by app.refer()');
-  return factory(options) as R;
 }

@@ -156,11 +156,14 @@ export function openFramedConnection(
     }),
   );
 
-  stream.on('data', (chunk: Buffer) => {
+  stream.on('data', (chunk: Uint8Array) => {
     receivedAt = Date.now();
     heartbeat.touch(receivedAt);
     try {
-      decoder.push(chunk);
+      // TCP and memory streams deliver Buffers; a transport of another kind may hand plain bytes.
+      decoder.push(
+        Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength),
+      );
     } catch (error) {
       peerFailed({ kind: 'protocol', error: error as Error });
       return;

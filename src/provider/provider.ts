@@ -1,3 +1,5 @@
+export type { ProvideOptions } from './provide-options.js';
+
 /**
  * The provider side of an app: the service table with each method's filter chain, the limits and
  * shutdown state every call shares (from the wire or in-process), the server (only once something is
@@ -21,24 +23,14 @@ import type { ProviderRecord } from '../registry/provider-record.js';
 import type { RegistrySet } from '../registry/registry-set.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
 import { type ServiceDefinition, undeclaredFunctions } from '../service/define-service.js';
-import type { Implementation, MethodNames } from '../service/service-types.js';
+import type { Implementation } from '../service/service-types.js';
 import { type Transport, transportAddress } from '../transport/transport.js';
 import { createLocalCalls, type LocalCalls } from './local-calls.js';
+import type { ProvideOptions } from './provide-options.js';
 import { acceptedSerializers, createRpcServer, type RpcServer } from './server.js';
 import { checkServerOptions, type ServerOptions } from './server-options.js';
 import { createServiceTable, type ExportedService, type ServiceTable } from './service-table.js';
 import { createServing } from './serving.js';
-
-export interface ProvideOptions<T = unknown> {
-  /** Provider filters for this service, after the app's (plain functions, or `defineFilter()` ones). */
-  filters?: FilterEntry[];
-  /** Provider filters of single methods, after the service's. */
-  methods?: { [K in MethodNames<T>]?: { filters?: FilterEntry[] } };
-  /** Weight announced for this service. Default: server.weight. */
-  weight?: number;
-  /** Labels announced for this service, merged over server.tags. */
-  tags?: Record<string, string>;
-}
 
 /** What the provider side is configured with (the app's configuration, resolved). */
 export interface ProviderOptions {

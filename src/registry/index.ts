@@ -2,9 +2,7 @@
  * The registry layer: the contract, the built-in implementations (file, direct, etcd, ZooKeeper, Redis,
  * registered as `registry` extensions on import), and the checks of stored records.
  */
-import './builtin-registries.js';
-
-export { BUILTIN_REGISTRY_FACTORIES, registerBuiltinRegistries } from './builtin-registries.js';
+export { BUILTIN_REGISTRY_FACTORIES } from './builtin-registries.js';
 export { createRegistry } from './create-registry.js';
 export { createDirectRegistry, directProviderRecord } from './direct-registry.js';
 export { createEtcdRegistry } from './etcd-registry.js';

@@ -1,8 +1,4 @@
-/**
- * The built-in transports, registered into `builtinExtensions` (kind `transport`) when this module is
- * imported: `tcp` and `memory`.
- */
-import { builtinExtensions, type ExtensionRegistry } from '../extension/extension-registry.js';
+/** The built-in transports (kind `transport`, in app/builtin-extensions.ts's constant table): `tcp` and `memory`. */
 import { createMemoryTransport } from './memory.js';
 import { createTcpTransport } from './tcp.js';
 import type { TransportFactory } from './transport.js';
@@ -12,11 +8,3 @@ export const BUILTIN_TRANSPORTS: Readonly<Record<string, TransportFactory>> = {
   tcp: createTcpTransport,
   memory: () => createMemoryTransport(),
 };
-
-/** Registers the built-in transports into `registry` (the process-wide built-ins by default). */
-export function registerBuiltinTransports(registry: ExtensionRegistry = builtinExtensions): void {
-  for (const [name, factory] of Object.entries(BUILTIN_TRANSPORTS))
-    registry.register('transport', name, factory);
-}
-
-registerBuiltinTransports();

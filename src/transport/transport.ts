@@ -33,7 +33,7 @@ export interface ByteStream {
   /** Stops delivering `data` (the peer's writes then queue up: backpressure). */
   pause(): this;
   resume(): this;
-  on(event: 'data', listener: (chunk: Buffer) => void): this;
+  on(event: 'data', listener: (chunk: Uint8Array) => void): this;
   on(event: 'connect' | 'drain' | 'close', listener: () => void): this;
   on(event: 'error', listener: (error: Error) => void): this;
   once(event: 'connect' | 'drain' | 'close', listener: () => void): this;

@@ -9,6 +9,7 @@
  *   `details.started`; idempotent ones fail over to another provider, the others fail (never run twice).
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { appInternals } from '../../src/app/internals.js';
 import { RpcError } from '../../src/index.js';
 import { closeAll, resourceCounts, testApp } from '../support/apps.js';
 import { rawConnection, route } from '../support/raw-client.js';
@@ -23,7 +24,7 @@ describe('chaos: graceful shutdown edges', () => {
     const provider = await testApp({ application: 'provider' });
     provider.provide(ChaosDef, createChaosImpl({ name: 'p' }));
     await provider.start();
-    const server = provider.internals.provider.server!;
+    const server = appInternals(provider).provider.server!;
     const connection = rawConnection(provider.address!);
     await connection.ready();
     const write = route('chaos.Service', 'write');
@@ -57,7 +58,7 @@ describe('chaos: graceful shutdown edges', () => {
     const provider = await testApp({ application: 'provider' });
     provider.provide(ChaosDef, createChaosImpl({ name: 'p', delayMs: 200 }));
     await provider.start();
-    const server = provider.internals.provider.server!;
+    const server = appInternals(provider).provider.server!;
     const connection = rawConnection(provider.address!);
     await connection.ready();
     const write = route('chaos.Service', 'write');
@@ -96,7 +97,7 @@ describe('chaos: graceful shutdown edges', () => {
     const settle = (call: Promise<number>) => call.then(String, (error: unknown) => RpcError.from(error));
     const reads = Array.from({ length: 10 }, (_, i) => settle(ref.read(i)));
     const writeCalls = Array.from({ length: 10 }, (_, i) => settle(ref.write(100 + i)));
-    await waitFor(() => slow.internals.provider.server!.active === 10);
+    await waitFor(() => appInternals(slow).provider.server!.active === 10);
     await slow.close();
 
     expect(await Promise.all(reads)).toEqual(Array.from({ length: 10 }, (_, i) => String(i)));

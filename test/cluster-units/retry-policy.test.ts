@@ -1,6 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { builtinExtensions } from '../../src/extension/extension-registry.js';
-import '../../src/cluster/index-policies.js';
 import { backoffCeiling, createExponentialRetryPolicy } from '../../src/cluster/retry-exponential.js';
 import { createFixedRetryPolicy } from '../../src/cluster/retry-fixed.js';
 import { createNoRetryPolicy } from '../../src/cluster/retry-none.js';
@@ -11,6 +9,7 @@ import {
 } from '../../src/cluster/retry-policy.js';
 import { DEFAULT_CONFIG } from '../../src/config/callisto-config.js';
 import { retryPolicyFor } from '../../src/consumer/consumer.js';
+import { builtinExtensions } from '../../src/extend.js';
 import { seededRandom } from '../support/seeded-random.js';
 
 /** Delays the policy gives for attempts 1, 2, ... until it stops, with time passing by the delays. */

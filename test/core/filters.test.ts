@@ -6,6 +6,7 @@
  * filter that is not configured is not in the chain at all.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { appInternals } from '../../src/app/internals.js';
 import { methodRuntimeOf } from '../../src/consumer/reference.js';
 import {
   ConfigError,
@@ -188,7 +189,7 @@ describe('the provider position', () => {
     const impl = new UserServiceImpl();
     provider.provide(UserServiceDef, impl, { filters: [gate] });
     await provider.start();
-    expect(provider.internals.provider.filterNames(UserServiceDef, 'register')).toEqual([
+    expect(appInternals(provider).provider.filterNames(UserServiceDef, 'register')).toEqual([
       'shutdown',
       'deadline',
       'admission',
@@ -199,7 +200,7 @@ describe('the provider position', () => {
       'second',
       'validation',
     ]);
-    expect(provider.internals.provider.filterNames(UserServiceDef, 'say')).not.toContain('validation');
+    expect(appInternals(provider).provider.filterNames(UserServiceDef, 'say')).not.toContain('validation');
     const consumer = await testApp();
     const users = consumer.refer(UserServiceDef, {
       url: provider.address!,
@@ -221,7 +222,7 @@ describe('the provider position', () => {
     // refused by admission (one call at most): the user filters never see it
     seen.length = 0;
     const hanging = users.slow(2_000);
-    await waitFor(() => provider.internals.provider.server!.active === 1);
+    await waitFor(() => appInternals(provider).provider.server!.active === 1);
     await expect(users.say('over')).rejects.toMatchObject({ code: 'Overloaded' });
     expect(seen).toEqual(['first [2000]', 'second [2000]']);
     await hanging;

@@ -58,7 +58,7 @@ export async function rawFrameSocket(
     });
     for (const wake of waiters) wake();
   });
-  socket.on('data', (chunk: Buffer) => decoder.push(chunk));
+  socket.on('data', (chunk: Uint8Array) => decoder.push(Buffer.from(chunk)));
   const writer = createFrameWriter({
     write: (batch) => {
       if (!socket.destroyed) socket.write(batch);

@@ -22,7 +22,7 @@ interface Side {
 
 function watch(stream: ByteStream): Side {
   const side: Side = { stream, received: [], closed: false, errors: [] };
-  stream.on('data', (chunk) => side.received.push(chunk));
+  stream.on('data', (chunk) => side.received.push(Buffer.from(chunk)));
   stream.on('close', () => {
     side.closed = true;
   });
