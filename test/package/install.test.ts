@@ -157,11 +157,12 @@ describe('the packed package', () => {
         [
           "import { createFileRegistry } from 'callisto/registry';",
           "import { createMemoryTransport } from 'callisto/extend';",
-          'console.log(typeof createFileRegistry, createMemoryTransport().name);',
+          "import { createTestKit } from 'callisto/testing';",
+          'console.log(typeof createFileRegistry, createMemoryTransport().name, typeof createTestKit);',
           '',
         ].join('\n'),
       );
-      expect(await node(dir, 'subpath.mjs')).toContain('function memory');
+      expect(await node(dir, 'subpath.mjs')).toContain('function memory function');
       expectQuickStartOutput(await runQuickStart(dir));
     },
     INSTALL_TIMEOUT_MS,
@@ -240,11 +241,12 @@ describe('the packed package', () => {
         [
           "const { createFileRegistry } = require('callisto/registry');",
           "const { createMemoryTransport } = require('callisto/extend');",
-          'console.log(typeof createFileRegistry, createMemoryTransport().name);',
+          "const { createTestKit } = require('callisto/testing');",
+          'console.log(typeof createFileRegistry, createMemoryTransport().name, typeof createTestKit);',
           '',
         ].join('\n'),
       );
-      expect(await node(dir, 'subpath.js')).toContain('function memory');
+      expect(await node(dir, 'subpath.js')).toContain('function memory function');
       expectQuickStartOutput(await runQuickStart(dir));
     },
     INSTALL_TIMEOUT_MS,
