@@ -12,8 +12,8 @@
  * A provider that answers in another serializer, sends a frame too slowly or spends the budget is
  * treated as hostile: the connection is closed.
  */
+import { tickNow } from '../core/clock.js';
 import { fromErrorPayload } from '../core/error-payload.js';
-import type { Attachments } from '../core/invocation.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import { type ByteBudget, createByteBudget } from '../protocol/byte-budget.js';
 import type { ConnectionOptions } from '../protocol/connection-options.js';
@@ -23,83 +23,13 @@ import { openFramedConnection } from '../protocol/framed-connection.js';
 import { NO_ATTACHMENTS, readAttachments } from '../protocol/metadata.js';
 import { JSON_SERIALIZER_ID } from '../serialization/json.js';
 import type { Serializer } from '../serialization/serializer.js';
-import { type Transport, transportAddress } from '../transport/transport.js';
+import { transportAddress } from '../transport/transport.js';
 import { type AnswerLimits, ForeignSerializerError, readAnswer } from './answer-reader.js';
+import type { ClientConnection, ConnectionEvents, ConnectionState, ConnectionTarget } from './connection.js';
 import { createDeadlineWheel } from './deadline-wheel.js';
-import { PendingCall, type WireCall, type WireRoute } from './pending-call.js';
-
-export type { WireRoute } from './pending-call.js';
-
-/**
- * The lifecycle of a connection, one tagged value: `connecting`; `open`; `draining` (no new calls: the
- * provider said it is going away, or this side is closing, and the connection closes once the calls in
- * flight are answered); `closed`, with the error calls get from now on and whether this side closed it.
- */
-export type ConnectionState =
-  | { readonly kind: 'connecting' }
-  | { readonly kind: 'open' }
-  | { readonly kind: 'draining'; readonly goneAway: boolean }
-  | { readonly kind: 'closed'; readonly error: RpcError; readonly local: boolean };
-
-export type { WireCall } from './pending-call.js';
-
-export interface ClientConnection {
-  readonly address: string;
-  readonly state: ConnectionState;
-  /** Calls awaiting a response. */
-  readonly inFlight: number;
-  /** When a frame was last received, heartbeats included (ms, Date.now clock). */
-  readonly lastActivity: number;
-  /**
-   * When a call was last sent or the last call in flight ended (ms, Date.now clock): what "unused"
-   * means for the idle timeout. Heartbeats do not count.
-   */
-  readonly lastCallAt: number;
-  /** Round-trip time of the last heartbeat, ms (0 until measured). */
-  readonly heartbeatRttMs: number;
-  /** Resolves once connected; rejects with a Network error when the connection cannot be opened. */
-  ready(): Promise<void>;
-  /**
-   * Sends a call; how it ends is told to the call itself (`answered`, `failed`), synchronously when it
-   * cannot be sent. A one-way call is answered `undefined` once queued.
-   */
-  send(call: WireCall): void;
-  /** `send` as a promise, for callers that hold no call object (tools, tests). */
-  call(
-    route: WireRoute,
-    args: unknown[],
-    attachments: Attachments | undefined,
-    timeoutMs: number,
-    signal: AbortSignal | undefined,
-    oneway: boolean,
-  ): Promise<unknown>;
-  /** Sends a heartbeat now (tests, RTT probes). */
-  ping(): void;
-  /** Stops new calls, waits for those in flight (bounded by their deadlines), then closes. */
-  close(): Promise<void>;
-  /** Closes at once; calls in flight fail with `error` (default: Network, connection closed). */
-  destroy(error?: RpcError): void;
-}
-
-export interface ConnectionEvents {
-  /** The provider announced it is shutting down. */
-  onGoAway?(connection: ClientConnection): void;
-  /** A heartbeat answer arrived: the round-trip time, ms. */
-  onHeartbeatRtt?(connection: ClientConnection, rttMs: number): void;
-  /** The connection closed; `local` is true when this side closed it on purpose (close/destroy). */
-  onClose?(connection: ClientConnection, error: RpcError, local: boolean): void;
-  /** An answer was refused for what it carried (over a limit), or the provider broke the protocol. */
-  onRefused?(connection: ClientConnection, reason: string): void;
-}
+import { PendingCalls, type WireCall } from './pending-call.js';
 
 const MAX_REQUEST_ID = 0xffffffff;
-
-/** Where a connection goes: a provider's host and port, over a transport. */
-export interface ConnectionTarget {
-  readonly transport: Transport;
-  readonly host: string;
-  readonly port: number;
-}
 
 /**
  * Opens a connection. `serializers` are looked up by id for error answers in json; `partialFrames` is
@@ -116,7 +46,7 @@ export function createClientConnection(
   const address = transportAddress(host, port, transport.name);
   const jsonSerializer = serializers[JSON_SERIALIZER_ID];
   let lastCallAt = Date.now();
-  const pending = new Map<number, PendingCall>();
+  const pending = new PendingCalls();
   let state: ConnectionState = { kind: 'connecting' };
   /** Why the stream is closing (set by destroy() or a stream error before `close` arrives). */
   let failure: { error: RpcError; local: boolean } | undefined;
@@ -185,10 +115,9 @@ export function createClientConnection(
   }
 
   const wheel = createDeadlineWheel((id) => {
-    const call = pending.get(id);
+    const call = pending.take(id);
     if (call === undefined) return;
-    pending.delete(id);
-    call.fail(new RpcError('Timeout', `${call.call.route.label} timed out waiting for ${address}`));
+    call.failed(new RpcError('Timeout', `${call.route.label} timed out waiting for ${address}`));
     afterSettle();
   });
 
@@ -241,20 +170,15 @@ export function createClientConnection(
     const error = closedError();
     const local = failure?.local ?? false;
     state = { kind: 'closed', error, local };
-    const calls = [...pending.values()];
-    pending.clear();
-    for (const call of calls) call.fail(error);
+    for (const call of pending.takeAll()) call.failed(error);
     afterSettle();
     readyPromise = undefined;
     events.onClose?.(connection, error, local);
   }
 
   const onResponse = (frame: Frame): void => {
-    const pendingCall = pending.get(frame.requestId);
-    if (pendingCall === undefined) return; // timed out or cancelled already
-    pending.delete(frame.requestId);
-    pendingCall.detach();
-    const call = pendingCall.call;
+    const call = pending.take(frame.requestId);
+    if (call === undefined) return; // timed out or cancelled already
     let value: unknown;
     try {
       if (frame.meta.length > 0) call.responseAttachments = readAttachments(frame.meta, 0).attachments;
@@ -280,11 +204,10 @@ export function createClientConnection(
 
   /** The caller gave up: fail the call with the abort reason as cause and tell the provider. */
   const cancel = (id: number): void => {
-    const pendingCall = pending.get(id);
-    if (pendingCall === undefined) return;
-    pending.delete(id);
+    const call = pending.take(id);
+    if (call === undefined) return;
     writer.event(EventName.Cancel, 0, EMPTY_BODY, id);
-    pendingCall.fail(cancelled(pendingCall.call));
+    call.failed(cancelled(call));
     afterSettle();
   };
 
@@ -338,7 +261,7 @@ export function createClientConnection(
     }
     const id = allocateId();
     const timeoutMs = call.attemptTimeoutMs;
-    lastCallAt = Date.now();
+    lastCallAt = tickNow();
     if (call.oneway) {
       writer.request(
         id,
@@ -353,12 +276,7 @@ export function createClientConnection(
       call.answered(undefined);
       return;
     }
-    let onAbort: (() => void) | undefined;
-    if (signal !== undefined) {
-      onAbort = () => cancel(id);
-      signal.addEventListener('abort', onAbort, { once: true });
-    }
-    pending.set(id, new PendingCall(call, onAbort));
+    pending.add(id, call, signal === undefined ? undefined : () => cancel(id));
     if (timeoutMs > 0) wheel.add(id, lastCallAt + timeoutMs);
     writer.request(id, flags, route.serializer.id, route.prefix, timeoutMs, call.attachments, body);
     call.sent = true;

@@ -6,6 +6,7 @@
  * filters and tells the strategy, with no promise in between.
  */
 import type { AttemptListener, ClusterInvocation } from '../cluster/cluster.js';
+import { tickNow } from '../core/clock.js';
 import { endHooks, type Hook } from '../core/filter.js';
 import type { Attachments } from '../core/invocation.js';
 import type { RpcError } from '../core/rpc-error.js';
@@ -52,7 +53,7 @@ export class ClientInvocation implements ClusterInvocation, OutboundCall {
     readonly signal: AbortSignal | undefined,
     readonly oneway: boolean,
     readonly idempotent: boolean,
-    now: number = Date.now(),
+    now: number = tickNow(),
   ) {
     this.service = route.service;
     this.method = route.method;

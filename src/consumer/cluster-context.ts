@@ -17,6 +17,7 @@ import type {
   ClusterOptions,
 } from '../cluster/cluster.js';
 import type { RetryPolicy } from '../cluster/retry-policy.js';
+import { tickMonotonic, tickNow } from '../core/clock.js';
 import { type CompiledChain, type Step, startHooks } from '../core/filter.js';
 import { type ErrorCodeName, RpcError } from '../core/rpc-error.js';
 import type { LoadBalancer } from '../loadbalance/load-balancer.js';
@@ -85,7 +86,7 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
   ): void => {
     const call = ownInvocation(invocation);
     call.beginAttempt(endpoint as ProviderEndpoint, hooks, listener);
-    call.attemptStartedAt = performance.now();
+    call.attemptStartedAt = tickMonotonic();
     try {
       startHooks(hooks, call);
     } catch (error) {
@@ -138,7 +139,7 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
     },
     mayRetry(error, invocation, attempts) {
       if (attempts > options.retries || !isRetryable(error, invocation.idempotent)) return undefined;
-      const now = Date.now();
+      const now = tickNow();
       if (invocation.deadline > 0 && now >= invocation.deadline) return undefined;
       if (invocation.signal?.aborted) return undefined;
       const delay = retryPolicy.nextDelayMs(attempts, now - invocation.startedAt);

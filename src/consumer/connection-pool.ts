@@ -22,7 +22,8 @@ import { createByteBudget } from '../protocol/byte-budget.js';
 import type { ConnectionOptions } from '../protocol/connection-options.js';
 import type { Serializer } from '../serialization/serializer.js';
 import { DEFAULT_TRANSPORT, type Transport, transportAddress } from '../transport/transport.js';
-import { type ClientConnection, createClientConnection } from './client-connection.js';
+import { createClientConnection } from './client-connection.js';
+import type { ClientConnection } from './connection.js';
 import { createFailedConnection } from './failed-connection.js';
 
 export interface ConnectionPoolOptions {

@@ -19,6 +19,7 @@ import {
   type OutlierDetectorOptions,
 } from '../cluster/circuit-breaker.js';
 import { createRetryBudget, type RetryBudget } from '../cluster/retry-budget.js';
+import { tickNow } from '../core/clock.js';
 import type { Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
@@ -98,6 +99,15 @@ export interface DirectoryParts {
   readonly pool?: ConnectionPool;
 }
 
+/** The balancer's pick among `list` (the only one, without asking it). No closure per call: this is hot. */
+function pick(
+  list: readonly ProviderEndpoint[],
+  invocation: Invocation,
+  balancer: LoadBalancer,
+): ProviderEndpoint {
+  return list.length === 1 ? list[0]! : balancer.select(list, invocation);
+}
+
 /** Whether `next` was written by another provider process than `previous` at the same address. */
 function isNewIncarnation(previous: ProviderRecord | undefined, next: ProviderRecord): boolean {
   return previous !== undefined && (previous.pid !== next.pid || previous.startTime !== next.startTime);
@@ -171,13 +181,11 @@ export function createDirectory(parts: DirectoryParts): Directory {
     invocation: Invocation,
     balancer: LoadBalancer,
   ): ProviderEndpoint => {
-    const pick = (list: readonly ProviderEndpoint[]) =>
-      list.length === 1 ? list[0]! : balancer.select(list, invocation);
-    const first = pick(candidates);
+    const first = pick(candidates, invocation, balancer);
     if (claim(first)) return first;
     let rest = candidates.filter((endpoint) => endpoint !== first);
     while (rest.length > 0) {
-      const next = pick(rest);
+      const next = pick(rest, invocation, balancer);
       if (claim(next)) return next;
       rest = rest.filter((endpoint) => endpoint !== next);
     }
@@ -229,14 +237,14 @@ export function createDirectory(parts: DirectoryParts): Directory {
     },
     claim,
     outlierDetector(options) {
-      detector ??= createOutlierDetector(options);
+      detector ??= createOutlierDetector({ now: tickNow, ...options });
       return detector;
     },
     get detector() {
       return detector;
     },
     retryBudget(ratio) {
-      budget ??= createRetryBudget({ ratio });
+      budget ??= createRetryBudget({ ratio, now: tickNow });
       return budget;
     },
     whyEmpty: () => feed.whyEmpty(),

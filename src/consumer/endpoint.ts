@@ -4,6 +4,7 @@
  * through: a pool handle (its connection) or, for in-process calls, the app's own provider.
  */
 import type { ClusterEndpoint } from '../cluster/cluster.js';
+import { tickMonotonic } from '../core/clock.js';
 import { createEndpointStats, type EndpointStatsRecorder } from '../loadbalance/endpoint-stats.js';
 import type { ProviderRecord } from '../registry/provider-record.js';
 import { DEFAULT_TRANSPORT, transportAddress } from '../transport/transport.js';
@@ -27,7 +28,7 @@ export interface EndpointLink {
 
 export class ProviderEndpoint implements ClusterEndpoint {
   readonly address: string;
-  readonly stats: EndpointStatsRecorder = createEndpointStats();
+  readonly stats: EndpointStatsRecorder = createEndpointStats({ now: tickMonotonic });
 
   constructor(
     readonly host: string,

@@ -4,7 +4,7 @@
  * a connection threw (e.g. `net.connect` refusing a port), or while it waits before the next attempt.
  */
 import type { RpcError } from '../core/rpc-error.js';
-import type { ClientConnection } from './client-connection.js';
+import type { ClientConnection } from './connection.js';
 
 export function createFailedConnection(address: string, error: RpcError): ClientConnection {
   return {

@@ -47,20 +47,51 @@ export interface OutboundCall extends WireCall {
   readonly idempotent: boolean;
 }
 
-/** A call on the wire, waiting for its answer. */
-export class PendingCall {
-  constructor(
-    readonly call: WireCall,
-    readonly onAbort: (() => void) | undefined,
-  ) {}
+/**
+ * The calls of one connection waiting for their answers, by request id. A call is stored as it is (no
+ * wrapper per call); only a call with a signal has an abort listener, kept beside it.
+ */
+export class PendingCalls {
+  readonly #calls = new Map<number, WireCall>();
+  readonly #aborts = new Map<number, () => void>();
 
-  /** Detaches the abort listener. */
-  detach(): void {
-    if (this.onAbort !== undefined) this.call.signal!.removeEventListener('abort', this.onAbort);
+  get size(): number {
+    return this.#calls.size;
   }
 
-  fail(error: RpcError): void {
-    this.detach();
-    this.call.failed(error);
+  /** Tracks `call` as `id`; `onAbort` (for a call with a signal) listens to its signal until it ends. */
+  add(id: number, call: WireCall, onAbort: (() => void) | undefined): void {
+    this.#calls.set(id, call);
+    if (onAbort !== undefined) {
+      this.#aborts.set(id, onAbort);
+      call.signal!.addEventListener('abort', onAbort, { once: true });
+    }
+  }
+
+  /** Stops tracking the call of `id` and returns it (its abort listener removed); undefined when none. */
+  take(id: number): WireCall | undefined {
+    const call = this.#calls.get(id);
+    if (call === undefined) return undefined;
+    this.#calls.delete(id);
+    if (call.signal !== undefined) this.#detach(id, call.signal);
+    return call;
+  }
+
+  /** Stops tracking every call and returns them. */
+  takeAll(): WireCall[] {
+    const calls: WireCall[] = [];
+    for (const [id, call] of this.#calls) {
+      if (call.signal !== undefined) this.#detach(id, call.signal);
+      calls.push(call);
+    }
+    this.#calls.clear();
+    return calls;
+  }
+
+  #detach(id: number, signal: AbortSignal): void {
+    const onAbort = this.#aborts.get(id);
+    if (onAbort === undefined) return;
+    this.#aborts.delete(id);
+    signal.removeEventListener('abort', onAbort);
   }
 }

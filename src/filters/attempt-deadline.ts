@@ -3,11 +3,12 @@
  * is left of it as its budget (sent with the request, and enforced by the connection); an attempt that
  * would start past the deadline is refused with `Timeout` before a provider is called.
  */
+import { tickNow } from '../core/clock.js';
 import { defineFilter, type NamedFilter } from '../core/filter.js';
 import { RpcError } from '../core/rpc-error.js';
 import type { AttemptInvocation } from './attempt-invocation.js';
 
-export function attemptDeadlineFilter(label: string, now: () => number = Date.now): NamedFilter {
+export function attemptDeadlineFilter(label: string, now: () => number = tickNow): NamedFilter {
   return defineFilter({
     name: 'deadline',
     position: 'attempt',

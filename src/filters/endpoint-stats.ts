@@ -5,6 +5,7 @@
  * (an attempt refused before it reached the wire leaves no sample). One-way calls are not counted.
  * Always on: the balancers depend on it.
  */
+import { tickMonotonic } from '../core/clock.js';
 import { defineFilter, type NamedFilter } from '../core/filter.js';
 import type { AttemptInvocation } from './attempt-invocation.js';
 import { isHealthy } from './health.js';
@@ -22,7 +23,7 @@ export function endpointStatsFilter(): NamedFilter {
       const call = invocation as AttemptInvocation;
       if (call.oneway) return;
       const stats = call.endpoint!.stats;
-      if (call.sent) stats.end(performance.now() - call.attemptStartedAt, isHealthy(error));
+      if (call.sent) stats.end(tickMonotonic() - call.attemptStartedAt, isHealthy(error));
       else stats.abandon();
     },
   });

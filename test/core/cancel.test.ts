@@ -4,6 +4,7 @@
  * keeps the abort reason as its cause. Forking cancels the providers that lost. A handler that rejects
  * with its signal's reason at the deadline answers Timeout, not ProviderError. Over TCP.
  */
+import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/core/rpc-error.js';
 import { callContext, defineService, type RpcError, withOptions } from '../../src/index.js';
@@ -23,13 +24,18 @@ interface Waiter {
 }
 const WaiterDef = defineService<Waiter>('test.Waiter', { methods: { wait: { idempotent: true } } });
 
-/** A provider whose handler waits for its signal; what each call's signal said, by tag. */
-async function waitingProvider(name = 'p') {
+/**
+ * A provider whose handler waits for its signal (tags `now` and `fail` answer at once, with a value or
+ * an error); what each call's signal said, by tag.
+ */
+async function waitingProvider(name = 'p', transport: 'tcp' | 'memory' = 'tcp') {
   const aborted = new Map<string, unknown>();
   const started: string[] = [];
-  const app = await testApp({ application: name });
+  const app = await testApp({ application: name, server: { transport } });
   app.provide(WaiterDef, {
     wait(tag) {
+      if (tag === 'now') return Promise.resolve(`${name}:now`);
+      if (tag === 'fail') return Promise.reject(new Error('failed at once'));
       const signal = callContext()!.signal!;
       started.push(tag);
       return new Promise<string>((resolve, reject) => {
@@ -116,5 +122,36 @@ describe('deadlines on the provider', () => {
     const consumer = await testApp();
     const waiter = consumer.refer(WaiterDef, { url: provider.address, timeoutMs: 150 });
     await expect(waiter.wait('typed')).rejects.toMatchObject({ code: 'Timeout' });
+  });
+});
+
+describe.each(['tcp', 'memory'] as const)("a caller's signal over %s", (transport) => {
+  it('keeps no listener of a connection once its calls ended: answered, failed, timed out, cancelled', async () => {
+    const provider = await waitingProvider('p', transport);
+    const consumer = await testApp();
+    const waiter = consumer.refer(WaiterDef, { url: provider.address, timeoutMs: 30_000, retries: 0 });
+    const shared = new AbortController();
+    const withSignal = withOptions(waiter, { signal: shared.signal });
+    const answers = await Promise.all(Array.from({ length: 50 }, () => withSignal.wait('now')));
+    expect(answers[49]).toBe('p:now');
+    await expect(withSignal.wait('fail')).rejects.toMatchObject({ code: 'ProviderError' });
+    await expect(
+      withOptions(waiter, { signal: shared.signal, timeoutMs: 100 }).wait('slow'),
+    ).rejects.toMatchObject({
+      code: 'Timeout',
+    });
+    const other = new AbortController();
+    const cancelled = withOptions(waiter, { signal: other.signal }).wait('cancelled');
+    await waitFor(() => provider.started.includes('cancelled'));
+    other.abort();
+    await expect(cancelled).rejects.toMatchObject({ code: 'Cancelled' });
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+    expect(getEventListeners(other.signal, 'abort')).toHaveLength(0);
+    // and the shared signal still works for the next call
+    const next = withSignal.wait('last');
+    await waitFor(() => provider.started.includes('last'));
+    shared.abort();
+    await expect(next).rejects.toMatchObject({ code: 'Cancelled' });
+    await waitFor(() => provider.aborted.has('last'), 5_000);
   });
 });

@@ -1,9 +1,7 @@
 import net from 'node:net';
-import {
-  type ClientConnection,
-  createClientConnection,
-  type WireRoute,
-} from '../../src/consumer/client-connection.js';
+import { createClientConnection } from '../../src/consumer/client-connection.js';
+import type { ClientConnection } from '../../src/consumer/connection.js';
+import type { WireRoute } from '../../src/consumer/pending-call.js';
 import { DEFAULT_CONNECTION_OPTIONS } from '../../src/protocol/connection-options.js';
 import { encodeRoutePrefix } from '../../src/protocol/metadata.js';
 import { createJsonSerializer } from '../../src/serialization/json.js';
