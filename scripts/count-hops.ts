@@ -3,6 +3,7 @@
  *
  * - **calls**: every invocation of a function of Callisto's own source (`src/`) while the call runs,
  *   counted by V8's precise coverage (call counts), split into segments at fixed points of the call;
+ * - **files**: how many `src/` files those functions are in;
  * - **stack**: the `src/` frames on the stack at those points (a stack trace).
  *
  * The points are where a serializer runs, so the count needs no hook inside Callisto: a probe
@@ -155,15 +156,20 @@ const segments: Array<[string, string[]]> = order.map((point, i) => [
 ]);
 segments.push([`${order[order.length - 1]} -> caller resumes`, afterAnswer]);
 let totalCalls = 0;
-console.log('| segment | src function calls | src frames on the stack at its end |');
-console.log('|---|---|---|');
+const filesOf = (calls: string[]): Set<string> =>
+  new Set(calls.map((call) => call.slice(0, call.indexOf(' '))));
+const allFiles = new Set<string>();
+console.log('| segment | src function calls | in src files | src frames on the stack at its end |');
+console.log('|---|---|---|---|');
 segments.forEach(([label, calls], i) => {
   const count = countOf(calls);
   totalCalls += count;
+  const files = filesOf(calls);
+  for (const file of files) allFiles.add(file);
   const frames = i < order.length ? String(captured.get(order[i]!)?.length ?? 0) : '';
-  console.log(`| ${label} | ${count} | ${frames} |`);
+  console.log(`| ${label} | ${count} | ${files.size} | ${frames} |`);
 });
-console.log(`| total | ${totalCalls} | |`);
+console.log(`| total | ${totalCalls} | ${allFiles.size} | |`);
 if (process.argv.includes('--stacks')) {
   segments.forEach(([label, calls], i) => {
     console.log(`\n${label}:\n  calls: ${calls.join(', ')}`);
