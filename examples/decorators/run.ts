@@ -23,6 +23,7 @@ import {
   RpcService,
   registerDecorated,
 } from '../../src/index.js';
+import { createRegistry } from '../../src/registry/index.js';
 import { type User, type UserService, UserServiceDef } from '../contract/user-service.js';
 
 interface GreetingService {
@@ -94,8 +95,15 @@ try {
   const [controller] = registerDecorated(web, [WebController]);
   console.log(`web.page(7) -> ${await controller.page(7)}`);
   console.log(`greetings' own reference: ${await greeter.users.say('hi')}`);
-  const record = greetings.internals.provider.records()[0]!;
-  console.log(`registered ${record.service} with tags ${JSON.stringify(record.tags)}`);
+  // What the registry holds, read as any consumer would (callisto/registry).
+  const registry = await createRegistry(`file://${dir}`);
+  const unsubscribe = await registry.subscribe(GreetingServiceDef, (records) => {
+    for (const record of records) {
+      console.log(`registered ${record.service} with tags ${JSON.stringify(record.tags)}`);
+    }
+  });
+  unsubscribe();
+  await registry.close();
 } finally {
   await web.close();
   await greetings.close();

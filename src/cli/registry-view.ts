@@ -4,8 +4,8 @@
  * entries skipped and logged by the registry) and its consumers (`consumers(key)`).
  */
 import { distance } from 'fastest-levenshtein';
-import type { ConsumerRecord, ProviderRecord, ServiceKey } from '../index.js';
-import type { Registry, ServiceListing } from '../registry/index.js';
+import type { ServiceKey } from '../index.js';
+import type { ConsumerRecord, ProviderRecord, Registry, ServiceListing } from '../registry/index.js';
 import { CliError, ExitCode } from './exit-codes.js';
 
 export interface KeyView {

@@ -8,7 +8,7 @@
  * Standard (TC39) decorators only: under legacy `experimentalDecorators` (NestJS), inject references
  * with `@InjectReference(definition)` from `callisto/nestjs`.
  */
-import type { ReferenceOptions } from '../client/reference-options.js';
+import type { ReferenceOptions } from '../consumer/reference-options.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import type { Remote } from '../service/service-types.js';
 import { checkDefinition, keyOf } from './check-definition.js';

@@ -15,7 +15,7 @@
  */
 import type { DynamicModule, FactoryProvider, ModuleMetadata } from '@nestjs/common';
 import type { CallistoApp } from '../app/callisto-app.js';
-import type { ReferenceOptions } from '../client/reference-options.js';
+import type { ReferenceOptions } from '../consumer/reference-options.js';
 import { checkDefinition, keyOf } from '../decorators/check-definition.js';
 import { type ClassOf, serviceDeclarationsOf } from '../decorators/rpc-service.js';
 import type { ServiceDefinition } from '../service/define-service.js';

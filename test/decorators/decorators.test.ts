@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { appInternals } from '../../src/app/internals.js';
 import {
   callContext,
   defineService,
@@ -100,7 +101,9 @@ describe('@RpcService and @RpcReference over real connections', () => {
       const provider = await testApp({ registry: `file://${dir}` });
       registerDecorated(provider, [DirectoryImpl, GreeterImpl]);
       await provider.start();
-      const record = provider.internals.provider.records().find((r) => r.service === GreeterDef.name)!;
+      const record = appInternals(provider)
+        .provider.records()
+        .find((r) => r.service === GreeterDef.name)!;
       expect(record).toMatchObject({ weight: 7, tags: { zone: 'z1' }, methods: ['greet', 'whoCalls'] });
     } finally {
       await closeAll();
@@ -139,10 +142,11 @@ describe('@RpcService and @RpcReference over real connections', () => {
       .greet(1)
       .catch((e: unknown) => e);
     expect(RpcError.is(error) && error.code).toBe('ServiceNotFound');
-    expect(provider.internals.provider.table.list().map((s) => s.definition.name)).toEqual([
-      DirectoryDef.name,
-      GreeterDef.name,
-    ]);
+    expect(
+      appInternals(provider)
+        .provider.table.list()
+        .map((s) => s.definition.name),
+    ).toEqual([DirectoryDef.name, GreeterDef.name]);
   });
 
   it('register instances (for constructors that take arguments), subclasses, and classes with several services', async () => {

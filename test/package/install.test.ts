@@ -135,14 +135,35 @@ describe('the packed package', () => {
     async () => {
       const dir = await esmProject();
       writeReadmeFiles(dir, ['contract.ts', 'provider.ts', 'consumer.ts']);
+      // The extension authors' subpath: its declarations need no Node types either, and an extension
+      // written against them compiles without a cast.
+      fs.writeFileSync(
+        path.join(dir, 'extension.ts'),
+        [
+          "import { builtinExtensions, type ClusterFactory, type LoadBalancer, type Transport } from 'callisto/extend';",
+          'export const first: LoadBalancer = { select: (endpoints) => endpoints[0]! };',
+          'export const once: ClusterFactory = (context) => (invocation) =>',
+          '  context.invoke(context.select(invocation), invocation);',
+          'export const named = (transport: Transport): string => transport.name;',
+          "console.log(builtinExtensions.names('transport').join(','));",
+          '',
+        ].join('\n'),
+      );
       await tscInit(dir);
       await tsc(dir);
-      // The subpath export resolves from ESM too.
+      expect(await node(dir, 'extension.js')).toContain('tcp,memory');
+      // The subpath exports resolve from ESM too.
       fs.writeFileSync(
         path.join(dir, 'subpath.mjs'),
-        "import { createFileRegistry } from 'callisto/registry';\nconsole.log(typeof createFileRegistry);\n",
+        [
+          "import { createFileRegistry } from 'callisto/registry';",
+          "import { createMemoryTransport } from 'callisto/extend';",
+          "import { createTestKit } from 'callisto/testing';",
+          'console.log(typeof createFileRegistry, createMemoryTransport().name, typeof createTestKit);',
+          '',
+        ].join('\n'),
       );
-      expect(await node(dir, 'subpath.mjs')).toContain('function');
+      expect(await node(dir, 'subpath.mjs')).toContain('function memory function');
       expectQuickStartOutput(await runQuickStart(dir));
     },
     INSTALL_TIMEOUT_MS,
@@ -218,9 +239,15 @@ describe('the packed package', () => {
       expect(await node(nest, 'out/main.js')).toContain('hi nest function');
       fs.writeFileSync(
         path.join(dir, 'subpath.js'),
-        "const { createFileRegistry } = require('callisto/registry');\nconsole.log(typeof createFileRegistry);\n",
+        [
+          "const { createFileRegistry } = require('callisto/registry');",
+          "const { createMemoryTransport } = require('callisto/extend');",
+          "const { createTestKit } = require('callisto/testing');",
+          'console.log(typeof createFileRegistry, createMemoryTransport().name, typeof createTestKit);',
+          '',
+        ].join('\n'),
       );
-      expect(await node(dir, 'subpath.js')).toContain('function');
+      expect(await node(dir, 'subpath.js')).toContain('function memory function');
       expectQuickStartOutput(await runQuickStart(dir));
     },
     INSTALL_TIMEOUT_MS,

@@ -10,11 +10,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { followRegistryLists, type RegistryLists } from '../../src/consumer/registry-lists.js';
 import { createRegistry } from '../../src/registry/create-registry.js';
 import { servicePathSegment } from '../../src/registry/provider-record.js';
 import { MAX_PROVIDER_WEIGHT, MAX_RECORD_BYTES } from '../../src/registry/record-validation.js';
 import type { Registry, RegistryStatus } from '../../src/registry/registry.js';
-import { createServiceDirectory, type ServiceDirectory } from '../../src/registry/service-directory.js';
 import type { TestServer } from '../setup/servers.js';
 import { waitFor } from '../support/wait-for.js';
 import { startChildProvider } from './fixtures/child-provider.js';
@@ -456,7 +456,7 @@ export function runRegistryConformance(target: ConformanceTarget): void {
 
         const first = await open(server.url);
         const seen: string[][] = [];
-        const warm = createServiceDirectory({
+        const warm = followRegistryLists({
           key,
           registries: [first],
           snapshotPath,
@@ -468,9 +468,9 @@ export function runRegistryConformance(target: ConformanceTarget): void {
 
         await server.stop();
         const cold = await open(server.url);
-        let directory: ServiceDirectory | undefined;
+        let directory: RegistryLists | undefined;
         later(() => directory?.close());
-        directory = createServiceDirectory({
+        directory = followRegistryLists({
           key,
           registries: [cold],
           snapshotPath,

@@ -5,8 +5,7 @@
  * there. Says what is wrong in plain words; exit 1 when something is, 3 when the registry is unreachable.
  */
 import { Command } from 'commander';
-import type { ProviderRecord } from '../../index.js';
-import type { ServiceListing } from '../../registry/index.js';
+import type { ProviderRecord, ServiceListing } from '../../registry/index.js';
 import { openCliApp } from '../cli-app.js';
 import { CliError, CommandExit, ExitCode } from '../exit-codes.js';
 import { probeProvider } from '../heartbeat-probe.js';

@@ -1,7 +1,6 @@
 /** `callisto ls [service] --registry <address>`: what a registry holds. */
 import { Command } from 'commander';
-import type { ProviderRecord } from '../../index.js';
-import type { ServiceListing } from '../../registry/index.js';
+import type { ProviderRecord, ServiceListing } from '../../registry/index.js';
 import { openCliApp } from '../cli-app.js';
 import { CliError, ExitCode, unreachableError } from '../exit-codes.js';
 import { addCommonOptions, addRegistryOption, type CommonOptions, milliseconds } from '../options.js';
