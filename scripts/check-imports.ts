@@ -23,7 +23,9 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['provider', 'consumer'],
   ['config'],
   ['app'],
+  ['decorators'],
   ['index.ts', 'extend.ts', 'testing'],
+  ['nestjs', 'cli'],
 ];
 
 function layerOf(file: string): number {

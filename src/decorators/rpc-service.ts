@@ -8,7 +8,7 @@
  * It works as a standard (TC39) class decorator and as a legacy one (`experimentalDecorators`, as NestJS
  * projects compile), so a Nest provider class can carry it (see `callisto/nestjs`).
  */
-import type { ProvideOptions } from '../app/provider-side.js';
+import type { ProvideOptions } from '../provider/provide-options.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import type { Implementation } from '../service/service-types.js';
 import { checkDefinition, keyOf } from './check-definition.js';
