@@ -25,7 +25,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['app'],
   ['decorators'],
   ['index.ts', 'extend.ts', 'testing'],
-  ['nestjs', 'cli'],
+  ['nestjs', 'cli', 'dashboard'],
 ];
 
 function layerOf(file: string): number {

@@ -20,6 +20,8 @@ export interface CliAppOptions {
   readonly config?: string | undefined;
   /** `--registry <address>`: replaces the configured registries. */
   readonly registry?: string | undefined;
+  /** Several registries (`dashboard --registry a,b`): replace the configured ones. */
+  readonly registries?: readonly string[] | undefined;
   /** `--serializer <name>`. */
   readonly serializer?: string | undefined;
   /** `--timeout <ms>`. */
@@ -67,6 +69,7 @@ export async function openCliApp(options: CliAppOptions, output: Output): Promis
     consumer,
     logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
     ...(options.registry === undefined ? {} : { registry: [options.registry] }),
+    ...(options.registries === undefined ? {} : { registry: [...options.registries] }),
     load: { env: output.io.env, ...(options.config === undefined ? {} : { configFile: options.config }) },
   };
   try {

@@ -1,0 +1,76 @@
+/**
+ * The page's files (HTML, CSS, JavaScript modules) served from the `assets` folder next to this module:
+ * src/dashboard/assets in the sources, dist/dashboard/assets in the package (copied by `npm run build`).
+ * The list of files is read once at start; nothing outside it is served.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.svg': 'image/svg+xml',
+};
+
+/** What the page may load: its own files, nothing from elsewhere, no inline script. */
+const CONTENT_SECURITY_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+export const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
+
+export interface Assets {
+  /** Serves `/` (index.html) and `/assets/<file>`; false when `pathname` is not one of them. */
+  serve(pathname: string, response: ServerResponse): boolean;
+}
+
+function listFiles(dir: string, prefix = ''): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    if (entry.isDirectory()) return listFiles(path.join(dir, entry.name), `${prefix}${entry.name}/`);
+    return TYPES[path.extname(entry.name)] ? [`${prefix}${entry.name}`] : [];
+  });
+}
+
+export function loadAssets(dir = ASSETS_DIR): Assets {
+  let names: string[];
+  try {
+    names = listFiles(dir);
+  } catch (error) {
+    throw new Error(
+      `the dashboard's files are missing from ${dir} (${(error as Error).message}); rebuild with npm run build`,
+    );
+  }
+  if (!names.includes('index.html')) throw new Error(`the dashboard's index.html is missing from ${dir}`);
+  const files = new Map(
+    names.map((name) => [
+      name,
+      { body: readFileSync(path.join(dir, name)), type: TYPES[path.extname(name)]! },
+    ]),
+  );
+  return {
+    serve(pathname, response) {
+      const name =
+        pathname === '/' || pathname === '/index.html'
+          ? 'index.html'
+          : pathname.startsWith('/assets/')
+            ? pathname.slice(8)
+            : undefined;
+      const file = name === undefined ? undefined : files.get(name);
+      if (!file) return false;
+      response.writeHead(200, {
+        'content-type': file.type,
+        'content-length': file.body.length,
+        'content-security-policy': CONTENT_SECURITY_POLICY,
+        'x-content-type-options': 'nosniff',
+        'x-frame-options': 'DENY',
+        'referrer-policy': 'no-referrer',
+        'cache-control': 'no-cache',
+      });
+      response.end(file.body);
+      return true;
+    },
+  };
+}

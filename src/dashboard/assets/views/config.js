@@ -1,0 +1,62 @@
+// Config: each provider's effective configuration (its admin endpoint `/config`), with the source of each value.
+import { get, serviceQuery } from '../api.js';
+import { h, replaceContent, table } from '../dom.js';
+import { serviceHeader } from './service.js';
+
+const show = (value) => (typeof value === 'string' ? value : JSON.stringify(value));
+
+/** Entries `{ key, value, source }` wherever the answer keeps them, else undefined. */
+function entriesOf(config) {
+  const list = Array.isArray(config) ? config : Array.isArray(config?.entries) ? config.entries : undefined;
+  if (list?.every((e) => e && typeof e === 'object' && 'key' in e)) return list;
+  if (config && typeof config === 'object' && config.values && config.sources) {
+    const out = [];
+    const walk = (value, path) => {
+      if (value && typeof value === 'object' && !Array.isArray(value)) {
+        for (const [k, v] of Object.entries(value)) walk(v, path ? `${path}.${k}` : k);
+      } else out.push({ key: path, value, source: config.sources[path] ?? 'default' });
+    };
+    walk(config.values, '');
+    return out;
+  }
+  return undefined;
+}
+
+export function mountConfig(main, banner, name) {
+  const content = h('div', { id: 'config' });
+  replaceContent(main, ...serviceHeader(name, 'config'), banner, content);
+  let signature;
+  return {
+    async update() {
+      const data = await get(`/api/config?${serviceQuery(name)}`);
+      const next = JSON.stringify(data);
+      if (next === signature) return;
+      signature = next;
+      if (data.providers.length === 0) {
+        replaceContent(content, h('p', { class: 'empty' }, 'No provider is registered.'));
+        return;
+      }
+      replaceContent(
+        content,
+        data.providers.map((p) => {
+          const entries = p.config === undefined ? undefined : entriesOf(p.config);
+          return h(
+            'section',
+            { class: 'card provider-config', 'aria-label': `Configuration of ${p.address}` },
+            h('h2', {}, h('code', {}, p.address), ' ', h('span', { class: 'muted small' }, p.application)),
+            p.error
+              ? h('p', { class: 'notice waiting' }, p.error)
+              : entries
+                ? table(
+                    null,
+                    ['Key', 'Value', 'Source'],
+                    entries.map((e) => [h('code', {}, e.key), show(e.value), e.source ?? '-']),
+                    { class: 'config' },
+                  )
+                : h('pre', { class: 'json' }, JSON.stringify(p.config, null, 2)),
+          );
+        }),
+      );
+    },
+  };
+}

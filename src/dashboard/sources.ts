@@ -1,0 +1,242 @@
+/**
+ * What the dashboard reads from outside the registries, behind one narrow interface: the providers'
+ * admin endpoints (`/stats`, `/services`, `/config`, as docs/observability.md describes them) and the
+ * registry's runtime control (`createRegistryControl` of `callisto/registry`). Both come from other parts
+ * of Callisto; the shapes below are the ones they publish, checked where they are read.
+ */
+
+import type { ProviderRecord } from '../registry/index.js';
+import * as registryApi from '../registry/index.js';
+
+/** Where a provider's admin endpoints are (the record's `admin` field), when it serves them. */
+export interface AdminAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** One method's cumulative figures in a `/stats` answer. */
+export interface MethodStats {
+  readonly side: 'provider' | 'consumer';
+  readonly service: string;
+  readonly version: string;
+  readonly group: string;
+  readonly method: string;
+  readonly calls: number;
+  readonly failures: number;
+  readonly inFlight: number;
+  readonly latencyMs: { readonly p50: number; readonly p99: number };
+  readonly lastFailure?: { readonly time: number; readonly code: string; readonly message: string };
+}
+
+export interface StatsAnswer {
+  readonly time: number;
+  readonly startTime: number;
+  readonly methods: MethodStats[];
+}
+
+/** A method as the provider declares it (`/services`). */
+export interface MethodDeclaration {
+  readonly name: string;
+  readonly idempotent?: boolean;
+  readonly oneway?: boolean;
+  readonly timeoutMs?: number;
+  readonly hasSchema?: boolean;
+}
+
+export interface ServiceDeclaration {
+  readonly service: string;
+  readonly version: string;
+  readonly group: string;
+  readonly side: string;
+  readonly methods: MethodDeclaration[];
+}
+
+export type MockMode = 'force' | 'fail' | 'off';
+
+export interface ServiceOverrides {
+  readonly disabled: boolean;
+  readonly disabledProviders: string[];
+  readonly weights: Record<string, number>;
+  readonly mocks: Record<string, 'force' | 'fail'>;
+}
+
+interface KeyOptions {
+  version?: string;
+  group?: string;
+}
+
+/** The runtime control of one registry (the governance part's `RegistryControl`). */
+export interface RegistryControl {
+  disable(service: string, opts?: KeyOptions & { provider?: string }): Promise<void>;
+  enable(service: string, opts?: KeyOptions & { provider?: string }): Promise<void>;
+  setWeight(service: string, provider: string, weight: number, opts?: KeyOptions): Promise<void>;
+  setMock(service: string, method: string, mode: MockMode, opts?: KeyOptions): Promise<void>;
+  overrides(service: string, opts?: KeyOptions): Promise<ServiceOverrides>;
+  close(): Promise<void>;
+}
+
+/** An admin endpoint that could not be read: why, in words for the page. */
+export class AdminReadError extends Error {
+  override name = 'AdminReadError';
+}
+
+/** Largest admin answer read, bytes: a provider cannot make the dashboard buffer more. */
+export const MAX_ADMIN_ANSWER_BYTES = 4 * 1024 * 1024;
+
+/** The `admin` field of a record, when it is well formed. */
+export function adminAddressOf(record: ProviderRecord): AdminAddress | undefined {
+  const admin = (record as { admin?: unknown }).admin;
+  if (typeof admin !== 'object' || admin === null) return undefined;
+  const { host, port } = admin as { host?: unknown; port?: unknown };
+  if (typeof host !== 'string' || host === '' || typeof port !== 'number' || !Number.isInteger(port)) {
+    return undefined;
+  }
+  if (port < 1 || port > 65_535) return undefined;
+  return { host, port };
+}
+
+export interface AdminReader {
+  read(admin: AdminAddress, path: '/stats' | '/services' | '/config'): Promise<unknown>;
+}
+
+const hostOf = (host: string) => (host.includes(':') ? `[${host}]` : host);
+
+export function createAdminReader(options: { token: string | undefined; timeoutMs: number }): AdminReader {
+  return {
+    async read(admin, path) {
+      const url = `http://${hostOf(admin.host)}:${admin.port}${path}`;
+      let response: Response;
+      try {
+        response = await fetch(url, {
+          headers: {
+            accept: 'application/json',
+            ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }),
+          },
+          signal: AbortSignal.timeout(options.timeoutMs),
+        });
+      } catch (error) {
+        const cause = (error as { cause?: { code?: string } }).cause?.code;
+        const why =
+          (error as Error).name === 'TimeoutError' ? `no answer within ${options.timeoutMs} ms` : cause;
+        throw new AdminReadError(`cannot reach ${url}: ${why ?? (error as Error).message}`);
+      }
+      if (response.status === 401 || response.status === 403) {
+        await response.body?.cancel();
+        throw new AdminReadError(`${url} refused the dashboard (${response.status}): give --admin-token`);
+      }
+      if (!response.ok) {
+        await response.body?.cancel();
+        throw new AdminReadError(`${url} answered ${response.status}`);
+      }
+      const text = await readCapped(response, MAX_ADMIN_ANSWER_BYTES, url);
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        throw new AdminReadError(`${url} answered something that is not JSON`);
+      }
+    },
+  };
+}
+
+async function readCapped(response: Response, maxBytes: number, url: string): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw new AdminReadError(`${url} answered more than ${maxBytes} bytes`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
+const str = (value: unknown): string => (typeof value === 'string' ? value : '');
+
+/** A `/stats` answer, entries of the wrong shape left out. */
+export function parseStats(data: unknown): StatsAnswer {
+  if (!isRecord(data) || !Array.isArray(data['methods'])) {
+    throw new AdminReadError('the /stats answer has no "methods" list');
+  }
+  const methods: MethodStats[] = [];
+  for (const entry of data['methods']) {
+    if (!isRecord(entry) || typeof entry['method'] !== 'string' || typeof entry['service'] !== 'string')
+      continue;
+    const latency = isRecord(entry['latencyMs']) ? entry['latencyMs'] : {};
+    const failure = isRecord(entry['lastFailure']) ? entry['lastFailure'] : undefined;
+    methods.push({
+      side: entry['side'] === 'consumer' ? 'consumer' : 'provider',
+      service: entry['service'],
+      version: str(entry['version']),
+      group: str(entry['group']),
+      method: entry['method'],
+      calls: num(entry['calls']),
+      failures: num(entry['failures']),
+      inFlight: num(entry['inFlight']),
+      latencyMs: { p50: num(latency['p50']), p99: num(latency['p99']) },
+      ...(failure === undefined
+        ? {}
+        : {
+            lastFailure: {
+              time: num(failure['time']),
+              code: str(failure['code']),
+              message: str(failure['message']).slice(0, 1000),
+            },
+          }),
+    });
+  }
+  return { time: num(data['time']) || Date.now(), startTime: num(data['startTime']), methods };
+}
+
+/** The declarations in a `/services` answer (a list, or `{ services: [...] }`). */
+export function parseServices(data: unknown): ServiceDeclaration[] {
+  const list = Array.isArray(data)
+    ? data
+    : isRecord(data) && Array.isArray(data['services'])
+      ? data['services']
+      : [];
+  const out: ServiceDeclaration[] = [];
+  for (const entry of list) {
+    if (!isRecord(entry) || typeof entry['service'] !== 'string') continue;
+    const methods = Array.isArray(entry['methods']) ? entry['methods'] : [];
+    out.push({
+      service: entry['service'],
+      version: str(entry['version']),
+      group: str(entry['group']),
+      side: str(entry['side']) || 'provider',
+      methods: methods.filter(isRecord).flatMap((m) =>
+        typeof m['name'] === 'string'
+          ? [
+              {
+                name: m['name'],
+                idempotent: m['idempotent'] === true,
+                oneway: m['oneway'] === true,
+                ...(typeof m['timeoutMs'] === 'number' ? { timeoutMs: m['timeoutMs'] } : {}),
+                hasSchema: m['hasSchema'] === true,
+              },
+            ]
+          : [],
+      ),
+    });
+  }
+  return out;
+}
+
+type ControlFactory = (address: string) => RegistryControl;
+
+/**
+ * The registry's runtime control, when this build of Callisto has it (`createRegistryControl` in
+ * `callisto/registry`); undefined otherwise, and the page says the actions are not available.
+ */
+export function controlFactory(): ControlFactory | undefined {
+  const create = (registryApi as Record<string, unknown>)['createRegistryControl'];
+  return typeof create === 'function' ? (create as ControlFactory) : undefined;
+}
