@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the registry servers the tests use (etcd, ZooKeeper, Redis) from Debian packages, only when
-# missing, and makes sure none of them stays running as a system service: the test setup starts its own
-# instances on free ports in temporary directories (test/setup/servers.ts).
+# Installs the registry servers the tests use (etcd, ZooKeeper, Redis) and the headless Chromium of the
+# dashboard tests from Debian packages, only when missing, and makes sure none of the servers stays
+# running as a system service: the test setup starts its own instances on free ports in temporary
+# directories (test/setup/servers.ts).
 #
 # Idempotent and quick when everything is already installed. Needs root (or sudo) for apt-get.
 set -euo pipefail
@@ -16,6 +17,8 @@ command -v etcd >/dev/null 2>&1 || [ -x /usr/bin/etcd ] || missing+=(etcd-server
 dpkg-query -W -f='${Status}' zookeeper 2>/dev/null | grep -q 'install ok installed' || missing+=(zookeeper)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
+# Headless Chromium for the dashboard's browser tests (test/dashboard, driven through playwright-core).
+command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
 
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "installing: ${missing[*]}"
@@ -30,7 +33,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   if [ -n "$policy_created" ]; then $SUDO rm -f /usr/sbin/policy-rc.d; fi
 else
-  echo "etcd, zookeeper and redis are already installed"
+  echo "etcd, zookeeper, redis and chromium are already installed"
 fi
 
 # Stop and disable whatever the packages may have started; we run our own instances.
@@ -66,3 +69,4 @@ echo "etcd:      $(etcd --version 2>/dev/null | sed -n 1p)"
 echo "redis:     $(redis-server --version 2>/dev/null | sed -n 1p)"
 zk_jar=""; for j in /usr/share/java/zookeeper.jar /usr/share/zookeeper/zookeeper.jar; do [ -f "$j" ] && zk_jar="$j" && break; done
 echo "zookeeper: ${zk_jar:-missing}"
+echo "chromium:  $(chromium --version 2>/dev/null || echo missing)"

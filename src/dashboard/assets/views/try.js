@@ -3,6 +3,10 @@ import { get, post, serviceQuery } from '../api.js';
 import { h, keyLabel, replaceContent } from '../dom.js';
 import { serviceHeader } from './service.js';
 
+/** The remote error's own name (` RangeError`), when it says more than the code. */
+const ownName = (error) =>
+  error.name && error.name !== error.code && error.name !== 'RpcError' ? ` ${error.name}` : '';
+
 export function mountTry(main, banner, name) {
   const keySelect = h('select', { id: 'try-key', name: 'key' });
   const methodInput = h('input', {
@@ -83,7 +87,7 @@ export function mountTry(main, banner, name) {
                 'p',
                 { class: 'error', id: 'try-error' },
                 h('strong', {}, answer.error.code),
-                `${answer.error.name ? ` ${answer.error.name}` : ''}: ${answer.error.message}`,
+                `${ownName(answer.error)}: ${answer.error.message}`,
               ),
               answer.error.details
                 ? h('pre', { class: 'json' }, JSON.stringify(answer.error.details, null, 2))

@@ -1,0 +1,150 @@
+/**
+ * What a dashboard test runs, all real: provider processes (fixtures/provider.ts) on a file registry of
+ * the test's own, the dashboard (createDashboard, in this process, on a free port) with a Callisto app
+ * for its calls, and headless Chromium (Debian's, through playwright-core) to look at it.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { createDashboard, type Dashboard, type DashboardOptions } from '../../../src/dashboard/index.js';
+import type { RegistryControl } from '../../../src/dashboard/sources.js';
+import { type CallistoApp, callisto } from '../../../src/index.js';
+import { cleanEnv, REPO } from '../../cli/support/cli.js';
+
+const PROVIDER = fileURLToPath(new URL('../fixtures/provider.ts', import.meta.url));
+export const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+
+/** How long a test waits for what the page should show: generous, the machine is shared. */
+export const SEE_MS = 20_000;
+
+export function tempRegistry(): { address: string; dir: string; remove(): void } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'callisto-dashboard-'));
+  return { address: `file://${dir}`, dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface ProviderProcess {
+  readonly address: string;
+  readonly pid: number;
+  /** Graceful stop; resolves with the number of calls it served. */
+  stop(): Promise<number>;
+  /** SIGKILL: its registry entry stays until its TTL (2 s). */
+  kill(): Promise<void>;
+}
+
+export interface ProviderOptions {
+  registry: string;
+  application?: string;
+  weight?: number;
+  admin?: boolean;
+}
+
+export async function startProvider(options: ProviderOptions): Promise<ProviderProcess> {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', PROVIDER, JSON.stringify(options)],
+    {
+      cwd: REPO,
+      env: cleanEnv(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const serving = await new Promise<RegExpExecArray>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the provider did not start within 30 s:\n${output}`));
+    }, 30_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /serving (\S+) pid (\d+)\n/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match);
+      }
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`the provider exited (${code ?? signal}) before serving:\n${output}`));
+    });
+  });
+  return {
+    address: serving[1]!,
+    pid: Number(serving[2]),
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+      const calls = /calls (\d+)\n/.exec(output);
+      if (!calls) throw new Error(`the provider did not report its calls:\n${output}`);
+      return Number(calls[1]);
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+export interface RunningDashboard {
+  readonly url: string;
+  readonly dashboard: Dashboard;
+  readonly app: CallistoApp;
+  close(): Promise<void>;
+}
+
+export async function startDashboard(
+  options: Omit<DashboardOptions, 'port'>,
+  control?: (address: string) => RegistryControl,
+): Promise<RunningDashboard> {
+  const app = await callisto({
+    application: 'callisto-dashboard',
+    registry: [...options.registries],
+    registryTtlMs: 2_000,
+    consumer: { snapshotDir: '' },
+    logLevel: 'error',
+    load: { configFile: false, env: false },
+  });
+  try {
+    const dashboard = await createDashboard({ refreshMs: 500, ...options, port: 0 }, { app, control });
+    return {
+      url: dashboard.url,
+      dashboard,
+      app,
+      async close() {
+        await dashboard.close();
+        await app.close();
+      },
+    };
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+}
+
+/** A page at 1280×800 whose console errors and failed requests fail the test that reads `problems`. */
+export async function openPage(browser: Browser, url: string, size = { width: 1280, height: 800 }) {
+  const context = await browser.newContext({ viewport: size });
+  const page: Page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/401|404|400|413/.test(message.text())) {
+      problems.push(`console: ${message.text()}`);
+    }
+  });
+  await page.goto(url);
+  return { page, problems, close: () => context.close() };
+}
