@@ -175,10 +175,10 @@ describe('the dashboard page', () => {
       let focused = '';
       for (let i = 0; i < 12 && focused !== 'shop.Inventory'; i++) {
         await page.keyboard.press('Tab');
-        focused = await page.evaluate(() => document.activeElement?.textContent ?? '');
+        focused = await page.evaluate<string>("document.activeElement?.textContent ?? ''");
       }
       expect(focused).toBe('shop.Inventory');
-      const outline = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
+      const outline = await page.evaluate<string>('getComputedStyle(document.activeElement).outlineStyle');
       expect(outline).toBe('solid');
       await page.keyboard.press('Enter');
       await page.locator('h1.service-name', { hasText: 'shop.Inventory' }).waitFor({ timeout: SEE_MS });
@@ -194,7 +194,9 @@ describe('the dashboard page', () => {
       try {
         await page.locator('main h1').waitFor({ timeout: SEE_MS });
         await page.locator('table, form').first().waitFor({ timeout: SEE_MS });
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        const overflow = await page.evaluate<number>(
+          'document.documentElement.scrollWidth - window.innerWidth',
+        );
         expect(overflow, hash).toBeLessThanOrEqual(0);
       } finally {
         await close();

@@ -257,6 +257,10 @@ describe('the packed package', () => {
     'installs the callisto command: `npx callisto` lists and calls a provider of the project',
     async () => {
       expect(packed.files).toContain('dist/cli/main.js');
+      // the dashboard's page, copied into dist by the build (`callisto dashboard` serves it from there)
+      for (const file of ['index.html', 'app.js', 'style.css', 'views/service.js']) {
+        expect(packed.files).toContain(`dist/dashboard/assets/${file}`);
+      }
       const dir = await esmProject();
       fs.writeFileSync(
         path.join(dir, 'cli-provider.mjs'),
