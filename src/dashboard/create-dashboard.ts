@@ -64,14 +64,15 @@ export async function createDashboard(
   const assets = loadAssets();
   const registries: Array<{ address: string; registry: Registry }> = [];
   const log = deps.log ?? (() => {});
+  const openRegistry = (address: string) =>
+    createRegistry(
+      address,
+      { ttlMs: deps.app.config.registryTtlMs, log: (level, message) => level !== 'info' && log(message) },
+      deps.app.extensions,
+    );
   try {
     for (const address of resolved.registries) {
-      const registry = await createRegistry(
-        address,
-        { ttlMs: deps.app.config.registryTtlMs, log: (level, message) => level !== 'info' && log(message) },
-        deps.app.extensions,
-      );
-      registries.push({ address, registry });
+      registries.push({ address, registry: await openRegistry(address) });
     }
   } catch (error) {
     await Promise.allSettled(registries.map(({ registry }) => registry.close()));
@@ -80,7 +81,7 @@ export async function createDashboard(
   const watch = createRegistryWatch(registries, resolved.refreshMs);
   const admin = createAdminReader({ token: resolved.adminToken, timeoutMs: resolved.adminTimeoutMs });
   const stats = createStatsFeed(admin, resolved.refreshMs);
-  const actions: Actions = createActions(deps.control ?? controlFactory());
+  const actions: Actions = createActions(deps.control ?? controlFactory(openRegistry));
   const context: ViewContext = { watch, stats, admin, actions, warmupMs: deps.app.config.consumer.warmupMs };
   const declarations = createDeclarations(admin);
   const caller = createTryCaller(deps.app, resolved.callTimeoutMs);

@@ -5,7 +5,7 @@
  * of Callisto; the shapes below are the ones they publish, checked where they are read.
  */
 
-import type { ProviderRecord } from '../registry/index.js';
+import type { ProviderRecord, Registry } from '../registry/index.js';
 import * as registryApi from '../registry/index.js';
 
 /** Where a provider's admin endpoints are (the record's `admin` field), when it serves them. */
@@ -230,13 +230,20 @@ export function parseServices(data: unknown): ServiceDeclaration[] {
   return out;
 }
 
-type ControlFactory = (address: string) => RegistryControl;
+type ControlFactory = (
+  address: string,
+  options?: { open?: (address: string) => Promise<Registry> },
+) => RegistryControl;
 
 /**
  * The registry's runtime control, when this build of Callisto has it (`createRegistryControl` in
- * `callisto/registry`); undefined otherwise, and the page says the actions are not available.
+ * `callisto/registry`), opening registries with `open` (the app's extensions: user registry kinds
+ * work); undefined otherwise, and the page says the actions are not available.
  */
-export function controlFactory(): ControlFactory | undefined {
+export function controlFactory(
+  open: (address: string) => Promise<Registry>,
+): ((address: string) => RegistryControl) | undefined {
   const create = (registryApi as Record<string, unknown>)['createRegistryControl'];
-  return typeof create === 'function' ? (create as ControlFactory) : undefined;
+  if (typeof create !== 'function') return undefined;
+  return (address) => (create as ControlFactory)(address, { open });
 }

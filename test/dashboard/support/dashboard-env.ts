@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { createDashboard, type Dashboard, type DashboardOptions } from '../../../src/dashboard/index.js';
 import type { RegistryControl } from '../../../src/dashboard/sources.js';
-import { type CallistoApp, callisto, DEFAULT_CONFIG } from '../../../src/index.js';
+import { type CallistoApp, callisto, DEFAULT_CONFIG, defineService } from '../../../src/index.js';
+import * as registryApi from '../../../src/registry/index.js';
 import { cleanEnv, REPO } from '../../cli/support/cli.js';
 
 const PROVIDER = fileURLToPath(new URL('../fixtures/provider.ts', import.meta.url));
@@ -22,6 +23,10 @@ export const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
  * observability part): the live figures and the Config page need them.
  */
 export const HAS_ADMIN = 'admin' in DEFAULT_CONFIG;
+
+/** Whether this build has the registry's runtime control (`createRegistryControl`, from governance). */
+export const HAS_CONTROL =
+  typeof (registryApi as Record<string, unknown>)['createRegistryControl'] === 'function';
 
 /** How long a test waits for what the page should show: generous, the machine is shared. */
 export const SEE_MS = 20_000;
@@ -153,4 +158,61 @@ export async function openPage(browser: Browser, url: string, size = { width: 12
   });
   await page.goto(url);
   return { page, problems, close: () => context.close() };
+}
+
+/** shop.Inventory as a consumer sees it (fixtures/provider.ts). */
+export interface Inventory {
+  stock(sku: string): Promise<{ sku: string; count: number }>;
+  broken(): Promise<never>;
+  served(): Promise<number>;
+}
+
+export const InventoryDef = defineService<Inventory>('shop.Inventory', { version: '1.0.0' });
+
+/** A consumer app of the test's own on the registry, round robin over the providers. */
+export async function startConsumer(registry: string) {
+  const app = await callisto({
+    application: 'storefront',
+    registry: [registry],
+    registryTtlMs: 2_000,
+    consumer: { snapshotDir: '', loadbalance: 'roundrobin' },
+    logLevel: 'silent',
+    load: { configFile: false, env: false },
+  });
+  const inventory = app.refer(InventoryDef);
+  /** How many calls a provider has served, asked of it directly (not through the registry's choices). */
+  const servedBy = (address: string) => app.refer(InventoryDef, { url: address }).served();
+  return { app, inventory, servedBy };
+}
+
+/**
+ * Calls `call` one after another until stopped, at most `maxCalls` times or `maxMs` long (a load that
+ * always ends by itself).
+ */
+export function runLoad(call: () => Promise<unknown>, maxCalls = 50_000, maxMs = 90_000) {
+  let stopped = false;
+  let calls = 0;
+  let failures = 0;
+  const until = Date.now() + maxMs;
+  const done = (async () => {
+    while (!stopped && calls < maxCalls && Date.now() < until) {
+      calls++;
+      await call().catch(() => {
+        failures++;
+      });
+      if (calls % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+  })();
+  return {
+    get calls() {
+      return calls;
+    },
+    get failures() {
+      return failures;
+    },
+    async stop() {
+      stopped = true;
+      await done;
+    },
+  };
 }

@@ -7,8 +7,8 @@ const show = (value) => (typeof value === 'string' ? value : JSON.stringify(valu
 
 /** Entries `{ key, value, source }` wherever the answer keeps them, else undefined. */
 function entriesOf(config) {
-  const list = Array.isArray(config) ? config : Array.isArray(config?.entries) ? config.entries : undefined;
-  if (list?.every((e) => e && typeof e === 'object' && 'key' in e)) return list;
+  const list = Array.isArray(config) ? config : (config?.keys ?? config?.entries);
+  if (Array.isArray(list) && list.every((e) => e && typeof e === 'object' && 'key' in e)) return list;
   if (config && typeof config === 'object' && config.values && config.sources) {
     const out = [];
     const walk = (value, path) => {
