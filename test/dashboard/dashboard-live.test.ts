@@ -152,7 +152,8 @@ describe.skipIf(!HAS_CONTROL)('actions through the runtime control', () => {
 
       await row.getByRole('button', { name: 'Enable' }).click();
       await dialog.getByRole('button', { name: 'Enable' }).click();
-      await row.getByText('healthy').waitFor({ timeout: SEE_MS });
+      await row.getByRole('button', { name: 'Disable' }).waitFor({ timeout: SEE_MS });
+      expect(await row.textContent()).not.toContain('disabled');
       await waitFor(
         async () => {
           const before = await consumer.servedBy(a.address);
