@@ -55,11 +55,10 @@ try {
         await page.locator(ready).first().waitFor({ timeout: SEE_MS });
         if (HAS_ADMIN && hash.endsWith('Inventory')) {
           // a few seconds of figures so the lines have a shape
-          await page.waitForFunction(
-            "Number(document.querySelector('.chart')?.getAttribute('data-points')) >= 8",
-            undefined,
-            { timeout: SEE_MS },
-          );
+          const chart = page.locator('.chart').first();
+          for (let i = 0; i < 100 && Number(await chart.getAttribute('data-points')) < 8; i++) {
+            await page.waitForTimeout(200); // a picture, not a test: let the history grow
+          }
         }
         await page.screenshot({
           path: path.join(IMAGES, `${name}.png`),

@@ -55,7 +55,8 @@ async function serve(args: string[]): Promise<{ child: ChildProcess; url: string
     const timer = setTimeout(() => reject(new Error(`no address within 30 s:\n${stdout}${stderr}`)), 30_000);
     child.stdout?.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
-      const match = /^dashboard on (\S+) /m.exec(stdout);
+      // both lines: where it listens, and what to open
+      const match = /^dashboard on (\S+) .*\n.*Ctrl-C stops it\n/m.exec(stdout);
       if (match) {
         clearTimeout(timer);
         resolve(match[1]!);

@@ -66,6 +66,12 @@ describe.skipIf(!HAS_ADMIN)('live figures from the admin endpoints', () => {
       const before = await line.getAttribute('points');
       await expect.poll(() => line.getAttribute('points'), { timeout: SEE_MS }).not.toBe(before);
       expect(await chart.locator('.chart-value').textContent()).toMatch(/^\d+(\.\d)?\/s$/);
+      // the charts stack on a narrow window: nothing wider than the screen
+      await page.setViewportSize({ width: 390, height: 800 });
+      expect(
+        await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth'),
+      ).toBeLessThanOrEqual(0);
+      await page.setViewportSize({ width: 1280, height: 800 });
       for (const provider of providers) {
         const calls = page
           .locator('table.providers tr', { hasText: provider.address })
@@ -111,6 +117,11 @@ describe.skipIf(!HAS_ADMIN)('live figures from the admin endpoints', () => {
         expect(await application.locator('td').nth(1).textContent()).toMatch(/^inventory-[ab]$/);
         expect(await application.locator('td').nth(2).textContent()).not.toBe('default');
       }
+      // values left at their defaults only on request
+      const defaults = page.locator('table.config td:nth-child(3)', { hasText: /^default$/ });
+      expect(await defaults.count()).toBe(0);
+      await page.getByLabel('Show the values left at their defaults').check();
+      await defaults.first().waitFor({ timeout: SEE_MS });
     } finally {
       await close();
     }

@@ -24,39 +24,67 @@ function entriesOf(config) {
 
 export function mountConfig(main, banner, name) {
   const content = h('div', { id: 'config' });
-  replaceContent(main, ...serviceHeader(name, 'config'), banner, content);
+  const showDefaults = h('input', { type: 'checkbox', id: 'show-defaults' });
+  replaceContent(
+    main,
+    ...serviceHeader(name, 'config'),
+    h(
+      'p',
+      { class: 'toggle' },
+      showDefaults,
+      ' ',
+      h('label', { for: 'show-defaults' }, 'Show the values left at their defaults'),
+    ),
+    banner,
+    content,
+  );
   let signature;
-  return {
-    async update() {
-      const data = await get(`/api/config?${serviceQuery(name)}`);
-      const next = JSON.stringify(data);
-      if (next === signature) return;
-      signature = next;
-      if (data.providers.length === 0) {
-        replaceContent(content, h('p', { class: 'empty' }, 'No provider is registered.'));
-        return;
-      }
-      replaceContent(
-        content,
-        data.providers.map((p) => {
-          const entries = p.config === undefined ? undefined : entriesOf(p.config);
-          return h(
-            'section',
-            { class: 'card provider-config', 'aria-label': `Configuration of ${p.address}` },
-            h('h2', {}, h('code', {}, p.address), ' ', h('span', { class: 'muted small' }, p.application)),
-            p.error
-              ? h('p', { class: 'notice waiting' }, p.error)
-              : entries
-                ? table(
+  let data;
+  showDefaults.addEventListener('change', () => {
+    signature = undefined;
+    render();
+  });
+  const render = () => {
+    const next = JSON.stringify(data) + showDefaults.checked;
+    if (next === signature) return;
+    signature = next;
+    if (data.providers.length === 0) {
+      replaceContent(content, h('p', { class: 'empty' }, 'No provider is registered.'));
+      return;
+    }
+    replaceContent(
+      content,
+      data.providers.map((p) => {
+        const all = p.config === undefined ? undefined : entriesOf(p.config);
+        const entries = showDefaults.checked ? all : all?.filter((e) => e.source !== 'default');
+        const hidden = (all?.length ?? 0) - (entries?.length ?? 0);
+        return h(
+          'section',
+          { class: 'card provider-config', 'aria-label': `Configuration of ${p.address}` },
+          h('h2', {}, h('code', {}, p.address), ' ', h('span', { class: 'muted small' }, p.application)),
+          p.error
+            ? h('p', { class: 'notice waiting' }, p.error)
+            : entries
+              ? [
+                  table(
                     null,
                     ['Key', 'Value', 'Source'],
                     entries.map((e) => [h('code', {}, e.key), show(e.value), e.source ?? '-']),
                     { class: 'config' },
-                  )
-                : h('pre', { class: 'json' }, JSON.stringify(p.config, null, 2)),
-          );
-        }),
-      );
+                  ),
+                  hidden > 0
+                    ? h('p', { class: 'muted small' }, `${hidden} values at their defaults not shown.`)
+                    : null,
+                ]
+              : h('pre', { class: 'json' }, JSON.stringify(p.config, null, 2)),
+        );
+      }),
+    );
+  };
+  return {
+    async update() {
+      data = await get(`/api/config?${serviceQuery(name)}`);
+      render();
     },
   };
 }

@@ -65,62 +65,67 @@ function lastFailure(method) {
 
 function charts(key) {
   if (key.metrics.waiting) return h('p', { class: 'notice waiting', role: 'note' }, key.metrics.waiting);
-  const methods = key.methods.filter((m) => m.figures);
+  const methods = key.methods.filter((m) => m.figures && m.figures.calls > 0);
   if (methods.length === 0) return h('p', { class: 'muted' }, 'No call has been counted yet.');
-  return methods.map((method) => {
-    const points = method.figures.points;
-    const series = (field) => points.map((p) => p[field]);
-    return h(
-      'section',
-      { class: 'method-charts', 'aria-label': `Live figures of ${method.name}` },
-      h(
-        'h4',
-        {},
-        method.name,
-        ' ',
+  const idle = key.methods.filter((m) => !methods.includes(m)).map((m) => m.name);
+  const note = idle.length > 0 ? h('p', { class: 'muted small' }, `No call yet: ${idle.join(', ')}.`) : null;
+  return [
+    note,
+    ...methods.map((method) => {
+      const points = method.figures.points;
+      const series = (field) => points.map((p) => p[field]);
+      return h(
+        'section',
+        { class: 'method-charts', 'aria-label': `Live figures of ${method.name}` },
         h(
-          'span',
-          { class: 'muted' },
-          `${method.figures.calls} calls, ${method.figures.failures} failed, ${method.figures.inFlight} in flight`,
+          'h4',
+          {},
+          method.name,
+          ' ',
+          h(
+            'span',
+            { class: 'muted' },
+            `${method.figures.calls} calls, ${method.figures.failures} failed, ${method.figures.inFlight} in flight`,
+          ),
         ),
-      ),
-      h(
-        'div',
-        { class: 'charts' },
-        lineChart({
-          title: 'calls/s',
-          values: series('callsPerSec'),
-          format: perSecond,
-          metric: 'calls',
-          method: method.name,
-        }),
-        lineChart({
-          title: 'errors',
-          values: series('errorRate'),
-          format: percent,
-          minMax: 0.01,
-          metric: 'errors',
-          method: method.name,
-        }),
-        lineChart({
-          title: 'p50',
-          values: series('p50'),
-          format: ms,
-          minMax: 0.1,
-          metric: 'p50',
-          method: method.name,
-        }),
-        lineChart({
-          title: 'p99',
-          values: series('p99'),
-          format: ms,
-          minMax: 0.1,
-          metric: 'p99',
-          method: method.name,
-        }),
-      ),
-    );
-  });
+        h(
+          'div',
+          { class: 'charts' },
+          lineChart({
+            title: 'calls/s',
+            values: series('callsPerSec'),
+            format: perSecond,
+            metric: 'calls',
+            method: method.name,
+          }),
+          lineChart({
+            title: 'errors',
+            values: series('errorRate'),
+            format: percent,
+            minMax: 0.01,
+            metric: 'errors',
+            method: method.name,
+          }),
+          lineChart({
+            title: 'p50',
+            values: series('p50'),
+            format: ms,
+            minMax: 0.1,
+            metric: 'p50',
+            method: method.name,
+          }),
+          lineChart({
+            title: 'p99',
+            values: series('p99'),
+            format: ms,
+            minMax: 0.1,
+            metric: 'p99',
+            method: method.name,
+          }),
+        ),
+      );
+    }),
+  ];
 }
 
 function providersTable(key, now, withActions) {
