@@ -46,7 +46,9 @@ export interface ProviderProcess {
 }
 
 export interface ProviderOptions {
-  registry: string;
+  registry?: string;
+  /** Several registries at once (instead of `registry`). */
+  registries?: string[];
   application?: string;
   weight?: number;
   admin?: boolean;
