@@ -136,8 +136,7 @@ export async function createDashboard(
         return { ok: true };
       }
       default:
-        if (url.pathname.startsWith('/api/')) throw new HttpError(404, `no such API: ${route}`);
-        throw new HttpError(405, 'not found');
+        throw new HttpError(404, `no such API: ${route}`);
     }
   };
 
