@@ -33,7 +33,8 @@ function showError(error) {
   const banner = main.querySelector('.view-error');
   if (banner) {
     banner.hidden = false;
-    banner.textContent = error.message;
+    // an alert is read out when it changes: the same error at every poll is said once
+    if (banner.textContent !== error.message) banner.textContent = error.message;
   }
   live.textContent = error.status === 0 ? 'disconnected' : '';
 }

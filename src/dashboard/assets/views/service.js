@@ -232,8 +232,10 @@ export function mountOverview(main, banner, name) {
 // ---- Actions
 
 let afterAction = () => {};
+/** Says what an action did, to everyone: on the page and to screen readers (a polite live region). */
 const say = (text) => {
   document.getElementById('live').textContent = text;
+  document.getElementById('announce').textContent = text;
 };
 
 function actionButton(label, dataKey, disabled, onclick) {

@@ -11,7 +11,7 @@ export function mountServices(main, banner) {
     autocomplete: 'off',
   });
   const registries = h('section', { class: 'registries', 'aria-label': 'Registries' });
-  const list = h('section', { id: 'services', 'aria-live': 'polite' });
+  const list = h('section', { id: 'services', 'aria-label': 'Service list' });
   replaceContent(
     main,
     h(
