@@ -22,7 +22,9 @@ import type { KeyFigures, StatsFeed } from './stats-feed.js';
 const DECLARATIONS_MS = 10_000;
 
 export const METRICS_NEED_ADMIN =
-  'metrics need admin endpoints: enable `admin` on providers (admin: { port } in their configuration)';
+  'metrics need admin endpoints: enable `admin` on providers (admin: { enabled: true } in their configuration)';
+export const CONFIG_NEEDS_ADMIN =
+  'the configuration needs admin endpoints: enable `admin` on providers (admin: { enabled: true } in their configuration)';
 export const ACTIONS_NEED_CONTROL =
   'actions need the runtime control (createRegistryControl of callisto/registry), which this build does not have';
 
@@ -229,34 +231,25 @@ export async function serviceView(
   return { time: now, name, keys };
 }
 
+/** Each provider's `/config` (read at once, each within the admin timeout), one entry per address. */
 export async function configView(context: ViewContext, name: string, version?: string, group?: string) {
-  const keys = keysNamed(context, name, version, group);
-  const seen = new Set<string>();
-  const providers: Array<Record<string, unknown>> = [];
-  for (const watched of keys) {
+  const records = new Map<string, ProviderRecord>();
+  for (const watched of keysNamed(context, name, version, group)) {
     for (const record of providersOf(watched)) {
-      const address = addressOf(record);
-      if (seen.has(address)) continue;
-      seen.add(address);
-      const admin = adminAddressOf(record);
-      if (!admin) {
-        providers.push({
-          address,
-          application: record.application,
-          error: METRICS_NEED_ADMIN.replace('metrics', 'the configuration'),
-        });
-        continue;
-      }
-      try {
-        providers.push({
-          address,
-          application: record.application,
-          config: await context.admin.read(admin, '/config'),
-        });
-      } catch (error) {
-        providers.push({ address, application: record.application, error: (error as Error).message });
-      }
+      if (!records.has(addressOf(record))) records.set(addressOf(record), record);
     }
   }
+  const providers = await Promise.all(
+    [...records].map(async ([address, record]) => {
+      const head = { address, application: record.application };
+      const admin = adminAddressOf(record);
+      if (!admin) return { ...head, error: CONFIG_NEEDS_ADMIN };
+      try {
+        return { ...head, config: await context.admin.read(admin, '/config') };
+      } catch (error) {
+        return { ...head, error: (error as Error).message };
+      }
+    }),
+  );
   return { name, providers };
 }
