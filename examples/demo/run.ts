@@ -116,7 +116,9 @@ try {
   for (const [i, p] of providers.entries()) {
     console.log(`   provider-${'abc'[i]} listening on ${p.address} (pid ${p.child.pid})`);
   }
-  console.log(`   watch it live: npx callisto dashboard --registry ${registry}, then open http://127.0.0.1:7070/`);
+  console.log(
+    `   watch it live: npx callisto dashboard --registry ${registry}, then open http://127.0.0.1:7070/`,
+  );
 
   const users = consumerApp.refer(UserServiceDef, { loadbalance: 'roundrobin' });
   const deadline = Date.now() + 10_000;
