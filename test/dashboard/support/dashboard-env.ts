@@ -125,6 +125,8 @@ export async function startDashboard(
   });
   try {
     const dashboard = await createDashboard({ refreshMs: 500, ...options, port: 0 }, { app, control });
+    // the registries read once: what the tests registered before is on the first page
+    await dashboard.watch.ready;
     return {
       url: dashboard.url,
       dashboard,
