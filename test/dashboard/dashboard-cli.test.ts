@@ -15,6 +15,7 @@ import {
   REPO,
   runCli,
 } from '../cli/support/cli.js';
+import { waitFor } from '../support/wait-for.js';
 import { type ProviderProcess, startProvider, tempRegistry } from './support/dashboard-env.js';
 
 const registry = tempRegistry();
@@ -83,9 +84,13 @@ describe('callisto dashboard', () => {
       const page = await fetch(url);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain('<title>Callisto dashboard</title>');
-      const overview = (await (await fetch(`${url}api/overview`)).json()) as {
-        services: Array<{ name: string }>;
-      };
+      // the page polls: the registry's first read may still be on its way
+      const overview = await waitFor(async () => {
+        const answer = (await (await fetch(`${url}api/overview`)).json()) as {
+          services: Array<{ name: string }>;
+        };
+        return answer.services.length > 0 ? answer : undefined;
+      }, 20_000);
       expect(overview.services.map((s) => s.name)).toEqual(['shop.Inventory']);
       child.kill('SIGINT');
       expect(await exitOf(child)).toBe(0);
@@ -118,9 +123,12 @@ describe('callisto dashboard', () => {
     const port = await closedPort();
     const { child, url } = await serve(['--registry', `etcd://127.0.0.1:${port}`, '--port', '0']);
     try {
-      const overview = (await (await fetch(`${url}api/overview`)).json()) as {
-        registries: Array<{ status: string; error?: string }>;
-      };
+      const overview = await waitFor(async () => {
+        const answer = (await (await fetch(`${url}api/overview`)).json()) as {
+          registries: Array<{ status: string; error?: string }>;
+        };
+        return answer.registries[0]?.error ? answer : undefined;
+      }, 20_000);
       expect(overview.registries).toEqual([
         expect.objectContaining({
           status: 'disconnected',
