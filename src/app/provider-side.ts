@@ -15,6 +15,7 @@ import { type ServiceDefinition, undeclaredFunctions } from '../service/define-s
 import { createServiceTable, type ExportedService, type ServiceTable } from '../service/service-table.js';
 import type { Implementation } from '../service/service-types.js';
 import { DEFAULT_CONNECTION_OPTIONS } from '../transport/transport-options.js';
+import { advertisedHostOf } from './advertise-host.js';
 import type { RegistrySet } from './registry-set.js';
 
 export interface ProvideOptions {
@@ -166,9 +167,9 @@ export function createProviderSide(
         },
       });
       await server.listen();
-      const host = config.server.host;
-      advertisedHost =
-        config.server.advertiseHost || (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host);
+      const advertised = advertisedHostOf(config.server);
+      if (advertised.warning) logger.warn(advertised.warning);
+      advertisedHost = advertised.host;
       started = true;
       await Promise.all(provided.map(register));
     },

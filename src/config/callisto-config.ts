@@ -22,12 +22,17 @@ const extensionName = <Name extends string>() => z.string().min(1) as unknown as
 const share = z.number().gt(0).max(1);
 
 export const serverConfigSchema = z.strictObject({
-  /** Interface to listen on. Default '127.0.0.1'; '0.0.0.0' with `advertiseHost` to serve other hosts. */
+  /** Interface to listen on. Default '127.0.0.1'; '0.0.0.0' (or '::') serves other hosts. */
   host: z.string().min(1),
   /** Port; 0 picks a free one. Default 0. */
   port: z.number().int().min(0).max(65535),
-  /** Host written to the registry; '' means `host` (127.0.0.1 for a wildcard host). Default ''. */
-  advertiseHost: z.string(),
+  /** Host written to the registry, for consumers to connect to; '' means `host`, or for a wildcard `host` the first non-internal interface address (IPv4 first). Default ''. */
+  advertiseHost: z
+    .string()
+    .regex(/^(?!(?:0\.0\.0\.0|::|\[::\]|0:0:0:0:0:0:0:0)$)(?![^:]*:[^:]*$)[^\s/]*$/)
+    .describe(
+      "'' or a host name or address consumers can reach: not a wildcard such as 0.0.0.0, without a port",
+    ),
   /** Serializer names accepted from consumers; empty means all registered except v8 (trusted peers only: name it to accept it). Default []. */
   serializers: z.array(extensionName<SerializerName>()),
   /** Calls executing at once before new ones are answered Overloaded. Default 10000. */
