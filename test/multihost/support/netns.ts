@@ -64,12 +64,13 @@ export interface HostNetwork {
   close(): Promise<void>;
 }
 
-function run(command: string, args: readonly string[]): Promise<string> {
+function run(command: string, args: readonly string[], input?: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(command, args, { encoding: 'utf8' }, (error, stdout, stderr) => {
+    const child = execFile(command, args, { encoding: 'utf8' }, (error, stdout, stderr) => {
       if (error) reject(new Error(`${command} ${args.join(' ')} failed: ${stderr.trim() || error.message}`));
       else resolve(stdout);
     });
+    if (input !== undefined) child.stdin?.end(input);
   });
 }
 
@@ -153,7 +154,9 @@ export function sweepStaleNetworks(): string[] {
   }
   for (const bridge of listedBridges) {
     if (live.has(networkIndex(bridge.name))) continue;
-    if (bridge.alias !== '' && !bridge.alias.startsWith(ALIAS)) continue; // not ours
+    // Without our alias: not ours, or being created this instant (one `ip -batch` adds it and names its
+    // owner, so it is never seen without an alias for longer)
+    if (!bridge.alias.startsWith(ALIAS)) continue;
     runSync('ip', ['link', 'del', bridge.name]);
     removed.push(bridge.name);
   }
@@ -191,10 +194,22 @@ export async function createNetwork(): Promise<HostNetwork> {
     if (used.has(k)) continue;
     bridge = `${PREFIX}b${k}`;
     try {
-      await run('ip', ['link', 'add', bridge, 'type', 'bridge']);
+      // one batch: the bridge is named after its owner at once, and `ip` finishes it even if we die
+      await run(
+        'ip',
+        ['-batch', '-'],
+        [
+          `link add ${bridge} type bridge`,
+          `link set ${bridge} alias "${OWNER}"`,
+          `addr add ${SUBNET_BASE}.${k}.1/24 dev ${bridge}`,
+          `link set ${bridge} up`,
+          '',
+        ].join('\n'),
+      );
       index = k;
-    } catch {
-      // taken by another run: next
+    } catch (error) {
+      // taken by another run (the batch stops at `link add`): next; anything else is ours to undo
+      if (!/File exists/.test((error as Error).message)) runSync('ip', ['link', 'del', bridge]);
     }
   }
   if (index === undefined) throw new Error('no free 10.213.x.0/24 for a test network');
@@ -202,9 +217,6 @@ export async function createNetwork(): Promise<HostNetwork> {
   const hosts: Host[] = [];
   let nextHost = 2;
   let closed = false;
-  await run('ip', ['link', 'set', bridge, 'alias', OWNER]);
-  await run('ip', ['addr', 'add', `${subnet}.1/24`, 'dev', bridge]);
-  await run('ip', ['link', 'set', bridge, 'up']);
 
   const network: HostNetwork & { bridge: string; index: number } = {
     subnet,
@@ -222,12 +234,18 @@ export async function createNetwork(): Promise<HostNetwork> {
       const netns = `${PREFIX}${index}-${name}`;
       const link = `${PREFIX}${index}h${n}`;
       const address = `${subnet}.${n}`;
-      await run('ip', ['netns', 'add', netns]);
-      await run('ip', ['link', 'add', link, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns]);
-      await run('ip', ['link', 'set', link, 'master', bridge, 'up']);
-      await run('ip', ['-n', netns, 'addr', 'add', `${address}/24`, 'dev', 'eth0']);
-      await run('ip', ['-n', netns, 'link', 'set', 'eth0', 'up']);
-      await run('ip', ['-n', netns, 'link', 'set', 'lo', 'up']);
+      try {
+        await run('ip', ['netns', 'add', netns]);
+        await run('ip', ['link', 'add', link, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns]);
+        await run('ip', ['link', 'set', link, 'master', bridge, 'up']);
+        await run('ip', ['-n', netns, 'addr', 'add', `${address}/24`, 'dev', 'eth0']);
+        await run('ip', ['-n', netns, 'link', 'set', 'eth0', 'up']);
+        await run('ip', ['-n', netns, 'link', 'set', 'lo', 'up']);
+      } catch (error) {
+        removeNamespaceSync(netns);
+        runSync('ip', ['link', 'del', link]);
+        throw error;
+      }
       const host: Host = {
         name,
         netns,
