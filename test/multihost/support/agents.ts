@@ -44,7 +44,8 @@ export interface Agent {
   loadStatus(): Promise<{ issued: number; ok: number; failed: number; inFlight: number }>;
   stopLoad(): Promise<LoadReport>;
   observe(): Promise<Observation>;
-  executed(): Promise<Executed>;
+  /** What the provider executed; `reset` starts counting again. */
+  executed(reset?: boolean): Promise<Executed>;
   /** Asks the agent to close its apps gracefully and exit; SIGKILL after 15 s. */
   close(): Promise<void>;
   stderr(): string;
@@ -132,7 +133,7 @@ export async function startAgent(host: Host, name: string): Promise<Agent> {
     loadStatus: () => request('loadStatus'),
     stopLoad: () => request<LoadReport>('loadStop'),
     observe: () => request<Observation>('observe'),
-    executed: () => request<Executed>('executed'),
+    executed: (reset = false) => request<Executed>('executed', { reset }),
     async close() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = exitOf(child);
