@@ -40,9 +40,14 @@ export interface Agent {
   request<T>(op: string, args?: Record<string, unknown>): Promise<T>;
   provider(args: Record<string, unknown>): Promise<ProviderInfo>;
   consumer(args: Record<string, unknown>): Promise<{ first: string }>;
-  startLoad(args: { rate: number; mix?: 'read' | 'write' | 'both'; version?: 'v1' | 'v2' }): Promise<void>;
-  loadStatus(): Promise<{ issued: number; ok: number; failed: number; inFlight: number }>;
-  stopLoad(): Promise<LoadReport>;
+  startLoad(args: {
+    rate: number;
+    mix?: 'read' | 'write' | 'both';
+    version?: 'v1' | 'v2';
+    name?: string;
+  }): Promise<void>;
+  loadStatus(name?: string): Promise<{ issued: number; ok: number; failed: number; inFlight: number }>;
+  stopLoad(name?: string): Promise<LoadReport>;
   observe(): Promise<Observation>;
   /** What the provider executed; `reset` starts counting again. */
   executed(reset?: boolean): Promise<Executed>;
@@ -130,8 +135,8 @@ export async function startAgent(host: Host, name: string): Promise<Agent> {
     async startLoad(loadArgs) {
       await request('load', loadArgs);
     },
-    loadStatus: () => request('loadStatus'),
-    stopLoad: () => request<LoadReport>('loadStop'),
+    loadStatus: (loadName = 'main') => request('loadStatus', { name: loadName }),
+    stopLoad: (loadName = 'main') => request<LoadReport>('loadStop', { name: loadName }),
     observe: () => request<Observation>('observe'),
     executed: (reset = false) => request<Executed>('executed', { reset }),
     async close() {
