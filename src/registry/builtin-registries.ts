@@ -1,6 +1,6 @@
 /**
  * Registers the built-in registry kinds as extensions of kind `registry`: `file`, `direct`, `etcd`,
- * `zookeeper` (alias `zk`) and `redis`. The heavy clients are imported only when their kind is used.
+ * `zookeeper` (alias `zk`), `redis` and `redis-sentinel`. The heavy clients are imported only when their kind is used.
  */
 import { builtinExtensions, type ExtensionRegistry } from '../extension/extension-registry.js';
 import { createDirectRegistry } from './direct-registry.js';
@@ -18,6 +18,7 @@ export const BUILTIN_REGISTRY_FACTORIES: Readonly<Record<string, RegistryFactory
   zookeeper: createZooKeeperRegistry,
   zk: createZooKeeperRegistry,
   redis: createRedisRegistry,
+  'redis-sentinel': createRedisRegistry,
 };
 
 /** Registers the built-ins on `extensions` (the process-wide registry by default). */

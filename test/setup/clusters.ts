@@ -248,6 +248,8 @@ export async function startRedisSentinel(options: ClusterOptions = {}): Promise<
       args: [
         ...['--port', String(port), '--bind', place.ip, '--save', '', '--appendonly', 'no'],
         ...['--dir', dir, '--dbfilename', `${name}.rdb`, '--protected-mode', 'no'],
+        // replicas sync at once (the default waits 5 s for more replicas before the first sync)
+        ...['--repl-diskless-sync-delay', '0'],
         ...(i === 0 ? [] : ['--replicaof', primary.ip, String(dataPorts[0])]),
       ],
       cwd: dir,
@@ -304,11 +306,39 @@ export async function startRedisSentinel(options: ClusterOptions = {}): Promise<
     // the primary first, so the replica and the sentinels find it
     await servers[0]!.start();
     await Promise.all([servers[1]!.start(), ...sentinels.map((s) => s.start())]);
+    await waitUntil(
+      async () =>
+        /master_link_status:up/.test(
+          await redisCommand(servers[1]!.ip, servers[1]!.port, 'INFO', 'replication'),
+        ),
+      'the replica is in sync with the primary',
+    );
+    // a failover needs every sentinel to know the replica (learnt from the primary's INFO, every 10 s
+    // at first) and the other sentinels (hello messages every 2 s)
+    await waitUntil(async () => {
+      const known = await Promise.all(
+        sentinels.map(async (s) => {
+          const replicas = await redisCommand(s.ip, s.port, 'SENTINEL', 'replicas', SENTINEL_MASTER);
+          const peers = await redisCommand(s.ip, s.port, 'SENTINEL', 'sentinels', SENTINEL_MASTER);
+          return replicas.startsWith('*1\r\n') && peers.startsWith(`*${sentinels.length - 1}\r\n`);
+        }),
+      );
+      return known.every(Boolean);
+    }, 'every sentinel knows the replica and the other sentinels');
     return cluster;
   } catch (error) {
     await cluster.close();
     throw error;
   }
+}
+
+async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`test cluster not ready after ${timeoutMs} ms: ${what}`);
 }
 
 export { INSTALL_HINT };
