@@ -1,5 +1,9 @@
 /**
- * etcd registry (`etcd://h1:2379,h2:2379`), via the optional package `etcd3`, loaded on first use.
+ * etcd registry (`etcd://h1:2379,h2:2379`), via the optional package `etcd3`, loaded on first use. With
+ * several members, a member that fails is skipped while others answer (etcd-client.ts), a lease
+ * keepalive that fails on one member is sent again to another, and a failure is reported as a
+ * disconnection only when the next attempt (on the other members) fails too: losing a member costs a
+ * watch re-established, not a registry that flaps.
  *
  * - One lease per registry instance (TTL = ttlMs rounded up to seconds), kept alive every TTL/3 by this
  *   driver; every key this instance writes is attached to it, so a dead process's keys vanish when the
@@ -83,12 +87,27 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
     }
   };
 
+  /**
+   * Runs `operation`, again on another member (once per member) when a member fails it: etcd3 opens a
+   * keepalive stream on a random member, which may be one that is down while the others serve.
+   */
+  const onAnyMember = async <T>(operation: () => Promise<T>): Promise<T> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await operation();
+      } catch (error) {
+        const recoverable = error instanceof Error && etcd.isRecoverableError(error);
+        if (!recoverable || attempt >= address.hosts.length || isClosed()) throw error;
+      }
+    }
+  };
+
   /** Keeps the lease alive; when etcd no longer knows it, grants a new one and writes everything again. */
   const keepalive = async (): Promise<void> => {
     if (!lease) return putAll();
     const current = lease;
     try {
-      await withTimeout(current.keepaliveOnce(), timeoutMs, 'etcd lease keepalive');
+      await onAnyMember(() => withTimeout(current.keepaliveOnce(), timeoutMs, 'etcd lease keepalive'));
     } catch (error) {
       if (!(error instanceof etcd.EtcdLeaseInvalidError)) throw error;
       await replaceLease(current);
@@ -134,7 +153,9 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
     }
     state = 'recovering';
     stopWatchers();
-    context.setStatus('disconnected', describeError(error));
+    // Reported by the recovery if its first attempt (~100 ms later) fails too: one member lost while
+    // the others serve is repaired by that attempt, and is no disconnection from the cluster.
+    context.log('info', `${describeError(error)}; reconnecting`);
     schedule(backoff.next(), recover);
   };
 
