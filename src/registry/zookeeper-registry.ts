@@ -42,6 +42,14 @@ interface Follow {
   dirty: boolean;
 }
 
+/** ZooKeeper's codes for a connection or session that went away (CONNECTION_LOSS, OPERATION_TIMEOUT, SESSION_EXPIRED). */
+const CONNECTION_ERRORS = new Set([-4, -7, -112]);
+
+function isConnectionError(error: unknown): boolean {
+  const code = zkErrorCode(error);
+  return code !== undefined && CONNECTION_ERRORS.has(code);
+}
+
 function parentOf(path: string): string {
   return path.slice(0, path.lastIndexOf('/')) || '/';
 }
@@ -61,6 +69,8 @@ function createZooKeeperDriver(zk: ZkModule, context: RegistryContext): Registry
   let reopenTimer: NodeJS.Timeout | undefined;
   let expiryTimer: NodeJS.Timeout | undefined;
   const { NO_NODE, NODE_EXISTS } = zk.Exception;
+  /** Registrations that could not be restored at the last connection (reported once each). */
+  const unrestorable = new Set<string>();
   /** Read through a function so TypeScript does not narrow it across awaits. */
   const isClosed = (): boolean => state === 'closed';
 
@@ -152,11 +162,19 @@ function createZooKeeperDriver(zk: ZkModule, context: RegistryContext): Registry
 
   const onConnected = async (s: ZkSession): Promise<void> => {
     s.connected();
-    try {
-      for (const [path, value] of [...context.registered]) await ensureNode(s, path, value);
-    } catch (error) {
-      if (s === session) context.log('warn', `restoring registrations failed: ${describeError(error)}`);
-      return; // lost again; the next connection retries
+    for (const [path, value] of [...context.registered]) {
+      try {
+        await ensureNode(s, path, value);
+        unrestorable.delete(path);
+      } catch (error) {
+        if (s !== session || isClosed() || isConnectionError(error)) return; // the next connection retries
+        // This entry alone (another live session holds the same path, say): it must not keep the
+        // registry from connecting and following its lists. Reported once; tried again at reconnects.
+        if (!unrestorable.has(path)) {
+          unrestorable.add(path);
+          context.log('warn', `cannot restore ${path}: ${describeError(error)}`);
+        }
+      }
     }
     if (s !== session || isClosed()) return;
     sessionBackoff.reset();
