@@ -10,8 +10,10 @@ import type { LoadReport } from '../../chaos/support/load.js';
 import type { Host } from './netns.js';
 
 const AGENT = path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/agent.ts');
-const READY_TIMEOUT_MS = 30_000;
-const REQUEST_TIMEOUT_MS = 60_000;
+/** How long an agent may take to start (CALLISTO_AGENT_READY_MS: many at once on 2 cores take longer). */
+const READY_TIMEOUT_MS = Number(process.env['CALLISTO_AGENT_READY_MS'] || 30_000);
+/** How long a request may take (CALLISTO_AGENT_TIMEOUT_MS: the scale scenarios wait minutes). */
+const REQUEST_TIMEOUT_MS = Number(process.env['CALLISTO_AGENT_TIMEOUT_MS'] || 60_000);
 
 export interface ProviderInfo {
   address: string;
@@ -63,8 +65,9 @@ function exitOf(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
-export async function startAgent(host: Host, name: string): Promise<Agent> {
-  const [command, args] = host.command([process.execPath, '--import', 'tsx', AGENT]);
+/** Starts an agent (`fixture`: another agent script speaking the same protocol) on `host`. */
+export async function startAgent(host: Host, name: string, fixture = AGENT): Promise<Agent> {
+  const [command, args] = host.command([process.execPath, '--import', 'tsx', fixture]);
   const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
   started.add(child);
   child.once('exit', () => started.delete(child));
