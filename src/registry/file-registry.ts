@@ -271,9 +271,10 @@ function createFileDriver(base: string, context: RegistryContext): RegistryDrive
       names = await readdir(state.dir);
     } catch (error) {
       if (!isNotFound(error)) throw error;
+      // not there yet: create it, then list it like any other (a writer may have been quicker)
       await mkdir(state.dir, { recursive: true });
       dirInfo = await stat(state.dir);
-      names = [];
+      names = await readdir(state.dir);
     }
     state.dirVersion = versionOf(dirInfo);
     const present = new Set(names);
