@@ -18,6 +18,8 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 # Sentinel for the replicated-Redis tests (test/multihost/, test/setup/clusters.ts)
 command -v redis-sentinel >/dev/null 2>&1 || [ -x /usr/bin/redis-sentinel ] || missing+=(redis-sentinel)
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
+# `ip` for the multi-host tests' network namespaces (test/multihost/support/netns.ts)
+command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || missing+=(iproute2)
 
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "installing: ${missing[*]}"

@@ -39,18 +39,25 @@ const SERVICES = 4;
 const PER_SERVICE = 25;
 const OBSERVE_MS = 3 * TTL_MS;
 const dir = mkdtempSync(join(tmpdir(), 'callisto-file-cost-'));
+const opened: Array<{ close(): Promise<void> }> = [];
 
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(async () => {
+  // closed first, also when the test failed: a live provider would write its files again
+  await Promise.allSettled(opened.map((registry) => registry.close()));
+  rmSync(dir, { recursive: true, force: true });
+});
 
 describe('file registry: the cost of following', () => {
   it('stats each file about once per 2/3 TTL and reads it only when replaced or after 2 TTLs', async () => {
     const address = `file://${dir}`;
     const keys = Array.from({ length: SERVICES }, () => uniqueServiceKey('cost'));
     const providers = await createRegistry(address, { ttlMs: TTL_MS });
+    opened.push(providers);
     for (const key of keys) {
       for (let i = 0; i < PER_SERVICE; i++) await providers.register(providerRecord(key, 20_000 + i));
     }
     const follower = await createRegistry(address, { ttlMs: TTL_MS });
+    opened.push(follower);
     const sizes = new Map<string, number>();
     for (const key of keys) await follower.subscribe(key, (list) => sizes.set(key.name, list.length));
     expect([...sizes.values()]).toEqual(Array(SERVICES).fill(PER_SERVICE));
@@ -70,7 +77,5 @@ describe('file registry: the cost of following', () => {
     expect(counts.open).toBeLessThanOrEqual(files * (OBSERVE_MS / (2 * TTL_MS) + 1));
     // and nothing was lost meanwhile
     expect([...sizes.values()]).toEqual(Array(SERVICES).fill(PER_SERVICE));
-    await follower.close();
-    await providers.close();
   }, 30_000);
 });
