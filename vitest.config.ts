@@ -1,6 +1,9 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { standardDecorators } from './test/support/standard-decorators.js';
 
 export default defineConfig({
+  // Files that use standard decorators (Oxc, Vite's transformer, does not lower them).
+  plugins: [standardDecorators(['test/decorators', 'examples/decorators'])],
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     // the scale scenarios run apart: `npm run test:scale` (vitest.scale.config.ts)

@@ -1,8 +1,10 @@
 /**
- * Writes the "Every key" table of docs/configuration.md from src/config/callisto-config.ts: the keys and
- * their doc comments come from the schema objects, the defaults from DEFAULT_CONFIG, the variable names
- * from the loader. `npx tsx scripts/config-docs.ts` rewrites the table; `--check` exits 1 when it is
- * stale (test/config/config-docs.test.ts runs the same comparison).
+ * Writes the "Every key" table of docs/configuration.md from the schemas that declare the keys: each
+ * part's (the server's, the consumer's, the connections') and the app's own, which composes them in
+ * src/config/callisto-config.ts. The keys and their doc comments come from the schema objects' source,
+ * the defaults from DEFAULT_CONFIG, the variable names from the loader. `npx tsx scripts/config-docs.ts`
+ * rewrites the table; `--check` exits 1 when it is stale (test/config/config-docs.test.ts runs the same
+ * comparison).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,6 +14,15 @@ import { configEnvName } from '../src/config/load-config.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CONFIG_SOURCE = path.join(root, 'src/config/callisto-config.ts');
+/** The app's schema, which composes the others. */
+const ROOT_SCHEMA = 'callistoConfigSchema';
+/** Where the keys are declared: each part's schema, and the app's (which composes them), last. */
+export const SCHEMA_SOURCES = [
+  'src/provider/server-options.ts',
+  'src/consumer/consumer-options.ts',
+  'src/protocol/connection-options.ts',
+  'src/config/callisto-config.ts',
+].map((file) => path.join(root, file));
 export const CONFIG_DOCS = path.join(root, 'docs/configuration.md');
 
 interface KeyDoc {
@@ -19,14 +30,21 @@ interface KeyDoc {
   comment: string;
 }
 
-/** The `/** … *\/ key:` pairs of each `export const xxx = z.strictObject({ … })` block, in file order. */
+/**
+ * The `/** … *\/ key:` pairs of each `export const xxx = z.strictObject({ … })` block, in file order; a
+ * `...otherSchema.shape,` line stands for the keys of that block, in place.
+ */
 function schemaBlocks(source: string): Map<string, KeyDoc[]> {
   const blocks = new Map<string, KeyDoc[]>();
   const blockPattern = /^export const (\w+) = z\.strictObject\(\{\n([\s\S]*?)^\}\);/gm;
   for (const block of source.matchAll(blockPattern)) {
     const entries: KeyDoc[] = [];
-    const entryPattern = /^ {2}\/\*\*([\s\S]*?)\*\/\n {2}(\w+):/gm;
+    const entryPattern = /^ {2}\/\*\*([\s\S]*?)\*\/\n {2}(\w+):|^ {2}\.\.\.(\w+)\.shape,/gm;
     for (const entry of block[2]!.matchAll(entryPattern)) {
+      if (entry[3] !== undefined) {
+        entries.push(...(blocks.get(entry[3]) ?? []));
+        continue;
+      }
       const comment = entry[1]!
         .split('\n')
         .map((line) => line.replace(/^\s*\*?\s?/, '').trim())
@@ -85,12 +103,16 @@ function splitComment(comment: string): { meaning: string; defaultText: string |
 const cell = (text: string): string => text.replaceAll('|', '\\|');
 
 /** The markdown table of every key, its default, its variable and its meaning. */
-export function renderKeyTable(source = fs.readFileSync(CONFIG_SOURCE, 'utf8')): string {
+export function renderKeyTable(
+  source = SCHEMA_SOURCES.map((file) => fs.readFileSync(file, 'utf8')).join('\n'),
+): string {
   const blocks = schemaBlocks(source);
   const sections = sectionsOf(source);
   const rows = ['| key | default | environment | meaning |', '|---|---|---|---|'];
   for (const [name, entries] of blocks) {
     const section = sections.get(name);
+    // a part's block that is spread into the app's (connection keys) is listed there, in place
+    if (section === undefined && name !== ROOT_SCHEMA) continue;
     for (const { key, comment } of entries) {
       if ([...sections.values()].includes(key) && section === undefined) continue; // a section, not a key
       const keyPath = section ? [section, key] : [key];

@@ -1,17 +1,14 @@
 /**
- * Callisto's public API. Everything a user of the framework needs is exported here; optional parts
- * (registries' internals) live behind documented subpath exports.
+ * Callisto's public API for end users: apps, services and references, calls and their options, errors,
+ * configuration, filters, diagnostics. What extension authors need (cluster strategies, load balancers,
+ * transports, serializers, registries, and the built-in table) is under `callisto/extend`
+ * (src/extend.ts); registry implementations under `callisto/registry`; the test kit under
+ * `callisto/testing`.
  */
 
 export type { AppState } from './app/app-state.js';
 // Apps and services
 export { type AppOptions, type CallistoApp, callisto } from './app/callisto-app.js';
-export type { ProvideOptions } from './app/provider-side.js';
-// Calls
-export { withOptions } from './client/reference.js';
-export type { CallOptions, MethodReferenceOptions, ReferenceOptions } from './client/reference-options.js';
-export type { ClusterContext, ClusterFactory, ClusterInvoker, ClusterOptions } from './cluster/cluster.js';
-export type { RetryOptions, RetryPolicy, RetryPolicyFactory } from './cluster/retry-policy.js';
 // Configuration
 export {
   type CallistoConfig,
@@ -21,8 +18,25 @@ export {
   type ServerConfig,
 } from './config/callisto-config.js';
 export { ConfigError } from './config/config-error.js';
-export { type LoadConfigOptions, loadConfig } from './config/load-config.js';
+export {
+  type LoadConfigOptions,
+  type LoadedConfig,
+  loadConfig,
+  loadConfigWithSources,
+} from './config/load-config.js';
+export type { CallOptions, MethodReferenceOptions, ReferenceOptions } from './consumer/reference-options.js';
+// Calls
+export { withOptions } from './consumer/with-options.js';
+// Errors
 export type { ErrorDeclaration, ErrorExposure } from './core/error-payload.js';
+// Filters
+export {
+  defineFilter,
+  type FilterEntry,
+  type FilterPosition,
+  type FilterSpec,
+  type NamedFilter,
+} from './core/filter.js';
 export {
   type Attachments,
   composeFilters,
@@ -32,7 +46,16 @@ export {
 } from './core/invocation.js';
 export { ErrorCode, type ErrorCodeName, RpcError } from './core/rpc-error.js';
 export type { ServiceKey } from './core/service-key.js';
-// Extension points
+// Decorators (standard TC39 decorators; @RpcService also works under experimentalDecorators)
+export {
+  type DecoratedApp,
+  type DecoratedInstances,
+  type DecoratedTarget,
+  registerDecorated,
+} from './decorators/register-decorated.js';
+export { type ReferenceDecorator, RpcReference } from './decorators/rpc-reference.js';
+export { type ClassOf, RpcService, type ServiceClassDecorator } from './decorators/rpc-service.js';
+// Extension names (literal types; augment the interfaces to add yours) and the `extend` option's registry
 export {
   BUILTIN_EXTENSION_NAMES,
   type ClusterName,
@@ -45,19 +68,11 @@ export {
   type RetryPolicyNames,
   type SerializerName,
   type SerializerNames,
+  type TransportName,
+  type TransportNames,
 } from './extension/extension-names.js';
-export {
-  builtinExtensions,
-  type ExtensionKinds,
-  type ExtensionRegistry,
-} from './extension/extension-registry.js';
-export type {
-  Endpoint,
-  EndpointStats,
-  LoadBalancer,
-  LoadBalancerFactory,
-  LoadBalancerOptions,
-} from './loadbalance/load-balancer.js';
+export type { ExtensionKinds, ExtensionRegistry, ExtensionTable } from './extension/extension-registry.js';
+// Diagnostics and logs
 export {
   CHANNEL_NAMES,
   type ClientCallMessage,
@@ -66,18 +81,9 @@ export {
   type ServerCallMessage,
 } from './observability/channels.js';
 export type { Logger, LogLevel } from './observability/logger.js';
-export type { ConsumerRecord, ProviderRecord } from './registry/provider-record.js';
-export type {
-  ProviderListener,
-  Registry,
-  RegistryAddress,
-  RegistryFactory,
-  RegistryOptions,
-  RegistryStatus,
-} from './registry/registry.js';
-export { DecodeLimitError, type DecodeLimits, MAX_DECODE_DEPTH } from './serialization/decode-limits.js';
-export type { Serializer } from './serialization/serializer.js';
-export { callContext } from './service/call-context.js';
+export { callContext } from './provider/call-context.js';
+export type { ProvideOptions } from './provider/provide-options.js';
+// Contracts
 export {
   type DeclaredMethods,
   defineService,

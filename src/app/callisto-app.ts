@@ -3,29 +3,31 @@
  * `callisto(options)` loads and validates configuration once; `start()` listens and registers;
  * `close()` shuts down gracefully (see shutdown.ts); `destroy()` stops at once.
  */
-import './builtins.js';
-import type { ReferenceOptions } from '../client/reference-options.js';
 import type { CallistoConfig, CallistoConfigInput } from '../config/callisto-config.js';
 import { type LoadConfigOptions, loadConfigWithSources } from '../config/load-config.js';
-import type { Filter } from '../core/invocation.js';
-import { builtinExtensions, type ExtensionRegistry } from '../extension/extension-registry.js';
+import type { ReferenceOptions } from '../consumer/reference-options.js';
+import type { FilterEntry } from '../core/filter.js';
+import { createExtensionRegistry, type ExtensionRegistry } from '../extension/extension-registry.js';
 import { createConsoleLogger, type Logger } from '../observability/logger.js';
+import type { ProvideOptions } from '../provider/provide-options.js';
+import { createRegistrySet } from '../registry/registry-set.js';
 import { createSerializerTable } from '../serialization/serializer-table.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import type { Implementation, Remote } from '../service/service-types.js';
 import type { AppState } from './app-state.js';
+import { builtinExtensions } from './builtin-extensions.js';
 import { checkAppConfig } from './check-app-config.js';
-import { type ConsumerSide, createConsumerSide } from './consumer-side.js';
+import { createConsumerSide } from './consumer-side.js';
+import { keepInternals } from './internals.js';
 import { loadExtensionModules } from './load-extensions.js';
-import { createProviderSide, type ProvideOptions, type ProviderSide } from './provider-side.js';
-import { createRegistrySet, type RegistrySet } from './registry-set.js';
+import { createProviderSide } from './provider-side.js';
 import { gracefulShutdown } from './shutdown.js';
 
 export interface AppOptions extends CallistoConfigInput {
   /** Where log lines go. Default: stderr at `logLevel`. */
   logger?: Logger;
   /** Filters for every provided service and every reference. */
-  filters?: { provider?: Filter[]; consumer?: Filter[] };
+  filters?: { provider?: FilterEntry[]; consumer?: FilterEntry[] };
   /** Register extensions in code before anything is built (overrides built-ins of the same name). */
   extend?: (extensions: ExtensionRegistry) => void;
   /** How configuration files and environment variables are read. */
@@ -39,14 +41,17 @@ export interface CallistoApp {
   readonly state: AppState;
   /** True while running and not shutting down (for health checks). */
   readonly ready: boolean;
-  /** `host:port` announced to consumers, once started with something provided. */
+  /**
+   * `host:port` announced to consumers (`<transport>://host:port` over a transport other than TCP, e.g.
+   * `memory://127.0.0.1:1`), once started with something provided.
+   */
   readonly address: string | undefined;
   /** The port listened on, once started. */
   readonly port: number | undefined;
   provide<T>(
     definition: ServiceDefinition<T>,
     implementation: Implementation<T>,
-    options?: ProvideOptions,
+    options?: ProvideOptions<T>,
   ): this;
   refer<T>(definition: ServiceDefinition<T>, options?: ReferenceOptions<T>): Remote<T>;
   start(): Promise<this>;
@@ -56,8 +61,6 @@ export interface CallistoApp {
   destroy(): void;
   /** Closes gracefully on SIGTERM/SIGINT; the handlers are removed on close. */
   handleSignals(): this;
-  /** Internals for the admin view and tests. */
-  readonly internals: { provider: ProviderSide; consumer: ConsumerSide; registries: RegistrySet };
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -70,7 +73,7 @@ export async function callisto(options: AppOptions = {}): Promise<CallistoApp> {
   const { logger: userLogger, filters, extend, load, ...input } = options;
   const loaded = loadConfigWithSources(input, load);
   const { config } = loaded;
-  const extensions = builtinExtensions.fork();
+  const extensions = createExtensionRegistry(builtinExtensions);
   await loadExtensionModules(config.extensions, extensions, loaded.sourceOf('extensions'));
   extend?.(extensions);
   checkAppConfig(loaded, extensions);
@@ -81,17 +84,24 @@ function createApp(
   config: CallistoConfig,
   extensions: ExtensionRegistry,
   logger: Logger,
-  filters: { provider?: Filter[]; consumer?: Filter[] },
+  filters: { provider?: FilterEntry[]; consumer?: FilterEntry[] },
 ): CallistoApp {
   const serializers = createSerializerTable(extensions);
   const registries = createRegistrySet(extensions, config.registryTtlMs, logger);
-  const provider = createProviderSide(config, serializers, registries, filters.provider ?? [], logger);
+  const provider = createProviderSide(
+    config,
+    extensions,
+    serializers,
+    registries,
+    filters.provider ?? [],
+    logger,
+  );
   const consumer = createConsumerSide(
     config,
     extensions,
     serializers,
     registries,
-    provider.table,
+    provider.local,
     filters.consumer ?? [],
     logger,
   );
@@ -187,8 +197,8 @@ function createApp(
       process.once('SIGINT', signalHandler);
       return app;
     },
-    internals: { provider, consumer, registries },
     [Symbol.asyncDispose]: () => app.close(),
   };
+  keepInternals(app, { provider, consumer, registries });
   return app;
 }

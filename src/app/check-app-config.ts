@@ -4,71 +4,10 @@
  * address has a registered kind, parses, and has its client package installed. Each failure is a
  * ConfigError naming the key, the value, what is allowed and where the value was set.
  */
-import { ConfigError } from '../config/config-error.js';
-import { closestMatch } from '../config/did-you-mean.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { checkExtensionName, type NameSite } from '../extension/extension-names.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
-import { BUILTIN_REGISTRY_FACTORIES } from '../registry/builtin-registries.js';
-import { isPackageInstalled, REGISTRY_CLIENT_PACKAGES } from '../registry/load-optional.js';
-import type { RegistryAddress } from '../registry/registry.js';
-import {
-  checkRegistryAddress,
-  REGISTRY_ADDRESS_FORMAT,
-  registryAddressKind,
-} from '../registry/registry-address.js';
-import { resolveRegistryOptions } from '../registry/registry-options.js';
-
-const ADDRESS = `a registry address ${REGISTRY_ADDRESS_FORMAT}`;
-
-/**
- * Checks one registry address against the app's registry kinds; returns it parsed. Throws a
- * ConfigError that blames what is actually wrong: the kind, the form of an entry, or a missing package.
- */
-export function checkRegistryAddressFor(
-  extensions: ExtensionRegistry,
-  raw: unknown,
-  site: NameSite,
-): RegistryAddress {
-  const options = { source: site.source };
-  if (typeof raw !== 'string') throw new ConfigError(site.key, raw, ADDRESS, options);
-  const kind = registryAddressKind(raw);
-  if (kind === undefined) {
-    throw new ConfigError(site.key, raw, ADDRESS, { ...options, problem: 'no "kind://" at the start' });
-  }
-  if (!extensions.has('registry', kind)) {
-    const kinds = extensions.names('registry');
-    const closest = closestMatch(kind, kinds);
-    throw new ConfigError(site.key, raw, `a registry address whose kind is one of ${kinds.join(', ')}`, {
-      ...options,
-      problem: `unknown registry kind "${kind}"`,
-      suggestion: closest === undefined ? undefined : raw.trim().replace(/^[^:]+/, closest),
-    });
-  }
-  const checked = checkRegistryAddress(raw);
-  if (checked.problem !== undefined) {
-    throw new ConfigError(site.key, raw, ADDRESS, { ...options, problem: checked.problem });
-  }
-  try {
-    resolveRegistryOptions(checked.address); // the query parameters: ?ttl=, ?root=, ?maxBackoff=
-  } catch (error) {
-    const problem = (error as Error).message.replace(/^registry "[^"]*": /, '');
-    throw new ConfigError(site.key, raw, `${ADDRESS} with valid parameters`, {
-      ...options,
-      problem,
-      cause: error,
-    });
-  }
-  const needed = REGISTRY_CLIENT_PACKAGES[kind];
-  const builtin = extensions.get('registry', kind) === BUILTIN_REGISTRY_FACTORIES[kind];
-  if (needed !== undefined && builtin && !isPackageInstalled(needed)) {
-    throw new ConfigError(site.key, raw, `the package installed: npm install ${needed}`, {
-      ...options,
-      problem: `the ${kind} registry needs the package ${needed}, which is not installed`,
-    });
-  }
-  return checked.address;
-}
+import { checkRegistryAddressFor } from '../registry/check-registry-address.js';
 
 /** Checks the extension names and registry addresses of the app's configuration. */
 export function checkAppConfig({ config, sourceOf }: LoadedConfig, extensions: ExtensionRegistry): void {
@@ -78,6 +17,7 @@ export function checkAppConfig({ config, sourceOf }: LoadedConfig, extensions: E
   checkExtensionName(extensions, 'loadbalance', consumer.loadbalance, site('consumer.loadbalance'));
   checkExtensionName(extensions, 'cluster', consumer.cluster, site('consumer.cluster'));
   checkExtensionName(extensions, 'retry', consumer.retry, site('consumer.retry'));
+  checkExtensionName(extensions, 'transport', config.server.transport, site('server.transport'));
   config.server.serializers.forEach((name, i) => {
     checkExtensionName(extensions, 'serializer', name, site(`server.serializers[${i}]`));
   });

@@ -1,278 +1,47 @@
 /**
- * The consumer half of an app: the shared connection pool, one provider source per service (and
- * source), and `refer()`, which assembles each method's invoker from extensions chosen by name:
- * in-process when the app provides the service itself, else cluster strategy + load balancer.
+ * The consumer side of an app, composed from its configuration: the consumer stack (src/consumer/) with
+ * the app's extensions, serializers, registries, consumer filters and its own provider for in-process
+ * calls.
  */
-import type { ClientInvocation } from '../client/client-invocation.js';
-import {
-  type ConnectionPool,
-  createConnectionPool,
-  DEFAULT_POOL_RECONNECT,
-} from '../client/connection-pool.js';
-import { createOutageLog } from '../client/outage-log.js';
-import { createReference } from '../client/reference.js';
-import type { MethodReferenceOptions, ReferenceOptions } from '../client/reference-options.js';
-import { resolveReferenceOptions } from '../client/resolve-reference-options.js';
-import { createClusterContext } from '../cluster/cluster-context.js';
-import { createHealthTracker, createRetryControl } from '../cluster/cluster-policies.js';
-import type { CallistoConfig, ConsumerConfig } from '../config/callisto-config.js';
-import { ConfigError } from '../config/config-error.js';
-import { fromErrorPayload, toErrorPayload } from '../core/error-payload.js';
-import type { Filter, Invocation, Invoker } from '../core/invocation.js';
-import { RpcError } from '../core/rpc-error.js';
-import { serviceKeyString } from '../core/service-key.js';
+import type { CallistoConfig } from '../config/callisto-config.js';
+import { type Consumer, createConsumer } from '../consumer/consumer.js';
+import type { InProcessProvider } from '../consumer/in-process.js';
+import type { FilterEntry } from '../core/filter.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
-import { DEFAULT_LOAD_BALANCER_OPTIONS } from '../loadbalance/load-balancer.js';
-import { type ConnectionMessage, channels } from '../observability/channels.js';
 import type { Logger } from '../observability/logger.js';
-import { observeClientCall } from '../observability/observe-client-call.js';
-import { createRateLimitedLog } from '../observability/rate-limited-log.js';
+import { resolveConnectionOptions } from '../protocol/connection-options.js';
+import type { RegistrySet } from '../registry/registry-set.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
-import type { MethodDeclaration, ServiceDefinition } from '../service/define-service.js';
-import { methodNotFound, type ServiceTable } from '../service/service-table.js';
-import type { Remote } from '../service/service-types.js';
-import { DEFAULT_CONNECTION_OPTIONS } from '../transport/transport-options.js';
-import { type ReferenceTargets, resolveReferenceTargets } from './reference-targets.js';
-import type { RegistrySet } from './registry-set.js';
-import { createDirectSource, createRegistrySource, type ServiceSource } from './service-source.js';
 
-export interface ConsumerSide {
-  readonly pool: ConnectionPool;
-  refer<T>(definition: ServiceDefinition<T>, options?: ReferenceOptions<T>): Remote<T>;
-  /** Every provider source, for the admin view and tests. */
-  sources(): ReadonlyMap<string, ServiceSource>;
-  /** Stops following registries and closes connections after their calls complete. */
-  close(): Promise<void>;
-  destroy(): void;
-}
-
-function publishConnection(
-  address: string,
-  event: ConnectionMessage['event'],
-  reason: string | undefined,
-): void {
-  if (channels.connection.hasSubscribers) {
-    channels.connection.publish({ address, event, reason } satisfies ConnectionMessage);
-  }
-}
+export type ConsumerSide = Consumer;
 
 export function createConsumerSide(
   config: CallistoConfig,
   extensions: ExtensionRegistry,
   serializers: SerializerTable,
   registries: RegistrySet,
-  localTable: ServiceTable,
-  appFilters: readonly Filter[],
+  inProcess: InProcessProvider,
+  filters: readonly FilterEntry[],
   logger: Logger,
 ): ConsumerSide {
-  const byId: ReturnType<SerializerTable['byId']>[] = [];
-  for (const serializer of serializers.serializers) byId[serializer.id] = serializer;
-  const hostileLog = createRateLimitedLog((message) => logger.warn(message));
-  const outages = createOutageLog((level, message) => logger[level](message));
-  const pool = createConnectionPool(
-    byId,
-    {
-      ...DEFAULT_POOL_RECONNECT,
-      idleTimeoutMs: config.consumer.idleTimeoutMs,
-      connection: {
-        ...DEFAULT_CONNECTION_OPTIONS,
+  return createConsumer({
+    settings: {
+      application: config.application,
+      registries: config.registry,
+      startTimeoutMs: config.startTimeoutMs,
+      consumer: config.consumer,
+      // Answers are held to the provider's frame limit (`server.maxFrameBytes`) on the consumer too.
+      connection: resolveConnectionOptions(config, {
+        maxFrameBytes: config.server.maxFrameBytes,
         connectTimeoutMs: config.consumer.connectTimeoutMs,
         maxQueuedBytes: config.consumer.maxQueuedBytes,
-        maxFrameBytes: config.server.maxFrameBytes,
-        heartbeat: { intervalMs: config.heartbeatIntervalMs, missedLimit: 3 },
-        compressThresholdBytes: config.compressThresholdBytes,
-        maxInflateRatio: config.maxInflateRatio,
-        maxDecodedElements: config.maxDecodedElements,
-        frameTimeoutMs: config.frameTimeoutMs,
-        maxPartialFrameBytes: config.maxPartialFrameBytes,
-      },
+      }),
     },
-    {
-      onRefused: (_address, reason) => hostileLog.warn('refused', reason),
-      onGoAway: (address) => {
-        logger.info(`provider ${address} is going away; no new calls routed to it`);
-        publishConnection(address, 'goaway', undefined);
-      },
-      onDisconnect: (address, error) => {
-        if (error) outages.lost(address, error);
-        publishConnection(address, 'closed', error?.message);
-      },
-      onConnect: (address) => {
-        outages.connected(address);
-        publishConnection(address, 'open', undefined);
-      },
-      onRelease: (address) => outages.forgotten(address),
-      // Heartbeat round trips feed the latency-aware balancers (shortestresponse, p2c) even when idle.
-      onHeartbeatRtt: (address, rttMs) => {
-        for (const source of sources.values()) {
-          for (const endpoint of source.directory.list()) {
-            if (endpoint.address === address) endpoint.stats.recordLatency(rttMs);
-          }
-        }
-      },
-    },
-  );
-  const sources = new Map<string, ServiceSource>();
-  const closers: Array<() => void> = [];
-  const log = (level: 'info' | 'warn' | 'error', message: string) => logger[level](message);
-
-  const sourceFor = (definition: ServiceDefinition<unknown>, targets: ReferenceTargets): ServiceSource => {
-    const { urls, registries: registryAddresses } = targets;
-    const descriptor = urls?.length ? `url:${urls.join(',')}` : `registry:${registryAddresses.join(',')}`;
-    const key = `${serviceKeyString(definition)}|${descriptor}`;
-    let source = sources.get(key);
-    if (source === undefined) {
-      if (urls) source = createDirectSource(definition, urls, pool);
-      else if (registryAddresses.length > 0) {
-        source = createRegistrySource(
-          definition,
-          registries,
-          pool,
-          {
-            addresses: registryAddresses,
-            application: config.application,
-            snapshotDir: config.consumer.snapshotDir,
-            emptyProtection: config.consumer.emptyProtection,
-            startTimeoutMs: config.startTimeoutMs,
-          },
-          logger,
-        );
-      } else {
-        throw new ConfigError(
-          `refer(${definition.name}).url`,
-          undefined,
-          'a provider address (url) or a registry',
-          {
-            problem: `${definition.name} is no longer provided by this app and there is no registry`,
-          },
-        );
-      }
-      sources.set(key, source);
-    }
-    return source;
-  };
-
-  const remoteInvoker = (
-    definition: ServiceDefinition<unknown>,
-    source: ServiceSource,
-    method: string,
-    options: ConsumerConfig,
-    methodOptions: MethodReferenceOptions,
-  ): Invoker => {
-    const loadBalancer = extensions.get(
-      'loadbalance',
-      options.loadbalance,
-    )({
-      ...DEFAULT_LOAD_BALANCER_OPTIONS,
-      warmupMs: options.warmupMs,
-      hashArguments: methodOptions.hashArguments ?? DEFAULT_LOAD_BALANCER_OPTIONS.hashArguments,
-    });
-    const context = createClusterContext({
-      label: `${definition.name}.${method}`,
-      options: {
-        retries: options.retries,
-        forks: options.forks,
-        sticky: options.sticky,
-        failbackAttempts: options.failbackAttempts,
-        failbackDelayMs: options.failbackDelayMs,
-        failbackQueueSize: options.failbackQueueSize,
-      },
-      directory: source.directory,
-      pool,
-      loadBalancer,
-      health: options.outlierDetection ? createHealthTracker(source, options) : undefined,
-      retry: createRetryControl(extensions, source, options),
-      log,
-    });
-    const strategy = extensions.get('cluster', options.cluster)(context);
-    if (strategy.close) closers.push(() => strategy.close!());
-    if (source.isReady) return strategy;
-    return async (invocation) => {
-      if (!source.isReady) await source.ready;
-      return strategy(invocation);
-    };
-  };
-
-  const localInvoker = (definition: ServiceDefinition<unknown>, method: string): Invoker | undefined => {
-    const exported = localTable.lookup(definition.name, definition.version, definition.group);
-    if (exported === undefined) return undefined;
-    const target = exported.methods.get(method);
-    if (target === undefined) return () => Promise.reject(methodNotFound(exported, method));
-    const errorOptions = {
-      exposeStack: config.server.exposeStack,
-      exposure: config.server.exposeErrors,
-      declared: definition.errors,
-      label: target.label,
-    };
-    return (invocation: Invocation) => {
-      (invocation as ClientInvocation).remoteAddress = 'injvm';
-      // Errors take the same shape as over the wire, so callers cannot tell the difference.
-      const result = target.invoke(invocation).catch((error: unknown) => {
-        const { status, payload, scrubbed } = toErrorPayload(error, errorOptions);
-        if (scrubbed !== undefined) {
-          logger.warn(
-            `${target.label} failed in-process with a system error the caller was not shown (ref ${scrubbed.ref}): ${scrubbed.error.message}`,
-          );
-        }
-        throw fromErrorPayload(status, payload);
-      });
-      return channels.clientCall.hasSubscribers ? observeClientCall(result, invocation, 'injvm') : result;
-    };
-  };
-
-  return {
-    pool,
-    refer<T>(definition: ServiceDefinition<T>, options: ReferenceOptions<T> = {}): Remote<T> {
-      const resolved = resolveReferenceOptions(definition, options, config.consumer, extensions);
-      const base = resolved.reference;
-      const serializer = serializers.byName(base.serializer);
-      const forced = options.mock === true || options.mock === 'force';
-      const def = definition as ServiceDefinition<unknown>;
-      const targets = forced
-        ? undefined
-        : resolveReferenceTargets(def, options as ReferenceOptions<unknown>, {
-            extensions,
-            appRegistries: config.registry,
-            inProcess: {
-              injvm: base.injvm,
-              provided: localTable.lookup(def.name, def.version, def.group) !== undefined,
-            },
-          });
-      return createReference<T>({
-        definition,
-        options: { ...options, filters: [...appFilters, ...(options.filters ?? [])] },
-        timeoutMs: base.timeoutMs,
-        serializer,
-        methodInvoker(
-          method: string,
-          methodOptions: MethodReferenceOptions,
-          _declaration: MethodDeclaration,
-        ) {
-          if (targets === undefined) throw new RpcError('Internal', 'mock references have no remote invoker');
-          const merged = resolved.configOf(method);
-          let remote: Invoker | undefined;
-          let local: Invoker | undefined | null = base.injvm ? null : undefined;
-          return (invocation) => {
-            if (local === null) local = localInvoker(def, method);
-            if (local !== undefined) return local(invocation);
-            remote ??= remoteInvoker(def, sourceFor(def, targets), method, merged, methodOptions);
-            return remote(invocation);
-          };
-        },
-      });
-    },
-    sources: () => sources,
-    async close() {
-      for (const close of closers.splice(0)) close();
-      await pool.close();
-      await Promise.all([...sources.values()].map((source) => source.close()));
-      sources.clear();
-    },
-    destroy() {
-      for (const close of closers.splice(0)) close();
-      pool.destroy();
-      for (const source of sources.values()) void source.close();
-      sources.clear();
-    },
-  };
+    extensions,
+    serializers,
+    registries,
+    inProcess,
+    filters,
+    logger,
+  });
 }

@@ -11,9 +11,9 @@
  *      registries, last
  */
 import type { Logger } from '../observability/logger.js';
+import type { RegistrySet } from '../registry/registry-set.js';
 import type { ConsumerSide } from './consumer-side.js';
 import type { ProviderSide } from './provider-side.js';
-import type { RegistrySet } from './registry-set.js';
 
 export interface ShutdownParts {
   provider: ProviderSide;

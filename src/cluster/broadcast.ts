@@ -1,4 +1,3 @@
-import type { ClientInvocation } from '../client/client-invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import type { ClusterFactory } from './cluster.js';
 
@@ -7,16 +6,11 @@ import type { ClusterFactory } from './cluster.js';
  * all succeed, and fails when any fails, with an error whose `details.failed` lists which providers
  * failed and why. For cache invalidation and similar fan-outs.
  */
-export const broadcast: ClusterFactory = (context) => async (invocation) => {
-  const call = invocation as ClientInvocation;
+export const broadcast: ClusterFactory = (context) => async (call) => {
   const endpoints = context.selectable();
   if (endpoints.length === 0) context.select(call); // throws NoProvider
   const outcomes = await Promise.allSettled(
-    endpoints.map((endpoint) => {
-      const copy = call.renewFor(call.signal);
-      copy.deadline = call.deadline;
-      return context.invoke(endpoint, copy);
-    }),
+    endpoints.map((endpoint) => context.invoke(endpoint, call.fork(call.signal))),
   );
   const failed = outcomes.flatMap((outcome, i) =>
     outcome.status === 'rejected'

@@ -1,5 +1,4 @@
-/** Registers the built-in fault-tolerance strategies as `cluster` extensions. */
-import { builtinExtensions, type ExtensionRegistry } from '../extension/extension-registry.js';
+/** The built-in fault-tolerance strategies (kind `cluster`, in app/builtin-extensions.ts's constant table). */
 import { broadcast } from './broadcast.js';
 import type { ClusterFactory } from './cluster.js';
 import { failback } from './failback.js';
@@ -16,9 +15,3 @@ export const BUILTIN_CLUSTERS: Readonly<Record<string, ClusterFactory>> = {
   forking,
   broadcast,
 };
-
-export function registerBuiltinClusters(registry: ExtensionRegistry = builtinExtensions): void {
-  for (const [name, factory] of Object.entries(BUILTIN_CLUSTERS)) registry.register('cluster', name, factory);
-}
-
-registerBuiltinClusters();

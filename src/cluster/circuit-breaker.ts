@@ -5,7 +5,7 @@
  * An ejection lasts `baseEjectionMs`, doubled on every repeated ejection up to `maxEjectionMs`; then the
  * provider is half-open: one probe call is let through (`allow` answers true once), its success closes
  * the breaker, its failure ejects again for longer. `filter` never removes more than
- * `maxEjectionPercent` of a list (at least one may go), and never all of it.
+ * `maxEjectionRatio` of a list (at least one may go), and never all of it.
  *
  * Use per call: `filter(endpoints)` -> balancer `select` -> `allow(chosen.address)` (marks the probe of a
  * half-open provider as taken; synchronous with `filter`, so it answers true) -> the call ->
@@ -32,8 +32,8 @@ export interface OutlierDetectorOptions {
   baseEjectionMs: number;
   /** Longest ejection period, ms; a provider closed this long starts again from `baseEjectionMs`. Default 300000. */
   maxEjectionMs: number;
-  /** Largest share (percent) of a list that `filter` removes; at least one provider may be removed. Default 40. */
-  maxEjectionPercent: number;
+  /** Largest share (0..1) of a list that `filter` removes; at least one provider may be removed. Default 0.4. */
+  maxEjectionRatio: number;
   /** A probe with no recorded outcome after this many ms (a lost call) is handed out again. Default 10000. */
   probeTimeoutMs: number;
   /** Clock, ms. Default Date.now. */
@@ -48,7 +48,7 @@ export const DEFAULT_OUTLIER_OPTIONS: OutlierDetectorOptions = {
   windowBuckets: 10,
   baseEjectionMs: 10_000,
   maxEjectionMs: 300_000,
-  maxEjectionPercent: 40,
+  maxEjectionRatio: 0.4,
   probeTimeoutMs: 10_000,
   now: Date.now,
 };
@@ -120,11 +120,7 @@ export function resolveOutlierOptions(options: Partial<OutlierDetectorOptions> =
     o.maxEjectionMs >= o.baseEjectionMs,
     `a number >= baseEjectionMs (${o.baseEjectionMs})`,
   );
-  check(
-    'maxEjectionPercent',
-    o.maxEjectionPercent >= 0 && o.maxEjectionPercent <= 100,
-    'a number in [0, 100]',
-  );
+  check('maxEjectionRatio', o.maxEjectionRatio >= 0 && o.maxEjectionRatio <= 1, 'a number in [0, 1]');
   check('probeTimeoutMs', o.probeTimeoutMs > 0, 'a number > 0');
   check('now', typeof o.now === 'function', 'a function returning ms');
   return o;
@@ -136,7 +132,7 @@ export function createOutlierDetector(options: Partial<OutlierDetectorOptions> =
   /** How many providers are ejected (open or half-open): 0 makes `filter` free. */
   let ejectedCount = 0;
   /**
-   * Ejected providers the last `filter` kept selectable because of `maxEjectionPercent` (or to avoid an
+   * Ejected providers the last `filter` kept selectable because of `maxEjectionRatio` (or to avoid an
    * empty list): `allow` agrees with `filter` for them, as the two are used together, synchronously.
    */
   const readmitted = new Set<string>();
@@ -242,7 +238,7 @@ export function createOutlierDetector(options: Partial<OutlierDetectorOptions> =
       let out = 0;
       for (let i = 0; i < n; i++) if (excluded(table.get(endpoints[i]!.address), now)) out++;
       if (out === 0) return endpoints;
-      const cap = o.maxEjectionPercent <= 0 ? 0 : Math.max(1, Math.floor((n * o.maxEjectionPercent) / 100));
+      const cap = o.maxEjectionRatio <= 0 ? 0 : Math.max(1, Math.floor(n * o.maxEjectionRatio + 1e-9));
       const isOut = (e: { readonly address: string }) => excluded(table.get(e.address), now);
       // Never return an empty list: with a cap of every provider, all stay selectable.
       if (cap === 0 || cap >= n) {

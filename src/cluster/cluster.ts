@@ -1,37 +1,58 @@
 /**
  * The fault-tolerance extension point (kind `cluster`). A strategy is one function that builds an
- * invoker from a `ClusterContext`: it decides how many providers to try and how, while the context
- * knows how to pick one (routing, outlier ejection, load balancing) and how to call it.
+ * invoker from a `ClusterContext`: it decides how many providers to try and how, while the context knows
+ * how to pick one (the service's directory: availability, outlier ejection, load balancing) and how to
+ * make one attempt (the per-attempt filters, then the connection).
+ *
+ * Everything a strategy touches is typed here: the call (`ClusterInvocation`), a provider
+ * (`ClusterEndpoint`), an attempt's outcome (`AttemptListener`). Strategies need no cast.
  */
-
-import type { ClientInvocation } from '../client/client-invocation.js';
-import type { Invoker } from '../core/invocation.js';
+import type { Attachments, Invocation } from '../core/invocation.js';
 import type { RpcError } from '../core/rpc-error.js';
-import type { ProviderEndpoint } from './provider-endpoint.js';
+import type { Endpoint } from '../loadbalance/load-balancer.js';
 
 export interface ClusterOptions {
-  /** failover: extra attempts after the first. Default 2. */
+  /** failover: extra attempts after the first. */
   retries: number;
-  /** forking: providers called at once. Default 2. */
+  /** forking: providers called at once. */
   forks: number;
-  /** failback: failed calls kept for background retry. Default 1000. */
+  /** failback: failed calls kept for background retry. */
   failbackQueueSize: number;
-  /** failback: background attempts per call. Default 3. */
+  /** failback: background attempts per call. */
   failbackAttempts: number;
-  /** failback: delay before the first background retry, doubled each time. Default 1000. */
+  /** failback: delay before the first background retry, doubled each time. */
   failbackDelayMs: number;
-  /** Keep using the provider that served the previous call while it is healthy. Default false. */
+  /** Keep using the provider that served the previous call while it is healthy. */
   sticky: boolean;
 }
 
-export const DEFAULT_CLUSTER_OPTIONS: ClusterOptions = {
-  retries: 2,
-  forks: 2,
-  failbackQueueSize: 1_000,
-  failbackAttempts: 3,
-  failbackDelayMs: 1_000,
-  sticky: false,
-};
+/** A call as a strategy sees it: an invocation that can be repeated. */
+export interface ClusterInvocation extends Invocation {
+  /** The call's whole time budget, ms (0 for none); `deadline` is its start plus this. */
+  readonly timeoutMs: number;
+  /** When the call started, ms (Date.now clock). */
+  readonly startedAt: number;
+  /** The last attempt's answer attachments (none until an attempt was answered). */
+  responseAttachments: Attachments;
+  /** The same call with a fresh deadline and no signal, for background retries (failback). */
+  renew(): ClusterInvocation;
+  /** The same call, deadline included, with its own signal (forking, broadcast: one per provider). */
+  fork(signal: AbortSignal | undefined): ClusterInvocation;
+}
+
+/** A provider as a strategy sees it. */
+export interface ClusterEndpoint extends Endpoint {
+  readonly host: string;
+  readonly port: number;
+  /** The transport the consumer connects with (`tcp`, `memory`, `injvm` for in-process calls). */
+  readonly transport: string;
+}
+
+/** Told how one attempt ended, synchronously when it could not even be sent. */
+export interface AttemptListener {
+  onAnswer(value: unknown): void;
+  onFailure(error: RpcError): void;
+}
 
 export interface ClusterContext {
   /** `Service.method`, for messages. */
@@ -41,25 +62,25 @@ export interface ClusterContext {
    * Picks one provider, avoiding `exclude` while others remain, and claims it from the outlier detector
    * (a half-open provider's single probe). Throws NoProvider when there is none.
    */
-  select(invocation: ClientInvocation, exclude?: readonly ProviderEndpoint[]): ProviderEndpoint;
+  select(invocation: ClusterInvocation, exclude?: readonly ClusterEndpoint[]): ClusterEndpoint;
   /** Every provider selectable now (not ejected, not unreachable, not going away). */
-  selectable(): readonly ProviderEndpoint[];
-  /** Calls one provider, keeping its counters and health. */
-  invoke(endpoint: ProviderEndpoint, invocation: ClientInvocation): Promise<unknown>;
-  /** Whether a failed attempt may be repeated on another provider, retry budget included. */
-  mayRetry(
-    error: RpcError,
-    invocation: ClientInvocation,
-    attempt: number,
-    startedAt: number,
-  ): number | undefined;
+  selectable(): readonly ClusterEndpoint[];
+  /** One attempt on `endpoint`, through the per-attempt filters; resolves with its result. */
+  invoke(endpoint: ClusterEndpoint, invocation: ClusterInvocation): Promise<unknown>;
+  /** `invoke` without a promise: how the attempt ended is told to `listener`. */
+  attempt(endpoint: ClusterEndpoint, invocation: ClusterInvocation, listener: AttemptListener): void;
+  /**
+   * Whether a failed attempt may be repeated on another provider: the delay before it, or undefined.
+   * Counts the retry against the service's retry budget. `attempt` is the number of attempts made.
+   */
+  mayRetry(error: RpcError, invocation: ClusterInvocation, attempt: number): number | undefined;
   /** Counts one call (not attempt) towards the retry budget; strategies that retry call it once per call. */
   recordCall(): void;
   log(level: 'info' | 'warn' | 'error', message: string): void;
 }
 
 /** A strategy's invoker; `close` releases background work (failback timers). */
-export type ClusterInvoker = Invoker & { close?(): void };
+export type ClusterInvoker = ((invocation: ClusterInvocation) => Promise<unknown>) & { close?(): void };
 
 export type ClusterFactory = (context: ClusterContext) => ClusterInvoker;
 

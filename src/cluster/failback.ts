@@ -1,7 +1,5 @@
-import type { ClientInvocation } from '../client/client-invocation.js';
-import type { Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
-import type { ClusterFactory } from './cluster.js';
+import type { ClusterFactory, ClusterInvocation } from './cluster.js';
 
 /**
  * failback: one attempt; on failure the call resolves to `undefined` at once and is recorded for
@@ -18,7 +16,7 @@ export const failback: ClusterFactory = (context) => {
   let closed = false;
   const timers = new Set<NodeJS.Timeout>();
 
-  const attempt = (call: ClientInvocation): Promise<unknown> => {
+  const attempt = (call: ClusterInvocation): Promise<unknown> => {
     const fresh = call.renew();
     try {
       return context.invoke(context.select(fresh), fresh);
@@ -27,7 +25,7 @@ export const failback: ClusterFactory = (context) => {
     }
   };
 
-  const retryLater = (call: ClientInvocation, retry: number): void => {
+  const retryLater = (call: ClusterInvocation, retry: number): void => {
     const delay = context.options.failbackDelayMs * 2 ** (retry - 1);
     const timer = setTimeout(() => {
       timers.delete(timer);
@@ -60,8 +58,7 @@ export const failback: ClusterFactory = (context) => {
     timers.add(timer);
   };
 
-  const invoker = async (invocation: Invocation): Promise<unknown> => {
-    const call = invocation as ClientInvocation;
+  const invoker = async (call: ClusterInvocation): Promise<unknown> => {
     try {
       return await context.invoke(context.select(call), call);
     } catch (error) {

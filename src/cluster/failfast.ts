@@ -1,8 +1,10 @@
-import type { ClientInvocation } from '../client/client-invocation.js';
 import type { ClusterFactory } from './cluster.js';
 
 /** failfast: one attempt; the error goes straight to the caller. */
 export const failfast: ClusterFactory = (context) => (invocation) => {
-  const call = invocation as ClientInvocation;
-  return context.invoke(context.select(call), call);
+  try {
+    return context.invoke(context.select(invocation), invocation);
+  } catch (error) {
+    return Promise.reject(error);
+  }
 };

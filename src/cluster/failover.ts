@@ -1,30 +1,70 @@
-import type { ClientInvocation } from '../client/client-invocation.js';
 import { RpcError } from '../core/rpc-error.js';
-import type { ClusterFactory } from './cluster.js';
-import type { ProviderEndpoint } from './provider-endpoint.js';
+import type {
+  AttemptListener,
+  ClusterContext,
+  ClusterEndpoint,
+  ClusterFactory,
+  ClusterInvocation,
+} from './cluster.js';
 import { sleep } from './sleep.js';
 
 /**
  * failover: on a retryable error try another provider, up to `retries` more times. Only idempotent
  * methods are retried after the request may have reached a provider; any method is retried when the
  * error proves it never did. Business errors are never retried.
+ *
+ * One promise per call: attempts report through `attempt()`'s listener, not through promises of their
+ * own.
  */
-export const failover: ClusterFactory = (context) => async (invocation) => {
-  const call = invocation as ClientInvocation;
-  const startedAt = Date.now();
-  context.recordCall();
-  let tried: ProviderEndpoint[] | undefined;
-  for (let attempt = 1; ; attempt++) {
-    const endpoint = context.select(call, tried);
+export const failover: ClusterFactory = (context) => (invocation) =>
+  new Promise<unknown>((resolve, reject) => {
+    context.recordCall();
+    new FailoverCall(context, invocation, resolve, reject).next();
+  });
+
+class FailoverCall implements AttemptListener {
+  attempts = 0;
+  endpoint: ClusterEndpoint | undefined = undefined;
+  tried: ClusterEndpoint[] | undefined = undefined;
+
+  constructor(
+    readonly context: ClusterContext,
+    readonly invocation: ClusterInvocation,
+    readonly resolve: (value: unknown) => void,
+    readonly reject: (error: unknown) => void,
+  ) {}
+
+  next(): void {
+    this.attempts++;
+    let endpoint: ClusterEndpoint;
     try {
-      return await context.invoke(endpoint, call);
+      endpoint = this.context.select(this.invocation, this.tried);
     } catch (error) {
-      const failure = RpcError.from(error);
-      const delay = context.mayRetry(failure, call, attempt, startedAt);
-      if (delay === undefined) throw failure;
-      if (delay > 0) await sleep(delay, call.signal);
-      tried ??= [];
-      tried.push(endpoint);
+      this.reject(error);
+      return;
     }
+    this.endpoint = endpoint;
+    this.context.attempt(endpoint, this.invocation, this);
   }
-};
+
+  onAnswer(value: unknown): void {
+    this.resolve(value);
+  }
+
+  onFailure(error: RpcError): void {
+    const failure = RpcError.from(error);
+    const delay = this.context.mayRetry(failure, this.invocation, this.attempts);
+    if (delay === undefined) {
+      this.reject(failure);
+      return;
+    }
+    this.tried ??= [];
+    this.tried.push(this.endpoint!);
+    if (delay > 0) {
+      sleep(delay, this.invocation.signal).then(
+        () => this.next(),
+        (cancelled: unknown) => this.reject(cancelled),
+      );
+    } else this.next();
+  }
+}

@@ -1,11 +1,9 @@
-import type { ClientInvocation } from '../client/client-invocation.js';
 import type { ClusterFactory } from './cluster.js';
 
 /** failsafe: one attempt; a failure is logged and the call resolves to `undefined` (for audit logs and the like). */
 export const failsafe: ClusterFactory = (context) => async (invocation) => {
-  const call = invocation as ClientInvocation;
   try {
-    return await context.invoke(context.select(call), call);
+    return await context.invoke(context.select(invocation), invocation);
   } catch (error) {
     context.log('warn', `failsafe: ${context.label} failed and was ignored: ${(error as Error).message}`);
     return undefined;

@@ -1,23 +1,24 @@
-import type { ClientInvocation } from '../client/client-invocation.js';
 import { RpcError } from '../core/rpc-error.js';
-import type { ClusterFactory } from './cluster.js';
-import type { ProviderEndpoint } from './provider-endpoint.js';
+import type { ClusterEndpoint, ClusterFactory } from './cluster.js';
 
 /**
  * forking: call `forks` providers at once; the first success wins and the others are cancelled. Fails
  * only when all fail, with the last error. For reads where latency matters more than load.
  */
-export const forking: ClusterFactory = (context) => (invocation) => {
-  const call = invocation as ClientInvocation;
-  const chosen: ProviderEndpoint[] = [];
+export const forking: ClusterFactory = (context) => (call) => {
+  const chosen: ClusterEndpoint[] = [];
   const forks = Math.max(1, Math.min(context.options.forks, context.selectable().length));
-  while (chosen.length < forks) chosen.push(context.select(call, chosen));
+  try {
+    while (chosen.length < forks) chosen.push(context.select(call, chosen));
+  } catch (error) {
+    return Promise.reject(error);
+  }
   return new Promise<unknown>((resolve, reject) => {
     let failures = 0;
     let settled = false;
     const controllers = chosen.map(() => new AbortController());
     const onCallerAbort = () => {
-      for (const controller of controllers) controller.abort();
+      for (const controller of controllers) controller.abort(call.signal?.reason);
     };
     call.signal?.addEventListener('abort', onCallerAbort, { once: true });
     const done = () => {
@@ -25,14 +26,13 @@ export const forking: ClusterFactory = (context) => (invocation) => {
       call.signal?.removeEventListener('abort', onCallerAbort);
     };
     chosen.forEach((endpoint, i) => {
-      const fork = call.renewFor(controllers[i]!.signal);
-      fork.deadline = call.deadline;
-      context.invoke(endpoint, fork).then(
+      context.invoke(endpoint, call.fork(controllers[i]!.signal)).then(
         (value) => {
           if (settled) return;
           done();
+          const lost = new RpcError('Cancelled', `${context.label}: another provider answered first`);
           controllers.forEach((controller, j) => {
-            if (j !== i) controller.abort();
+            if (j !== i) controller.abort(lost);
           });
           resolve(value);
         },

@@ -1,8 +1,7 @@
 /**
- * The built-in retry policies, registered into `builtinExtensions` (kind `retry`) when this module is
- * imported. Each factory takes resolved `RetryOptions` (see `resolveRetryOptions`).
+ * The built-in retry policies (kind `retry`, in app/builtin-extensions.ts's constant table). Each factory
+ * takes resolved `RetryOptions` (see `resolveRetryOptions`).
  */
-import { builtinExtensions, type ExtensionRegistry } from '../extension/extension-registry.js';
 import { createExponentialRetryPolicy } from './retry-exponential.js';
 import { createFixedRetryPolicy } from './retry-fixed.js';
 import { createNoRetryPolicy } from './retry-none.js';
@@ -14,14 +13,6 @@ export const BUILTIN_RETRY_POLICIES: Readonly<Record<string, RetryPolicyFactory>
   fixed: createFixedRetryPolicy,
   exponential: createExponentialRetryPolicy,
 };
-
-/** Registers the built-in retry policies into `registry` (the process-wide built-ins by default). */
-export function registerBuiltinRetryPolicies(registry: ExtensionRegistry = builtinExtensions): void {
-  for (const [name, factory] of Object.entries(BUILTIN_RETRY_POLICIES))
-    registry.register('retry', name, factory);
-}
-
-registerBuiltinRetryPolicies();
 
 export type { OutlierDetector, OutlierDetectorOptions, OutlierState } from './circuit-breaker.js';
 export { createOutlierDetector, DEFAULT_OUTLIER_OPTIONS } from './circuit-breaker.js';

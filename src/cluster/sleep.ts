@@ -3,13 +3,15 @@ import { RpcError } from '../core/rpc-error.js';
 /** Waits `ms`, or rejects with Cancelled when `signal` aborts first. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
+    const cancelled = () =>
+      new RpcError('Cancelled', 'call cancelled by the caller', { cause: signal?.reason });
     if (signal?.aborted) {
-      reject(new RpcError('Cancelled', 'call cancelled by the caller'));
+      reject(cancelled());
       return;
     }
     const onAbort = () => {
       clearTimeout(timer);
-      reject(new RpcError('Cancelled', 'call cancelled by the caller'));
+      reject(cancelled());
     };
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);

@@ -250,8 +250,11 @@ function sourceLookup(sources: Sources): (key: string) => string | undefined {
   return (key) => {
     const parts = key.replace(/\[\d+\]/g, '').split('.');
     for (let length = parts.length; length > 0; length--) {
-      const found = sources.get(parts.slice(0, length).join('.'));
+      const prefix = parts.slice(0, length).join('.');
+      const found = sources.get(prefix);
       if (found !== undefined) return found;
+      // a setting no source set is a default, even when a source set others of its section
+      if (LEAF_KEYS.includes(prefix)) return undefined;
     }
     return undefined;
   };

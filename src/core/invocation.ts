@@ -23,6 +23,13 @@ export interface Invocation {
   readonly idempotent: boolean;
   /** Peer address (`host:port`) once known: the chosen provider on the consumer, the caller on the provider. */
   remoteAddress?: string | undefined;
+  /**
+   * Headers of the answer. On the provider, filters and the handler (through `callContext()`) set them
+   * and they travel back with the answer, success or error; on the consumer, filters read them once the
+   * call (at the per-attempt position: the attempt) returned. Always present on Callisto's own
+   * invocations; optional so that plain objects can stand in for an invocation.
+   */
+  responseAttachments?: Attachments;
 }
 
 /** The one shape of every step of the call path. */

@@ -11,6 +11,7 @@
  * Run time: `checkExtensionName()` fails with a ConfigError naming the key, the value, the names
  * registered in the app and the closest one, when configuration is resolved (never at the first call).
  */
+import { z } from 'zod';
 import { ConfigError } from '../config/config-error.js';
 import { closestMatch } from '../config/did-you-mean.js';
 import type { ExtensionKind, ExtensionRegistry } from './extension-registry.js';
@@ -22,6 +23,7 @@ export const BUILTIN_EXTENSION_NAMES = {
   cluster: ['failover', 'failfast', 'failsafe', 'failback', 'forking', 'broadcast'],
   retry: ['none', 'fixed', 'exponential'],
   registry: ['file', 'direct', 'etcd', 'zookeeper', 'zk', 'redis', 'redis-sentinel'],
+  transport: ['tcp', 'memory'],
 } as const;
 
 type Builtin<K extends keyof typeof BUILTIN_EXTENSION_NAMES> = (typeof BUILTIN_EXTENSION_NAMES)[K][number];
@@ -37,11 +39,22 @@ export interface RetryPolicyNames extends Record<Builtin<'retry'>, true> {}
 /** Registry kinds, the scheme of a registry address (`etcd://…`). Addresses stay plain strings. */
 export interface RegistryKindNames extends Record<Builtin<'registry'>, true> {}
 
+/** Transport names (`server.transport`, a provider record's `transport`); augment to add yours. */
+export interface TransportNames extends Record<Builtin<'transport'>, true> {}
+
 export type SerializerName = keyof SerializerNames & string;
+export type TransportName = keyof TransportNames & string;
 export type LoadBalancerName = keyof LoadBalancerNames & string;
 export type ClusterName = keyof ClusterNames & string;
 export type RetryPolicyName = keyof RetryPolicyNames & string;
 export type RegistryKindName = keyof RegistryKindNames & string;
+
+/**
+ * The schema of a configured extension name: typed as the kind's names, checked against the app's
+ * extensions when configuration is resolved (`checkExtensionName`).
+ */
+export const extensionNameSchema = <Name extends string>() =>
+  z.string().min(1) as unknown as z.ZodType<Name, Name>;
 
 /** Where a configured name was set, for the error. */
 export interface NameSite {

@@ -1,7 +1,12 @@
 /**
- * The extension registry (Dubbo's SPI): factories keyed by kind and name. Built-ins are registered by
- * default; registering the same kind and name again overrides it (user extensions win); configuration
- * selects implementations by name.
+ * Extensions (Dubbo's SPI): factories keyed by kind and name; configuration selects implementations by
+ * name. Two things, never mixed up:
+ *
+ * - the **built-ins**, a constant table frozen at load (app/builtin-extensions.ts): importing a module
+ *   never changes what another app gets;
+ * - an **app's registry**, made from the built-ins when the app is built, where the app's own
+ *   extensions go (`callisto({ extend })`, config `extensions` modules); registering a name a built-in
+ *   uses overrides it, for that app only.
  */
 import { RpcError } from '../core/rpc-error.js';
 
@@ -11,35 +16,35 @@ export interface ExtensionKinds {}
 
 export type ExtensionKind = keyof ExtensionKinds & string;
 
-export interface ExtensionRegistry {
-  /** Registers (or overrides) an extension. */
-  register<K extends ExtensionKind>(kind: K, name: string, factory: ExtensionKinds[K]): void;
+/** Extensions to look up (read-only). */
+export interface ExtensionTable {
   /** The extension registered under `kind`/`name`; throws a clear error naming what exists if none. */
   get<K extends ExtensionKind>(kind: K, name: string): ExtensionKinds[K];
   /** Whether an extension is registered. */
   has(kind: ExtensionKind, name: string): boolean;
   /** Names registered for a kind. */
   names(kind: ExtensionKind): string[];
-  /** A copy whose registrations do not affect this one (per-app overrides on top of built-ins). */
+  /** The kinds with at least one extension. */
+  kinds(): ExtensionKind[];
+}
+
+/** An app's extensions: the built-ins and the app's own. */
+export interface ExtensionRegistry extends ExtensionTable {
+  /** Registers (or overrides) an extension, in this registry only. */
+  register<K extends ExtensionKind>(kind: K, name: string, factory: ExtensionKinds[K]): void;
+  /** A copy whose registrations do not affect this one. */
   fork(): ExtensionRegistry;
 }
 
-export function createExtensionRegistry(
-  entries: Map<string, Map<string, unknown>> = new Map(),
-): ExtensionRegistry {
-  const table = entries;
-  const kindTable = (kind: string): Map<string, unknown> => {
-    let byName = table.get(kind);
-    if (!byName) {
-      byName = new Map();
-      table.set(kind, byName);
-    }
-    return byName;
-  };
+/** Extensions by kind, then by name. */
+export type ExtensionEntries = {
+  readonly [K in ExtensionKind]?: Readonly<Record<string, ExtensionKinds[K]>>;
+};
+
+type Entries = Map<string, Map<string, unknown>>;
+
+function lookup(table: Entries): ExtensionTable {
   return {
-    register(kind, name, factory) {
-      kindTable(kind).set(name, factory);
-    },
     get(kind, name) {
       const found = table.get(kind)?.get(name);
       if (found === undefined) {
@@ -54,13 +59,49 @@ export function createExtensionRegistry(
     names(kind) {
       return [...(table.get(kind)?.keys() ?? [])];
     },
-    fork() {
-      const copy = new Map<string, Map<string, unknown>>();
-      for (const [kind, byName] of table) copy.set(kind, new Map(byName));
-      return createExtensionRegistry(copy);
+    kinds() {
+      return [...table.keys()] as ExtensionKind[];
     },
   };
 }
 
-/** The process-wide registry holding the built-ins; each app forks it. */
-export const builtinExtensions: ExtensionRegistry = createExtensionRegistry();
+function entriesOf(base: ExtensionTable | ExtensionEntries | undefined): Entries {
+  const table: Entries = new Map();
+  if (base === undefined) return table;
+  if (typeof (base as ExtensionTable).kinds === 'function') {
+    const from = base as ExtensionTable;
+    for (const kind of from.kinds()) {
+      table.set(kind, new Map(from.names(kind).map((name) => [name, from.get(kind, name)])));
+    }
+    return table;
+  }
+  for (const [kind, byName] of Object.entries(base as ExtensionEntries)) {
+    table.set(kind, new Map(Object.entries(byName as Record<string, unknown>)));
+  }
+  return table;
+}
+
+/** A constant table of extensions: frozen, nothing can be registered into it. */
+export function createExtensionTable(entries: ExtensionEntries): ExtensionTable {
+  return Object.freeze(lookup(entriesOf(entries)));
+}
+
+/** An app's registry: a copy of `base` (the built-ins) that the app's own extensions are added to. */
+export function createExtensionRegistry(base?: ExtensionTable): ExtensionRegistry {
+  const table = entriesOf(base);
+  const registry: ExtensionRegistry = {
+    ...lookup(table),
+    register(kind, name, factory) {
+      let byName = table.get(kind);
+      if (byName === undefined) {
+        byName = new Map();
+        table.set(kind, byName);
+      }
+      byName.set(name, factory);
+    },
+    fork() {
+      return createExtensionRegistry(registry);
+    },
+  };
+  return registry;
+}

@@ -41,6 +41,8 @@ export interface EndpointStatsRecorder extends EndpointStats {
   end(latencyMs: number, ok: boolean): void;
   /** A latency measured outside calls (a heartbeat round trip); not counted as a call. */
   recordLatency(ms: number): void;
+  /** A call counted by `begin` never went out: `active--`, no sample. */
+  abandon(): void;
   /** Forgets every sample (in-flight calls stay counted). */
   reset(): void;
 }
@@ -134,6 +136,10 @@ class SlidingEndpointStats implements EndpointStatsRecorder {
 
   recordLatency(ms: number): void {
     this.#push(PROBE, ms);
+  }
+
+  abandon(): void {
+    if (this.#active > 0) this.#active--;
   }
 
   reset(): void {

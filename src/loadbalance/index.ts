@@ -1,8 +1,7 @@
 /**
- * The built-in load balancers, registered into `builtinExtensions` (kind `loadbalance`) when this module
- * is imported. Each factory takes resolved `LoadBalancerOptions` (see `resolveLoadBalancerOptions`).
+ * The built-in load balancers (kind `loadbalance`), in app/builtin-extensions.ts's constant table. Each
+ * factory takes resolved `LoadBalancerOptions` (see `resolveLoadBalancerOptions`).
  */
-import { builtinExtensions, type ExtensionRegistry } from '../extension/extension-registry.js';
 import { createConsistentHashLoadBalancer } from './consistent-hash.js';
 import { createLeastActiveLoadBalancer } from './least-active.js';
 import type { LoadBalancerFactory } from './load-balancer.js';
@@ -20,17 +19,6 @@ export const BUILTIN_LOAD_BALANCERS: Readonly<Record<string, LoadBalancerFactory
   shortestresponse: createShortestResponseLoadBalancer,
   p2c: createP2cLoadBalancer,
 };
-
-/** The balancer used when none is configured. */
-export const DEFAULT_LOAD_BALANCER = 'random';
-
-/** Registers the built-in balancers into `registry` (the process-wide built-ins by default). */
-export function registerBuiltinLoadBalancers(registry: ExtensionRegistry = builtinExtensions): void {
-  for (const [name, factory] of Object.entries(BUILTIN_LOAD_BALANCERS))
-    registry.register('loadbalance', name, factory);
-}
-
-registerBuiltinLoadBalancers();
 
 export { createConsistentHashLoadBalancer } from './consistent-hash.js';
 export type { EndpointStatsOptions, EndpointStatsRecorder } from './endpoint-stats.js';

@@ -54,6 +54,9 @@ export const DEFAULT_LOAD_BALANCER_OPTIONS: LoadBalancerOptions = {
   now: Date.now,
 };
 
+/** The balancer used when none is configured (`consumer.loadbalance`). */
+export const DEFAULT_LOAD_BALANCER = 'random';
+
 export type LoadBalancerFactory = (options: LoadBalancerOptions) => LoadBalancer;
 
 declare module '../extension/extension-registry.js' {

@@ -21,6 +21,9 @@ import {
 } from './frame.js';
 import { ProtocolError } from './protocol-error.js';
 
+/** The metadata of a frame without any (shared: frames are read, never written to). */
+const NO_META = Buffer.alloc(0);
+
 /** Smallest buffer allocated for a frame still arriving. */
 export const INITIAL_PARTIAL_BYTES = 512;
 /** Bytes of a partial frame a connection may hold without drawing on the shared budget. */
@@ -69,7 +72,7 @@ export function createFrameDecoder(
     serializer: 0,
     status: 0,
     requestId: 0,
-    meta: Buffer.alloc(0),
+    meta: NO_META,
     body: Buffer.alloc(0),
   };
 
@@ -102,7 +105,8 @@ export function createFrameDecoder(
     frame.status = buf[offset + 6]!;
     frame.requestId = buf.readUInt32BE(offset + 8);
     const metaStart = offset + HEADER_BYTES;
-    frame.meta = buf.subarray(metaStart, metaStart + metaLength);
+    // Most answers carry no metadata: no view is made for them.
+    frame.meta = metaLength === 0 ? NO_META : buf.subarray(metaStart, metaStart + metaLength);
     frame.body = buf.subarray(metaStart + metaLength, offset + total);
     frames++;
     onFrame(frame);

@@ -36,9 +36,17 @@ export interface FrameWriter {
     attachments: Attachments | undefined,
     body: Uint8Array,
   ): void;
-  response(requestId: number, serializer: number, status: number, body: Uint8Array, flags?: number): void;
+  response(
+    requestId: number,
+    serializer: number,
+    status: number,
+    body: Uint8Array,
+    flags?: number,
+    attachments?: Attachments,
+  ): void;
   heartbeat(requestId: number, pong: boolean): void;
-  event(name: string, serializer: number, body: Uint8Array): void;
+  /** An event frame; `requestId` names the call it is about (0 for none). */
+  event(name: string, serializer: number, body: Uint8Array, requestId?: number): void;
   /** Bytes queued here and in the sink, not yet on the wire. */
   readonly queuedBytes: number;
   /** Writes the batch now instead of at the end of the tick. */
@@ -117,20 +125,22 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
       offset = writeAttachments(batch, offset, attachments);
       copyBody(body, offset);
     },
-    response(requestId, serializer, status, body, flags = 0) {
-      const at = reserve(HEADER_BYTES + body.length);
-      header(at, FrameKind.Response, flags, serializer, status, requestId, 0, body.length);
-      copyBody(body, at + HEADER_BYTES);
+    response(requestId, serializer, status, body, flags = 0, attachments) {
+      const metaLength = attachments === undefined ? 0 : attachmentsByteLength(attachments);
+      const at = reserve(HEADER_BYTES + metaLength + body.length);
+      header(at, FrameKind.Response, flags, serializer, status, requestId, metaLength, body.length);
+      if (attachments !== undefined) writeAttachments(batch, at + HEADER_BYTES, attachments);
+      copyBody(body, at + HEADER_BYTES + metaLength);
     },
     heartbeat(requestId, pong) {
       const at = reserve(HEADER_BYTES);
       header(at, FrameKind.Heartbeat, pong ? FrameFlag.Pong : 0, 0, STATUS_OK, requestId, 0, 0);
     },
-    event(name, serializer, body) {
+    event(name, serializer, body, requestId = 0) {
       const nameBytes = Buffer.from(name, 'utf8');
       const metaLength = 2 + nameBytes.length;
       const at = reserve(HEADER_BYTES + metaLength + body.length);
-      header(at, FrameKind.Event, 0, serializer, STATUS_OK, 0, metaLength, body.length);
+      header(at, FrameKind.Event, 0, serializer, STATUS_OK, requestId, metaLength, body.length);
       batch.writeUInt16BE(nameBytes.length, at + HEADER_BYTES);
       nameBytes.copy(batch, at + HEADER_BYTES + 2);
       copyBody(body, at + HEADER_BYTES + metaLength);

@@ -59,4 +59,6 @@ export interface Frame {
 export const EventName = {
   /** The provider is shutting down: route no new calls to it. */
   GoAway: 'goaway',
+  /** The consumer gave up the call whose request id the frame carries: abort its handler's signal. */
+  Cancel: 'cancel',
 } as const;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { builtinExtensions } from '../extension/extension-registry.js';
+import { builtinExtensions } from '../app/builtin-extensions.js';
 import { createRegistry } from './create-registry.js';
 import { directProviderRecord } from './direct-registry.js';
 import { loadOptionalPackage } from './load-optional.js';

@@ -1,8 +1,9 @@
 /**
- * Registers the built-in registry kinds as extensions of kind `registry`: `file`, `direct`, `etcd`,
- * `zookeeper` (alias `zk`), `redis` and `redis-sentinel`. The heavy clients are imported only when their kind is used.
+ * The built-in registry kinds (kind `registry`, in app/builtin-extensions.ts's constant table): `file`,
+ * `direct`, `etcd`, `zookeeper` (alias `zk`), `redis` and
+ * `redis-sentinel`. The heavy clients are imported only when their
+ * kind is used.
  */
-import { builtinExtensions, type ExtensionRegistry } from '../extension/extension-registry.js';
 import { createDirectRegistry } from './direct-registry.js';
 import { createEtcdRegistry } from './etcd-registry.js';
 import { createFileRegistry } from './file-registry.js';
@@ -20,12 +21,3 @@ export const BUILTIN_REGISTRY_FACTORIES: Readonly<Record<string, RegistryFactory
   redis: createRedisRegistry,
   'redis-sentinel': createRedisRegistry,
 };
-
-/** Registers the built-ins on `extensions` (the process-wide registry by default). */
-export function registerBuiltinRegistries(extensions: ExtensionRegistry = builtinExtensions): void {
-  for (const [name, factory] of Object.entries(BUILTIN_REGISTRY_FACTORIES)) {
-    if (!extensions.has('registry', name)) extensions.register('registry', name, factory);
-  }
-}
-
-registerBuiltinRegistries();

@@ -1,9 +1,12 @@
 /** Building a registry from an address string through the extension registry. */
-import { builtinExtensions, type ExtensionRegistry } from '../extension/extension-registry.js';
-import './builtin-registries.js';
+import { createExtensionTable, type ExtensionTable } from '../extension/extension-registry.js';
+import { BUILTIN_REGISTRY_FACTORIES } from './builtin-registries.js';
 import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
 import { parseRegistryAddress } from './registry-address.js';
 import { resolveRegistryOptions } from './registry-options.js';
+
+/** The built-in registry kinds alone, for a registry made outside an app. */
+const BUILTIN_REGISTRIES = createExtensionTable({ registry: BUILTIN_REGISTRY_FACTORIES });
 
 /**
  * Parses `address` (unless already parsed), resolves the options (defaults < `options` < the address's
@@ -12,7 +15,7 @@ import { resolveRegistryOptions } from './registry-options.js';
 export async function createRegistry(
   address: string | RegistryAddress,
   options: Partial<RegistryOptions> = {},
-  extensions: ExtensionRegistry = builtinExtensions,
+  extensions: ExtensionTable = BUILTIN_REGISTRIES,
 ): Promise<Registry> {
   const parsed = typeof address === 'string' ? parseRegistryAddress(address) : address;
   const factory = extensions.get('registry', parsed.kind);

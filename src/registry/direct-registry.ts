@@ -7,8 +7,8 @@ import type { ServiceKey } from '../core/service-key.js';
 import type { ProviderRecord } from './provider-record.js';
 import type { Registry, RegistryAddress, RegistryStatus } from './registry.js';
 
-/** The record `direct://` reports for an address. */
-export function directProviderRecord(key: ServiceKey, hostPort: string): ProviderRecord {
+/** The record `direct://` reports for an address (served over `transport`, TCP by default). */
+export function directProviderRecord(key: ServiceKey, hostPort: string, transport = 'tcp'): ProviderRecord {
   const at = hostPort.lastIndexOf(':');
   const rawHost = hostPort.slice(0, at);
   const host = rawHost.startsWith('[') && rawHost.endsWith(']') ? rawHost.slice(1, -1) : rawHost;
@@ -19,6 +19,7 @@ export function directProviderRecord(key: ServiceKey, hostPort: string): Provide
     host,
     port: Number(hostPort.slice(at + 1)),
     protocol: 'callisto',
+    ...(transport === 'tcp' ? {} : { transport }),
     serializers: ['msgpack', 'json', 'v8'],
     weight: 100,
     methods: [],

@@ -21,8 +21,13 @@ import { loadOptionalPackage } from './load-optional.js';
 import type { StoredEntry } from './record-reader.js';
 import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
 import { operationTimeoutMs, resolveRegistryOptions } from './registry-options.js';
-import { providersPath } from './registry-paths.js';
-import { createRegistryShell, type RegistryContext, type RegistryDriver } from './registry-shell.js';
+import { consumersPath, providersPath } from './registry-paths.js';
+import {
+  createRegistryShell,
+  type EntryCounts,
+  type RegistryContext,
+  type RegistryDriver,
+} from './registry-shell.js';
 import { createBackoff, createGate, describeError, withTimeout } from './timing.js';
 
 /** Keys an inventory (NoProvider diagnostics) reads at most. */
@@ -56,6 +61,8 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
   let lease: Etcd3Module.Lease | undefined;
   let state: 'recovering' | 'connected' | 'closed' = 'recovering';
   let failedWhileRecovering = false;
+  /** The lease was kept or granted (and keys written) in the recovery under way: close() revokes it. */
+  let leaseLiveWhileRecovering = false;
   let timer: NodeJS.Timeout | undefined;
   /** Read through a function so TypeScript does not narrow it across awaits. */
   const isClosed = (): boolean => state === 'closed';
@@ -149,6 +156,7 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
     if (state === 'closed') return;
     if (state === 'recovering') {
       failedWhileRecovering = true;
+      leaseLiveWhileRecovering = false;
       return;
     }
     state = 'recovering';
@@ -213,9 +221,12 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
   const recover = async (): Promise<void> => {
     if (state === 'closed') return;
     failedWhileRecovering = false;
+    leaseLiveWhileRecovering = false;
     try {
-      if (context.registered.size > 0 || lease) await keepalive();
-      else if (follows.size === 0) await client.get(`${options.root}/`).exec(); // a probe
+      if (context.registered.size > 0 || lease) {
+        await keepalive();
+        leaseLiveWhileRecovering = !failedWhileRecovering;
+      } else if (follows.size === 0) await client.get(`${options.root}/`).exec(); // a probe
       // last, until every subscription has a watcher (watch() may add one while anything above awaits);
       // together, not one after the other: a consumer following 20 services waited 20 round trips
       for (let batch = unwatched(); batch.length > 0 && !isClosed(); batch = unwatched()) {
@@ -232,6 +243,7 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
       schedule(keepaliveMs, tick);
       void flushRemovals();
     } catch (error) {
+      leaseLiveWhileRecovering = false;
       if (isClosed()) return;
       stopWatchers();
       context.setStatus('disconnected', describeError(error));
@@ -297,6 +309,25 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
       }
       return counts;
     },
+    async catalog() {
+      const top = `${options.root}/`;
+      const keys = await client.getAll().prefix(top).limit(INVENTORY_MAX_KEYS).keys();
+      const counts = new Map<string, EntryCounts>();
+      for (const key of keys) {
+        const [segment, kind, name] = key.slice(top.length).split('/');
+        if (!segment) continue;
+        const count = counts.get(segment) ?? { providers: 0, consumers: 0 };
+        if (name && kind === 'providers') count.providers++;
+        if (name && kind === 'consumers') count.consumers++;
+        counts.set(segment, count);
+      }
+      return counts;
+    },
+    async consumerEntries(segment) {
+      const prefix = `${consumersPath(options.root, segment)}/`;
+      const response = await client.getAll().prefix(prefix).limit(INVENTORY_MAX_KEYS).exec();
+      return response.kvs.map((kv): StoredEntry => ({ key: kv.key.toString(), value: kv.value }));
+    },
     unwatch(segment) {
       const entry = follows.get(segment);
       if (!entry) return;
@@ -310,7 +341,8 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
       }
     },
     async close() {
-      const wasConnected = state === 'connected';
+      // closed while recovering after the keys were written (a short-lived process): revoke all the same
+      const wasConnected = state === 'connected' || leaseLiveWhileRecovering;
       state = 'closed';
       clearTimeout(timer);
       stopWatchers();

@@ -39,12 +39,20 @@ import type { StoredEntry } from './record-reader.js';
 import { MAX_RECORD_BYTES } from './record-validation.js';
 import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
 import { resolveRegistryOptions } from './registry-options.js';
-import { providersPath } from './registry-paths.js';
-import { createRegistryShell, type RegistryContext, type RegistryDriver } from './registry-shell.js';
+import { consumersPath, providersPath } from './registry-paths.js';
+import {
+  createRegistryShell,
+  type EntryCounts,
+  type RegistryContext,
+  type RegistryDriver,
+} from './registry-shell.js';
 import { describeError } from './timing.js';
 
 /** Polling bound of the file registry: a change is seen within this even when fs.watch misses it. */
 export const FILE_REGISTRY_MAX_POLL_MS = 500;
+
+/** Files a listing (`services()`) checks for staleness at most; beyond it names are counted unchecked. */
+export const LISTING_MAX_FILES = 10_000;
 
 export function createFileRegistry(address: RegistryAddress, options?: Partial<RegistryOptions>): Registry {
   const resolved = resolveRegistryOptions(address, options);
@@ -124,6 +132,33 @@ interface CachedEntry {
   readAt: number;
   /** When it would be stale unless touched again (mtime + TTL): checked then, not before. */
   expiresAt: number;
+}
+
+/**
+ * The entry files of a directory that are not stale (written or touched within the TTL; anything that
+ * is not a regular file counts, as an entry that cannot be read). Nothing is deleted: a listing only
+ * looks. After `budget.files` checks, names are counted without one.
+ */
+async function liveEntryNames(dir: string, ttlMs: number, budget: { files: number }): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (error) {
+    if (isNotFound(error) || (error as { code?: unknown }).code === 'ENOTDIR') return [];
+    throw error;
+  }
+  const live: string[] = [];
+  for (const name of names) {
+    if (!name.endsWith('.json') || name.startsWith('.')) continue;
+    if (budget.files <= 0) {
+      live.push(name);
+      continue;
+    }
+    budget.files--;
+    const info = await stat(join(dir, name)).catch(() => undefined);
+    if (info && (!info.isFile() || Date.now() - info.mtimeMs <= ttlMs)) live.push(name);
+  }
+  return live;
 }
 
 interface WatchState {
@@ -416,6 +451,33 @@ function createFileDriver(base: string, context: RegistryContext): RegistryDrive
         counts.set(segment, names.filter((name) => name.endsWith('.json') && !name.startsWith('.')).length);
       }
       return counts;
+    },
+    async catalog() {
+      const top = join(base, ...root.split('/'));
+      const counts = new Map<string, EntryCounts>();
+      let segments: string[];
+      try {
+        segments = await readdir(top);
+      } catch (error) {
+        if (isNotFound(error)) return counts;
+        throw error;
+      }
+      const budget = { files: LISTING_MAX_FILES };
+      for (const segment of segments) {
+        const providers = await liveEntryNames(join(top, segment, 'providers'), ttlMs, budget);
+        const consumers = await liveEntryNames(join(top, segment, 'consumers'), ttlMs, budget);
+        counts.set(segment, { providers: providers.length, consumers: consumers.length });
+      }
+      return counts;
+    },
+    async consumerEntries(segment) {
+      const dir = join(base, ...consumersPath(root, segment).split('/'));
+      const entries: StoredEntry[] = [];
+      for (const name of await liveEntryNames(dir, ttlMs, { files: LISTING_MAX_FILES })) {
+        const entry = await readRecordFile(join(dir, name));
+        if (entry) entries.push(entry);
+      }
+      return entries;
     },
     unwatch(segment) {
       const state = watches.get(segment);

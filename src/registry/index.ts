@@ -1,10 +1,13 @@
 /**
  * The registry layer: the contract, the built-in implementations (file, direct, etcd, ZooKeeper, Redis,
- * registered as `registry` extensions on import) and the service directory that merges them.
+ * registered as `registry` extensions on import), and the checks of stored records.
  */
-import './builtin-registries.js';
-
-export { BUILTIN_REGISTRY_FACTORIES, registerBuiltinRegistries } from './builtin-registries.js';
+export { BUILTIN_REGISTRY_FACTORIES } from './builtin-registries.js';
+export {
+  type ConsumerRecordCheck,
+  parseConsumerRecord,
+  validateConsumerRecord,
+} from './consumer-record-check.js';
 export { createRegistry } from './create-registry.js';
 export { createDirectRegistry, directProviderRecord } from './direct-registry.js';
 export { createEtcdRegistry } from './etcd-registry.js';
@@ -34,13 +37,8 @@ export {
   type RegistryOptions,
   type RegistryStatus,
   type ServiceHolding,
+  type ServiceListing,
 } from './registry.js';
 export { DEFAULT_REGISTRY_PORTS, formatRegistryAddress, parseRegistryAddress } from './registry-address.js';
 export { resolveRegistryOptions } from './registry-options.js';
-export {
-  createServiceDirectory,
-  DEFAULT_SERVICE_DIRECTORY_OPTIONS,
-  type ServiceDirectory,
-  type ServiceDirectoryOptions,
-} from './service-directory.js';
 export { createZooKeeperRegistry } from './zookeeper-registry.js';

@@ -11,6 +11,11 @@ export interface ProviderRecord {
   readonly port: number;
   /** Wire protocol, `callisto`. */
   readonly protocol: string;
+  /**
+   * The transport consumers connect with (`memory`, a user transport), written only when it is not
+   * `tcp`: a record without it is served over TCP.
+   */
+  readonly transport?: string;
   /** Serializer names the provider accepts. */
   readonly serializers: string[];
   /** Load-balancing weight (default 100). */

@@ -7,6 +7,8 @@
  * - `host`: a non-empty string without spaces or control characters, at most 255 characters;
  * - `port`: an integer from 1 to 65535 (a number, not a string);
  * - `protocol`: `callisto` when present;
+ * - `transport`: when present, a transport name (lowercase letters, digits, `-`, at most 32); absent
+ *   means `tcp`;
  * - `weight`: a number, clamped to 0..`MAX_PROVIDER_WEIGHT`; 100 when absent;
  * - `startTime`: a positive number (ms since epoch); when absent (or 0) the provider counts as just
  *   started, i.e. the time the reader first saw the entry, so warm-up applies;
@@ -31,7 +33,7 @@ export type RecordCheck =
   | { record?: undefined; problem: string };
 
 /** 1 to 255 characters, none of them a space or a control character. */
-function isHostName(host: string): boolean {
+export function isHostName(host: string): boolean {
   if (host.length === 0 || host.length > 255) return false;
   for (let i = 0; i < host.length; i++) {
     const code = host.charCodeAt(i);
@@ -41,6 +43,9 @@ function isHostName(host: string): boolean {
 }
 
 const fail = (problem: string): RecordCheck => ({ problem });
+
+/** A transport name as records write it. */
+const TRANSPORT_NAME = /^[a-z][a-z0-9-]{0,31}$/;
 
 const describe = (value: unknown): string => {
   const text = JSON.stringify(value);
@@ -66,7 +71,7 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
     return fail(`not a JSON object (${describe(value)})`);
   }
   const r = value as Record<string, unknown>;
-  const { service, version, group, host, port, protocol, weight, startTime } = r;
+  const { service, version, group, host, port, protocol, transport, weight, startTime } = r;
   if (typeof service !== 'string' || service === '')
     return fail(`service ${describe(service)} is not a name`);
   if (version !== undefined && typeof version !== 'string')
@@ -80,6 +85,9 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
   }
   if (protocol !== undefined && protocol !== 'callisto')
     return fail(`protocol ${describe(protocol)} is not callisto`);
+  if (transport !== undefined && (typeof transport !== 'string' || !TRANSPORT_NAME.test(transport))) {
+    return fail(`transport ${describe(transport)} is not a transport name`);
+  }
   if (weight !== undefined && (typeof weight !== 'number' || Number.isNaN(weight))) {
     return fail(`weight ${describe(weight)} is not a number`);
   }
@@ -98,6 +106,7 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
       host,
       port,
       protocol: 'callisto',
+      ...(transport === undefined || transport === 'tcp' ? {} : { transport }),
       serializers: strings(r['serializers']),
       weight:
         weight === undefined ? DEFAULT_PROVIDER_WEIGHT : Math.min(MAX_PROVIDER_WEIGHT, Math.max(0, weight)),

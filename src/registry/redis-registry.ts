@@ -24,8 +24,13 @@ import { loadOptionalPackage } from './load-optional.js';
 import type { StoredEntry } from './record-reader.js';
 import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
 import { operationTimeoutMs, resolveRegistryOptions } from './registry-options.js';
-import { providersPath } from './registry-paths.js';
-import { createRegistryShell, type RegistryContext, type RegistryDriver } from './registry-shell.js';
+import { consumersPath, providersPath } from './registry-paths.js';
+import {
+  createRegistryShell,
+  type EntryCounts,
+  type RegistryContext,
+  type RegistryDriver,
+} from './registry-shell.js';
 import { createBackoff, createGate, describeError, withTimeout } from './timing.js';
 
 type RedisClass = typeof IORedis.Redis;
@@ -123,6 +128,25 @@ for _, member in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   end
 end
 return out`;
+
+/** KEYS: set. ARGV: key prefix. How many members still have their key (expired ones do not count). */
+const COUNT_SCRIPT = `
+local live = 0
+for _, member in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  if redis.call('EXISTS', ARGV[1] .. member) == 1 then live = live + 1 end
+end
+return live`;
+
+/** The entries of a READ_SCRIPT reply for the set `set`. */
+function storedEntries(set: string, reply: Array<string | number>): StoredEntry[] {
+  const entries: StoredEntry[] = [];
+  for (let i = 0; i + 3 < reply.length; i += 4) {
+    const key = `${set}/${String(reply[i])}`;
+    const text = String(reply[i + 2]);
+    entries.push(reply[i + 1] === 'ok' ? { key, value: text } : { key, problem: `cannot read: ${text}` });
+  }
+  return entries;
+}
 
 /** Keys an inventory (NoProvider diagnostics) scans at most. */
 export const INVENTORY_MAX_KEYS = 10_000;
@@ -362,6 +386,37 @@ function createRedisDriver(Redis: RedisClass, context: RegistryContext): Registr
         }
       } while (cursor !== '0' && scanned < INVENTORY_MAX_KEYS);
       return counts;
+    },
+    async catalog() {
+      const top = `${options.root}/`;
+      const counts = new Map<string, EntryCounts>();
+      let cursor = '0';
+      let scanned = 0;
+      do {
+        const [nextCursor, keys] = await cmd.scan(
+          cursor,
+          'MATCH',
+          `${globEscape(top)}*`,
+          'COUNT',
+          1_000,
+          'TYPE',
+          'set',
+        );
+        cursor = nextCursor;
+        scanned += 1_000;
+        for (const key of keys) {
+          const [segment, kind, ...rest] = key.slice(top.length).split('/');
+          if (!segment || rest.length > 0 || (kind !== 'providers' && kind !== 'consumers')) continue;
+          const count = counts.get(segment) ?? { providers: 0, consumers: 0 };
+          count[kind] = Number(await cmd.eval(COUNT_SCRIPT, 1, key, `${key}/`));
+          counts.set(segment, count);
+        }
+      } while (cursor !== '0' && scanned < INVENTORY_MAX_KEYS);
+      return counts;
+    },
+    async consumerEntries(segment) {
+      const set = consumersPath(options.root, segment);
+      return storedEntries(set, (await cmd.eval(READ_SCRIPT, 1, set, `${set}/`)) as Array<string | number>);
     },
     unwatch(segment) {
       const follow = follows.get(segment);

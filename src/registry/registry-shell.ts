@@ -3,11 +3,14 @@
  * instance registered, listeners per service (full lists, never the same list twice in a row), status
  * transitions reported and logged once (and a server that cannot be reached from the start logged at its
  * first failure), stored records checked where they are read (record-reader.ts), what the registry holds
- * for a service name (for NoProvider messages), and an idempotent close. An engine supplies a small
- * driver (put, remove, watch, unwatch, inventory, close) and calls back through the context.
+ * for a service name (for NoProvider messages), what it holds overall and the consumers of a service
+ * (for operators' tools), and an idempotent close. An engine supplies a small driver (put, remove,
+ * watch, unwatch, inventory, close; catalog and consumerEntries for the listings) and calls back
+ * through the context.
  */
 import { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
+import { parseConsumerRecord } from './consumer-record-check.js';
 import { type ConsumerRecord, type ProviderRecord, parseServicePathSegment } from './provider-record.js';
 import { createRecordReader, type RecordReader, type StoredEntry } from './record-reader.js';
 import type {
@@ -17,6 +20,7 @@ import type {
   RegistryOptions,
   RegistryStatus,
   ServiceHolding,
+  ServiceListing,
 } from './registry.js';
 import { operationTimeoutMs } from './registry-options.js';
 import { consumerPath, encodeRecord, normalizeProviders, providerPath, segmentOf } from './registry-paths.js';
@@ -61,8 +65,31 @@ export interface RegistryDriver {
    * not). Bounded: an engine may stop listing after a few thousand keys.
    */
   inventory(match: (segment: string) => boolean): Promise<Map<string, number>>;
+  /**
+   * Every segment under the root with its live (not expired, not stale) provider and consumer entries
+   * counted, valid or not. Bounded like `inventory`. Without it the registry offers no `services()`.
+   */
+  catalog?(): Promise<Map<string, EntryCounts>>;
+  /** The stored consumer entries of a segment (none when it has none). Without it, no `consumers()`. */
+  consumerEntries?(segment: string): Promise<StoredEntry[]>;
   /** Releases every connection, timer and watcher. */
   close(): Promise<void>;
+}
+
+/** Live entries of one segment, by kind. */
+export interface EntryCounts {
+  providers: number;
+  consumers: number;
+}
+
+/** services() order: name, then version, then group. */
+function compareListings(a: ServiceListing, b: ServiceListing): number {
+  const text = (x: ServiceListing) => [x.name, x.version, x.group];
+  const [left, right] = [text(a), text(b)];
+  for (let i = 0; i < left.length; i++) {
+    if (left[i]! !== right[i]!) return left[i]! < right[i]! ? -1 : 1;
+  }
+  return 0;
 }
 
 /** What an engine adds to the shell besides its driver. */
@@ -170,6 +197,50 @@ export function createRegistryShell(
   };
 
   const driver = createDriver(context);
+  /** Per segment: the invalid consumer entries already reported, with their problem (logged once). */
+  const consumerReports = new Map<string, Map<string, string>>();
+
+  const services = async (): Promise<ServiceListing[]> => {
+    ensureOpen('services');
+    const catalog = await withTimeout(driver.catalog!(), operationTimeoutMs(options), 'services');
+    const listings: ServiceListing[] = [];
+    for (const [segment, counts] of catalog) {
+      const key = parseServicePathSegment(segment);
+      if (key === undefined || counts.providers + counts.consumers === 0) continue;
+      listings.push({ name: key.name, version: key.version, group: key.group, ...counts });
+    }
+    return listings.sort(compareListings);
+  };
+
+  const consumers = async (key: ServiceKey): Promise<ConsumerRecord[]> => {
+    ensureOpen('consumers');
+    const segment = segmentOf(key);
+    const entries = await withTimeout(
+      driver.consumerEntries!(segment),
+      operationTimeoutMs(options),
+      'consumers',
+    );
+    const reported = consumerReports.get(segment) ?? new Map<string, string>();
+    const stillBad = new Map<string, string>();
+    const records: ConsumerRecord[] = [];
+    for (const entry of entries) {
+      const check =
+        entry.value === undefined
+          ? { problem: entry.problem ?? 'unreadable', record: undefined }
+          : parseConsumerRecord(entry.value);
+      if (check.record) {
+        records.push(check.record);
+        continue;
+      }
+      if (reported.get(entry.key) !== check.problem) {
+        log('warn', `skipped consumer entry ${entry.key}: ${check.problem}`);
+      }
+      stillBad.set(entry.key, check.problem);
+    }
+    if (stillBad.size > 0) consumerReports.set(segment, stillBad);
+    else consumerReports.delete(segment);
+    return records.sort((a, b) => (a.host === b.host ? a.pid - b.pid : a.host < b.host ? -1 : 1));
+  };
 
   const ensureOpen = (what: string): void => {
     if (closing) throw new RpcError('Shutdown', `registry ${address.raw} is closed (${what})`);
@@ -186,6 +257,8 @@ export function createRegistryShell(
   };
 
   return {
+    ...(driver.catalog ? { services } : {}),
+    ...(driver.consumerEntries ? { consumers } : {}),
     kind,
     location,
     get status() {

@@ -24,6 +24,11 @@
  *   stops the rest of the list from updating.
  * - `close()` unregisters everything this instance registered, stops watches and timers, and closes
  *   connections. It is idempotent. Nothing (socket, timer, watcher) stays open after it resolves.
+ * - Optional, for operators' tools (`callisto ls`, `callisto doctor`), never on the call path:
+ *   `services()` lists every service key that has at least one live provider or consumer entry, with
+ *   the number of each; `consumers(key)` reads the consumer records of one key, checked where read (an
+ *   invalid entry is skipped and logged once, like a provider entry). Both are bounded (an engine stops
+ *   listing after about 10,000 keys) and reject when the server cannot be asked.
  */
 import type { ServiceKey } from '../core/service-key.js';
 import type { ConsumerRecord, ProviderRecord } from './provider-record.js';
@@ -63,6 +68,31 @@ export interface Registry {
    * when the server cannot be asked. Optional.
    */
   inventory?(serviceName: string): Promise<ServiceHolding[]>;
+  /**
+   * Every service key with at least one live provider or consumer entry (expired or stale entries are
+   * not counted; a key whose entries are all gone is not listed, even where the engine keeps its empty
+   * parent nodes), with the number of entries of each kind, valid or not. Sorted by name, version,
+   * group. For operators' tools, never on the call path; bounded like `inventory`; rejects when the
+   * server cannot be asked. Optional.
+   */
+  services?(): Promise<ServiceListing[]>;
+  /**
+   * The consumer records of one service key, sorted by host and pid. Each entry is checked where it is
+   * read: an invalid one is skipped and logged once (naming the registry and the key or file). For
+   * operators' tools; rejects when the server cannot be asked. Optional.
+   */
+  consumers?(key: ServiceKey): Promise<ConsumerRecord[]>;
+}
+
+/** One service key a registry holds live entries for, as `services()` lists it. */
+export interface ServiceListing {
+  readonly name: string;
+  readonly version: string;
+  readonly group: string;
+  /** Live provider entries (valid or not). */
+  readonly providers: number;
+  /** Live consumer entries (valid or not). */
+  readonly consumers: number;
 }
 
 /** One service key a registry holds entries for. */

@@ -20,8 +20,13 @@ import { loadOptionalPackage } from './load-optional.js';
 import type { StoredEntry } from './record-reader.js';
 import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
 import { operationTimeoutMs, resolveRegistryOptions } from './registry-options.js';
-import { providersPath } from './registry-paths.js';
-import { createRegistryShell, type RegistryContext, type RegistryDriver } from './registry-shell.js';
+import { consumersPath, providersPath } from './registry-paths.js';
+import {
+  createRegistryShell,
+  type EntryCounts,
+  type RegistryContext,
+  type RegistryDriver,
+} from './registry-shell.js';
 import { createBackoff, createGate, describeError } from './timing.js';
 import {
   openZkSession,
@@ -65,6 +70,9 @@ function isConnectionError(error: unknown): boolean {
   const code = zkErrorCode(error);
   return code !== undefined && CONNECTION_ERRORS.has(code);
 }
+
+/** Service segments a listing (`services()`) reads at most (two getChildren each). */
+export const LISTING_MAX_SEGMENTS = 5_000;
 
 function parentOf(path: string): string {
   return path.slice(0, path.lastIndexOf('/')) || '/';
@@ -300,6 +308,24 @@ function createZooKeeperDriver(zk: ZkModule, context: RegistryContext): Registry
     session = s;
   };
 
+  /** The current session once connected (for the listings). */
+  const connectedSession = async (): Promise<ZkSession> => {
+    if (state !== 'connected') await connected.wait();
+    const s = session;
+    if (!s) throw new Error('not connected');
+    return s;
+  };
+
+  /** The children of a node; none when it does not exist. */
+  const childrenOf = async (s: ZkSession, path: string): Promise<string[]> => {
+    try {
+      return await s.run<string[]>((cb) => s.client.getChildren(path, undefined, cb));
+    } catch (error) {
+      if (zkErrorCode(error) === NO_NODE) return [];
+      throw error;
+    }
+  };
+
   open();
 
   return {
@@ -377,6 +403,32 @@ function createZooKeeperDriver(zk: ZkModule, context: RegistryContext): Registry
         counts.set(segment, children.length);
       }
       return counts;
+    },
+    async catalog() {
+      const s = await connectedSession();
+      const counts = new Map<string, EntryCounts>();
+      const segments = await childrenOf(s, options.root);
+      for (const segment of segments.slice(0, LISTING_MAX_SEGMENTS)) {
+        const providers = await childrenOf(s, providersPath(options.root, segment));
+        const consumers = await childrenOf(s, consumersPath(options.root, segment));
+        counts.set(segment, { providers: providers.length, consumers: consumers.length });
+      }
+      return counts;
+    },
+    async consumerEntries(segment) {
+      const s = await connectedSession();
+      const dir = consumersPath(options.root, segment);
+      const entries: StoredEntry[] = [];
+      for (const child of await childrenOf(s, dir)) {
+        const key = `${dir}/${child}`;
+        try {
+          const data = await s.run<Buffer | null>((cb) => s.client.getData(key, undefined, cb));
+          entries.push({ key, value: data ?? '' });
+        } catch (error) {
+          if (zkErrorCode(error) !== NO_NODE) throw error; // else removed between the two reads
+        }
+      }
+      return entries;
     },
     unwatch(segment) {
       follows.delete(segment);

@@ -1,8 +1,8 @@
 /**
- * Serialization: the `Serializer` contract, the built-in serializers, and their registration as
- * `serializer` extensions in the process-wide registry (importing this module registers them).
+ * Serialization: the `Serializer` contract and the built-in serializers (kind `serializer`, in
+ * app/builtin-extensions.ts's constant table).
  */
-import { builtinExtensions, type ExtensionRegistry } from '../extension/extension-registry.js';
+import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import type {} from './extension.js';
 import { createJsonSerializer } from './json.js';
 import { createMsgpackSerializer } from './msgpack.js';
@@ -15,7 +15,10 @@ export {
   MSGPACK_MAP_EXTENSION,
   MSGPACK_SERIALIZER_ID,
 } from './msgpack.js';
-export type { Serializer } from './serializer.js';
+
+import type { Serializer } from './serializer.js';
+
+export { DEFAULT_SERIALIZER, type Serializer } from './serializer.js';
 export {
   createSerializerTable,
   MAX_SERIALIZER_ID,
@@ -24,14 +27,18 @@ export {
 } from './serializer-table.js';
 export { createV8Serializer, V8_SERIALIZER_ID } from './v8.js';
 
-/** The serializer used when none is configured. */
-export const DEFAULT_SERIALIZER = 'msgpack';
+/** The built-in serializers by name: one instance each, shared (serializers hold no per-app state). */
+export const BUILTIN_SERIALIZERS: Readonly<Record<string, Serializer>> = Object.freeze(
+  Object.fromEntries(
+    [createJsonSerializer(), createMsgpackSerializer(), createV8Serializer()].map((serializer) => [
+      serializer.name,
+      serializer,
+    ]),
+  ),
+);
 
 /** Registers `json`, `msgpack` and `v8` in `registry` (overriding registrations of the same names). */
 export function registerBuiltinSerializers(registry: ExtensionRegistry): void {
-  for (const serializer of [createJsonSerializer(), createMsgpackSerializer(), createV8Serializer()]) {
+  for (const serializer of Object.values(BUILTIN_SERIALIZERS))
     registry.register('serializer', serializer.name, serializer);
-  }
 }
-
-registerBuiltinSerializers(builtinExtensions);

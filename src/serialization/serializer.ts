@@ -35,3 +35,6 @@ export interface Serializer {
    */
   readonly trustedPeersOnly?: boolean;
 }
+
+/** The serializer used when none is configured (`consumer.serializer`). */
+export const DEFAULT_SERIALIZER = 'msgpack';

@@ -353,7 +353,7 @@ describe('serializer table', () => {
   });
 
   it('registers the built-ins in the process-wide registry', async () => {
-    const { builtinExtensions } = await import('../extension/extension-registry.js');
+    const { builtinExtensions } = await import('../app/builtin-extensions.js');
     expect(builtinExtensions.names('serializer')).toEqual(expect.arrayContaining(['json', 'msgpack', 'v8']));
   });
 });

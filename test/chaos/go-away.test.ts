@@ -9,6 +9,7 @@
  *   `details.started`; idempotent ones fail over to another provider, the others fail (never run twice).
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { appInternals } from '../../src/app/internals.js';
 import { RpcError } from '../../src/index.js';
 import { closeAll, resourceCounts, testApp } from '../support/apps.js';
 import { rawConnection, route } from '../support/raw-client.js';
@@ -23,7 +24,7 @@ describe('chaos: graceful shutdown edges', () => {
     const provider = await testApp({ application: 'provider' });
     provider.provide(ChaosDef, createChaosImpl({ name: 'p' }));
     await provider.start();
-    const server = provider.internals.provider.server!;
+    const server = appInternals(provider).provider.server!;
     const connection = rawConnection(provider.address!);
     await connection.ready();
     const write = route('chaos.Service', 'write');
@@ -45,7 +46,7 @@ describe('chaos: graceful shutdown edges', () => {
     for (const outcome of outcomes) counts[outcome] = (counts[outcome] ?? 0) + 1;
     expect(Object.keys(counts).filter((code) => code !== 'ok' && code !== 'Shutdown')).toEqual([]);
     // The consumer closed its side once answered; the provider's close waited for that, not the grace.
-    await waitFor(() => connection.state === 'closed', 1_000);
+    await waitFor(() => connection.state.kind === 'closed', 1_000);
     await provider.close();
     await waitFor(() => {
       const after = resourceCounts();
@@ -57,21 +58,21 @@ describe('chaos: graceful shutdown edges', () => {
     const provider = await testApp({ application: 'provider' });
     provider.provide(ChaosDef, createChaosImpl({ name: 'p', delayMs: 200 }));
     await provider.start();
-    const server = provider.internals.provider.server!;
+    const server = appInternals(provider).provider.server!;
     const connection = rawConnection(provider.address!);
     await connection.ready();
     const write = route('chaos.Service', 'write');
     const first = connection.call(write, [1], undefined, 5_000, undefined, false);
     await waitFor(() => server.active === 1);
     server.goAway();
-    await waitFor(() => connection.state === 'draining');
+    await waitFor(() => connection.state.kind === 'draining');
     const refused = await connection
       .call(write, [2], undefined, 5_000, undefined, false)
       .catch(RpcError.from);
     expect(refused).toMatchObject({ code: 'Shutdown', neverSent: true });
     // The call in flight is still answered, then the consumer closes its side by itself.
     expect(await first).toBe(1);
-    await waitFor(() => connection.state === 'closed' && server.connectionCount === 0, 3_000);
+    await waitFor(() => connection.state.kind === 'closed' && server.connectionCount === 0, 3_000);
   });
 
   it('fails idempotent calls over when the shutdown deadline interrupts them, and only those', async () => {
@@ -96,7 +97,7 @@ describe('chaos: graceful shutdown edges', () => {
     const settle = (call: Promise<number>) => call.then(String, (error: unknown) => RpcError.from(error));
     const reads = Array.from({ length: 10 }, (_, i) => settle(ref.read(i)));
     const writeCalls = Array.from({ length: 10 }, (_, i) => settle(ref.write(100 + i)));
-    await waitFor(() => slow.internals.provider.server!.active === 10);
+    await waitFor(() => appInternals(slow).provider.server!.active === 10);
     await slow.close();
 
     expect(await Promise.all(reads)).toEqual(Array.from({ length: 10 }, (_, i) => String(i)));

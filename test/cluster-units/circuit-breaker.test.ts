@@ -146,7 +146,7 @@ describe('outlier detector', () => {
     expect(detector.filter(endpoints).map((e) => e.address)).toEqual(['b', 'c', 'd', 'e']);
   });
 
-  it('never ejects more than maxEjectionPercent of the list (at least one), readmitting the earliest to recover', () => {
+  it('never ejects more than maxEjectionRatio of the list (at least one), readmitting the earliest to recover', () => {
     const { clock, detector, fail } = setup();
     const endpoints = list('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j');
     for (const address of ['a', 'b', 'c', 'd', 'e', 'f']) {
@@ -161,7 +161,7 @@ describe('outlier detector', () => {
   });
 
   it('returns the list unfiltered rather than nothing', () => {
-    const { detector, fail } = setup({ maxEjectionPercent: 100 });
+    const { detector, fail } = setup({ maxEjectionRatio: 1 });
     fail('a', 5);
     fail('b', 5);
     const endpoints = list('a', 'b');
@@ -181,6 +181,6 @@ describe('outlier detector', () => {
     expect(() => resolveOutlierOptions({ consecutiveFailures: 0 })).toThrow(/consecutiveFailures/);
     expect(() => resolveOutlierOptions({ errorRateThreshold: 2 })).toThrow(/errorRateThreshold/);
     expect(() => resolveOutlierOptions({ baseEjectionMs: 10, maxEjectionMs: 5 })).toThrow(/maxEjectionMs/);
-    expect(() => resolveOutlierOptions({ maxEjectionPercent: 101 })).toThrow(/maxEjectionPercent/);
+    expect(() => resolveOutlierOptions({ maxEjectionRatio: 1.01 })).toThrow(/maxEjectionRatio/);
   });
 });

@@ -1,8 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { builtinExtensions } from '../../src/extension/extension-registry.js';
-import '../../src/cluster/index-policies.js';
-import { createRetryControl } from '../../src/cluster/cluster-policies.js';
-import { createProviderDirectory } from '../../src/cluster/provider-directory.js';
 import { backoffCeiling, createExponentialRetryPolicy } from '../../src/cluster/retry-exponential.js';
 import { createFixedRetryPolicy } from '../../src/cluster/retry-fixed.js';
 import { createNoRetryPolicy } from '../../src/cluster/retry-none.js';
@@ -12,6 +8,8 @@ import {
   resolveRetryOptions,
 } from '../../src/cluster/retry-policy.js';
 import { DEFAULT_CONFIG } from '../../src/config/callisto-config.js';
+import { retryPolicyFor } from '../../src/consumer/consumer.js';
+import { builtinExtensions } from '../../src/extend.js';
 import { seededRandom } from '../support/seeded-random.js';
 
 /** Delays the policy gives for attempts 1, 2, ... until it stops, with time passing by the delays. */
@@ -80,11 +78,7 @@ describe('retry policies', () => {
     expect(delays(createExponentialRetryPolicy(options))).toEqual([100, 200, 400, 800]);
     expect(backoffCeiling({ ...options, maxDelayMs: 50 }, 1)).toBe(50);
     // What `retry: 'exponential'` gets from the default consumer config (retryDelayMs 0, full jitter).
-    const control = createRetryControl(
-      builtinExtensions,
-      { directory: createProviderDirectory() },
-      { ...DEFAULT_CONFIG.consumer, retry: 'exponential' },
-    );
+    const control = retryPolicyFor(builtinExtensions, { ...DEFAULT_CONFIG.consumer, retry: 'exponential' });
     const first = Array.from({ length: 2_000 }, () => control.nextDelayMs(1, 0)!);
     const second = Array.from({ length: 2_000 }, () => control.nextDelayMs(2, 0)!);
     expect(Math.max(...first)).toBeLessThan(100);

@@ -4,6 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { appInternals } from '../../src/app/internals.js';
 import {
   CHANNEL_NAMES,
   type ClientCallMessage,
@@ -194,8 +195,8 @@ describe('other strategies', () => {
     expect(await ref.write('e1')).toBeUndefined();
     expect(impl.writes).toEqual(['e1']);
     await provider.close(); // unregisters: the consumer's list becomes empty
-    const source = [...consumer.internals.consumer.sources().values()][0]!;
-    await waitFor(() => source.directory.list().length === 0, 10_000);
+    const source = [...appInternals(consumer).consumer.directories().values()][0]!;
+    await waitFor(() => source.list().length === 0, 10_000);
     await waitFor(() => log.has(/gave up after 4 retries: NoProvider/), 10_000, {
       message: `no give-up line; log: ${log.lines.join(' | ')}`,
     });
@@ -256,8 +257,8 @@ describe('other strategies', () => {
       expect(await ref.read('k')).toBe('p1:k');
       expect(providers[0]!.impl.reads).toBe(1); // the loser got the call too
       // ...and is cancelled as soon as the winner answers: nothing of it stays pending on its connection.
-      const loser = app.internals.consumer.pool
-        .connections()
+      const loser = appInternals(app)
+        .consumer.pool.connections()
         .find((connection) => connection.address === providers[0]!.address)!;
       expect(loser.inFlight).toBe(0);
       await waitFor(() =>

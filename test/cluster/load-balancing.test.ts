@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { appInternals } from '../../src/app/internals.js';
 import { FlakyDef, FlakyImpl } from '../fixtures/flaky-service.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { flakyConsumer, flakyProviders } from '../support/cluster-setup.js';
@@ -74,8 +75,8 @@ describe('load balancing over real providers', () => {
     const consumer = await testApp({ registry, consumer: { snapshotDir: '', warmupMs: 0 } });
     const ref = consumer.refer(FlakyDef, { loadbalance: 'roundrobin' });
     await ref.read('first');
-    const source = [...consumer.internals.consumer.sources().values()][0]!;
-    await waitFor(() => source.directory.list().length === 2, 10_000);
+    const source = [...appInternals(consumer).consumer.directories().values()][0]!;
+    await waitFor(() => source.list().length === 2, 10_000);
     const [light, heavy] = impls;
     const before = { light: light!.reads, heavy: heavy!.reads };
     for (let i = 0; i < 80; i++) await ref.read(`k${i}`);
@@ -100,10 +101,10 @@ describe('load balancing over real providers', () => {
       loadbalance: 'shortestresponse',
     });
     const endpoints = () => {
-      const key = [...consumer.internals.consumer.sources().keys()].find((k) =>
+      const key = [...appInternals(consumer).consumer.directories().keys()].find((k) =>
         k.endsWith(`url:${slow.address},${fast.address}`),
       );
-      return key === undefined ? [] : consumer.internals.consumer.sources().get(key)!.directory.list();
+      return key === undefined ? [] : appInternals(consumer).consumer.directories().get(key)!.list();
     };
     // The reference's provider list (and the endpoints' stats) exists from its first call: one call to
     // one of the two; the other is measured by heartbeats only.

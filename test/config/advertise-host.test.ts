@@ -1,12 +1,12 @@
 /**
- * What a provider announces (src/app/advertise-host.ts), from a given interface table, and the
+ * What a provider announces (src/provider/advertise-host.ts), from a given interface table, and the
  * configuration check that keeps a wildcard or a port out of `server.advertiseHost`. The namespaced
  * counterpart, with real interfaces and a consumer on another host: test/multihost/advertise.test.ts.
  */
 import { type NetworkInterfaceInfo, networkInterfaces } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
-import { advertisedHostOf, type InterfaceTable, isWildcardHost } from '../../src/app/advertise-host.js';
 import { ConfigError, defineService } from '../../src/index.js';
+import { advertisedHostOf, type InterfaceTable, isWildcardHost } from '../../src/provider/advertise-host.js';
 import { closeAll, testApp } from '../support/apps.js';
 
 afterEach(closeAll);

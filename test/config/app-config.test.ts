@@ -10,7 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type AppOptions, ConfigError, type LoadBalancerFactory } from '../../src/index.js';
+import type { LoadBalancerFactory } from '../../src/extend.js';
+import { type AppOptions, ConfigError } from '../../src/index.js';
 import { createRandomLoadBalancer } from '../../src/loadbalance/index.js';
 import { closeAll, testApp } from '../support/apps.js';
 

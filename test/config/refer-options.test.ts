@@ -4,13 +4,8 @@
  */
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type CallistoApp,
-  ConfigError,
-  defineService,
-  type LoadBalancerFactory,
-  type ReferenceOptions,
-} from '../../src/index.js';
+import type { LoadBalancerFactory } from '../../src/extend.js';
+import { type CallistoApp, ConfigError, defineService, type ReferenceOptions } from '../../src/index.js';
 import { createRoundRobinLoadBalancer } from '../../src/loadbalance/index.js';
 import { type UserService, UserServiceDef, UserServiceImpl } from '../fixtures/user-service.js';
 import { closeAll, testApp } from '../support/apps.js';

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { appInternals } from '../../src/app/internals.js';
 import { callContext, defineService, type Filter, RpcError, withOptions } from '../../src/index.js';
 import { FrameFlag, FrameKind, HEADER_BYTES } from '../../src/protocol/frame.js';
 import { UserServiceDef, UserServiceImpl } from '../fixtures/user-service.js';
@@ -42,7 +43,7 @@ describe('typed calls over TCP', () => {
     const users = await consumerOf(address);
     const results = await Promise.all(Array.from({ length: 2_000 }, (_, i) => users.getUser(i)));
     expect(results.map((u) => u.id)).toEqual(Array.from({ length: 2_000 }, (_, i) => i));
-    expect(provider.internals.provider.server!.connectionCount).toBe(1);
+    expect(appInternals(provider).provider.server!.connectionCount).toBe(1);
   });
 
   it('carries a provider error with its name, message, code and own fields, without the stack', async () => {
@@ -71,7 +72,7 @@ describe('typed calls over TCP', () => {
     const consumer = await testApp({ application: 'consumer' });
     const users = consumer.refer(UserServiceDef, { url: address });
     expect(await users.say('warm')).toBe('hello warm');
-    const [connection] = consumer.internals.consumer.pool.connections();
+    const [connection] = appInternals(consumer).consumer.pool.connections();
     const started = Date.now();
     const error = (await withOptions(users, { timeoutMs: 100 })
       .slow(1_500)
@@ -81,18 +82,18 @@ describe('typed calls over TCP', () => {
     expect(Date.now() - started).toBeLessThan(1_200);
     // Its pending entry is gone at once, and the late answer, once the provider sends it, changes nothing.
     expect(connection!.inFlight).toBe(0);
-    await waitFor(() => provider.internals.provider.server!.active === 0, 5_000);
+    await waitFor(() => appInternals(provider).provider.server!.active === 0, 5_000);
     expect(connection!.inFlight).toBe(0);
     expect(await users.say('again')).toBe('hello again');
     expect(connection!.inFlight).toBe(0);
-    expect(consumer.internals.consumer.pool.connections()).toEqual([connection]);
+    expect(appInternals(consumer).consumer.pool.connections()).toEqual([connection]);
   });
 
   it('rejects every call in flight at once with a Network error when the connection is lost', async () => {
     const { provider, address } = await providerWith();
     const users = await consumerOf(address, { cluster: 'failfast' });
     const calls = Array.from({ length: 20 }, () => users.slow(5_000).catch((e: unknown) => e as RpcError));
-    await waitFor(() => provider.internals.provider.server!.active === 20);
+    await waitFor(() => appInternals(provider).provider.server!.active === 20);
     provider.destroy();
     const errors = await Promise.all(calls);
     expect(errors.every((e) => (e as RpcError).code === 'Network')).toBe(true);

@@ -2,13 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  BUILTIN_EXTENSION_NAMES,
-  builtinExtensions,
-  ConfigError,
-  defineService,
-  type Serializer,
-} from '../../src/index.js';
+import { builtinExtensions, type Serializer } from '../../src/extend.js';
+import { BUILTIN_EXTENSION_NAMES, ConfigError, defineService } from '../../src/index.js';
 import { closeAll, testApp } from '../support/apps.js';
 
 afterEach(closeAll);
@@ -75,6 +70,19 @@ describe('extensions', () => {
     expect(builtinExtensions.get('serializer', 'json')).not.toBe(
       provider.extensions.get('serializer', 'json'),
     );
+  });
+
+  it('keeps the built-ins in a frozen table that no app registration reaches', async () => {
+    expect(Object.isFrozen(builtinExtensions)).toBe(true);
+    expect('register' in builtinExtensions).toBe(false);
+    const first = await testApp({
+      extend: (ext) =>
+        ext.register('loadbalance', 'first-only', builtinExtensions.get('loadbalance', 'random')),
+    });
+    const second = await testApp();
+    expect(first.extensions.has('loadbalance', 'first-only')).toBe(true);
+    expect(second.extensions.has('loadbalance', 'first-only')).toBe(false);
+    expect(builtinExtensions.has('loadbalance', 'first-only')).toBe(false);
   });
 
   it('loads extension modules named in configuration', async () => {

@@ -8,7 +8,7 @@
 import type net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_INFLATE_RATIO } from '../../src/protocol/compression.js';
-import { PONG_QUEUE_LIMIT_BYTES } from '../../src/transport/transport-options.js';
+import { PONG_QUEUE_LIMIT_BYTES } from '../../src/protocol/framed-connection.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { waitFor } from '../support/wait-for.js';
 import { createTargetImpl, TargetDef } from './fixtures/target-service.js';

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/core/rpc-error.js';
-import { PONG_QUEUE_LIMIT_BYTES } from '../../src/transport/transport-options.js';
+import { PONG_QUEUE_LIMIT_BYTES } from '../../src/protocol/framed-connection.js';
 import { closeAll } from '../support/apps.js';
 import { waitFor } from '../support/wait-for.js';
 import { expectWithinBound } from './support/bounds.js';

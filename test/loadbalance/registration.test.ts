@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { builtinExtensions } from '../../src/extension/extension-registry.js';
+import { builtinExtensions } from '../../src/extend.js';
 import { DEFAULT_LOAD_BALANCER_OPTIONS, resolveLoadBalancerOptions } from '../../src/loadbalance/index.js';
 import { endpoint, invocation, testOptions } from './helpers.js';
 

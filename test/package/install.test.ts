@@ -13,6 +13,7 @@ import {
   installTarball,
   node,
   npm,
+  npx,
   type Packed,
   pack,
   REPO,
@@ -134,14 +135,35 @@ describe('the packed package', () => {
     async () => {
       const dir = await esmProject();
       writeReadmeFiles(dir, ['contract.ts', 'provider.ts', 'consumer.ts']);
+      // The extension authors' subpath: its declarations need no Node types either, and an extension
+      // written against them compiles without a cast.
+      fs.writeFileSync(
+        path.join(dir, 'extension.ts'),
+        [
+          "import { builtinExtensions, type ClusterFactory, type LoadBalancer, type Transport } from 'callisto/extend';",
+          'export const first: LoadBalancer = { select: (endpoints) => endpoints[0]! };',
+          'export const once: ClusterFactory = (context) => (invocation) =>',
+          '  context.invoke(context.select(invocation), invocation);',
+          'export const named = (transport: Transport): string => transport.name;',
+          "console.log(builtinExtensions.names('transport').join(','));",
+          '',
+        ].join('\n'),
+      );
       await tscInit(dir);
       await tsc(dir);
-      // The subpath export resolves from ESM too.
+      expect(await node(dir, 'extension.js')).toContain('tcp,memory');
+      // The subpath exports resolve from ESM too.
       fs.writeFileSync(
         path.join(dir, 'subpath.mjs'),
-        "import { createFileRegistry } from 'callisto/registry';\nconsole.log(typeof createFileRegistry);\n",
+        [
+          "import { createFileRegistry } from 'callisto/registry';",
+          "import { createMemoryTransport } from 'callisto/extend';",
+          "import { createTestKit } from 'callisto/testing';",
+          'console.log(typeof createFileRegistry, createMemoryTransport().name, typeof createTestKit);',
+          '',
+        ].join('\n'),
       );
-      expect(await node(dir, 'subpath.mjs')).toContain('function');
+      expect(await node(dir, 'subpath.mjs')).toContain('function memory function');
       expectQuickStartOutput(await runQuickStart(dir));
     },
     INSTALL_TIMEOUT_MS,
@@ -217,10 +239,57 @@ describe('the packed package', () => {
       expect(await node(nest, 'out/main.js')).toContain('hi nest function');
       fs.writeFileSync(
         path.join(dir, 'subpath.js'),
-        "const { createFileRegistry } = require('callisto/registry');\nconsole.log(typeof createFileRegistry);\n",
+        [
+          "const { createFileRegistry } = require('callisto/registry');",
+          "const { createMemoryTransport } = require('callisto/extend');",
+          "const { createTestKit } = require('callisto/testing');",
+          'console.log(typeof createFileRegistry, createMemoryTransport().name, typeof createTestKit);',
+          '',
+        ].join('\n'),
       );
-      expect(await node(dir, 'subpath.js')).toContain('function');
+      expect(await node(dir, 'subpath.js')).toContain('function memory function');
       expectQuickStartOutput(await runQuickStart(dir));
+    },
+    INSTALL_TIMEOUT_MS,
+  );
+
+  it(
+    'installs the callisto command: `npx callisto` lists and calls a provider of the project',
+    async () => {
+      expect(packed.files).toContain('dist/cli/main.js');
+      const dir = await esmProject();
+      fs.writeFileSync(
+        path.join(dir, 'cli-provider.mjs'),
+        `import { callisto, defineService } from 'callisto';
+const Greeter = defineService('pkg.Greeter', { methods: { hi: {} } });
+const app = await callisto({ application: 'pkg', registry: 'file://.callisto/cli-registry', logLevel: 'warn' });
+app.provide(Greeter, { hi: (name) => 'hi ' + name });
+await app.start();
+app.handleSignals();
+console.log('serving ' + app.address);
+`,
+      );
+      const provider = startNode(dir, 'cli-provider.mjs');
+      try {
+        await provider.waitFor(/serving \S+:\d+/);
+        const { version } = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as {
+          version: string;
+        };
+        expect(await npx(dir, ['callisto', '--version'])).toBe(`${version}\n`);
+        const listed = await npx(dir, ['callisto', 'ls', '--registry', 'file://.callisto/cli-registry']);
+        expect(listed).toMatch(/\npkg\.Greeter\s+1\.0\.0\s+-\s+1\s+0\n/);
+        const called = await npx(dir, [
+          'callisto',
+          'call',
+          'pkg.Greeter.hi',
+          '"npx"',
+          '--registry',
+          'file://.callisto/cli-registry',
+        ]);
+        expect(JSON.parse(called)).toBe('hi npx');
+      } finally {
+        expect(await provider.stop()).toBe(0);
+      }
     },
     INSTALL_TIMEOUT_MS,
   );

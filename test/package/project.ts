@@ -30,6 +30,19 @@ export async function npm(cwd: string, args: string[]): Promise<string> {
   return stdout;
 }
 
+/** `npx --no -- <args>` in `dir`: a command the project has installed (never fetched); its stdout. */
+export async function npx(cwd: string, args: string[]): Promise<string> {
+  try {
+    const { stdout } = await run('npx', ['--no', '--', ...args], { cwd, env: cleanEnv(), timeout: 60_000 });
+    return stdout;
+  } catch (error) {
+    const { stdout, stderr, code } = error as { stdout?: string; stderr?: string; code?: unknown };
+    throw new Error(
+      `npx ${args.join(' ')} failed (${String(code)}) in ${cwd}:\n${stdout ?? ''}${stderr ?? ''}`,
+    );
+  }
+}
+
 export interface Packed {
   tarball: string;
   files: string[];
@@ -99,9 +112,17 @@ export interface Background {
   stop(): Promise<number | null>;
 }
 
-/** Starts `node <file>` in `dir` and keeps it running. */
-export function startNode(dir: string, file: string): Background {
-  const child = spawn(process.execPath, [file], { cwd: dir, env: cleanEnv(), stdio: 'pipe' });
+/** Starts `node <file> ...args` in `dir` (with `env` added to the clean environment) and keeps it running. */
+export function startNode(
+  dir: string,
+  file: string,
+  options: { args?: string[]; env?: Record<string, string> } = {},
+): Background {
+  const child = spawn(process.execPath, [file, ...(options.args ?? [])], {
+    cwd: dir,
+    env: { ...cleanEnv(), ...options.env },
+    stdio: 'pipe',
+  });
   let stdout = '';
   let all = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -10,11 +10,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { followRegistryLists, type RegistryLists } from '../../src/consumer/registry-lists.js';
 import { createRegistry } from '../../src/registry/create-registry.js';
 import { servicePathSegment } from '../../src/registry/provider-record.js';
 import { MAX_PROVIDER_WEIGHT, MAX_RECORD_BYTES } from '../../src/registry/record-validation.js';
 import type { Registry, RegistryStatus } from '../../src/registry/registry.js';
-import { createServiceDirectory, type ServiceDirectory } from '../../src/registry/service-directory.js';
 import type { TestServer } from '../setup/servers.js';
 import { waitFor } from '../support/wait-for.js';
 import { startChildProvider } from './fixtures/child-provider.js';
@@ -152,6 +152,93 @@ export function runRegistryConformance(target: ConformanceTarget): void {
       await waitFor(async () => (await readEntry(address, pathOf(other))) === undefined, 5_000);
     });
 
+    it('lists every service it holds with provider and consumer counts, and the consumers of one', async () => {
+      const lines: string[] = [];
+      const registry = await createRegistry(target.address(), {
+        ttlMs,
+        log: (level, message) => lines.push(`${level} ${message}`),
+      });
+      later(() => registry.close());
+      if (!registry.services || !registry.consumers) throw new Error(`the ${kind} registry lists nothing`);
+      const base = uniqueServiceKey('listing');
+      const v2 = { ...base, version: '2.0.0' };
+      const blue = { ...base, group: 'blue' };
+      const consumedOnly = uniqueServiceKey('listing');
+      const consumerOf = (key: typeof base, pid: number) => ({
+        service: key.name,
+        version: key.version,
+        group: key.group,
+        host: '127.0.0.1',
+        pid,
+        application: 'conformance',
+        startTime: 1_700_000_000_000,
+      });
+      const provider = await open();
+      const other = await open();
+      await provider.register(providerRecord(base, 20_041));
+      await other.register(providerRecord(base, 20_042));
+      await provider.register(providerRecord(v2, 20_043));
+      await provider.register(providerRecord(blue, 20_044));
+      await provider.registerConsumer(consumerOf(base, 71));
+      await other.registerConsumer(consumerOf(base, 72));
+      await provider.registerConsumer(consumerOf(consumedOnly, 73));
+      const mine = async () =>
+        (await registry.services!()).filter((s) => s.name === base.name || s.name === consumedOnly.name);
+      const expected = [
+        { name: base.name, version: '1.0.0', group: '', providers: 2, consumers: 2 },
+        { name: base.name, version: '1.0.0', group: 'blue', providers: 1, consumers: 0 },
+        { name: base.name, version: '2.0.0', group: '', providers: 1, consumers: 0 },
+        { name: consumedOnly.name, version: '1.0.0', group: '', providers: 0, consumers: 1 },
+      ].sort((a, b) => (a.name === b.name ? 0 : a.name < b.name ? -1 : 1));
+      await waitFor(async () => JSON.stringify(await mine()) === JSON.stringify(expected), 5_000, {
+        message: 'the listing never matched',
+      }).catch(async (error: Error) => {
+        throw new Error(`${error.message}: ${JSON.stringify(await mine())}`);
+      });
+      expect(await registry.consumers(base)).toEqual([consumerOf(base, 71), consumerOf(base, 72)]);
+      expect(await registry.consumers(blue)).toEqual([]);
+
+      // a bad consumer entry, written by hand, is skipped and logged once (not on every read)
+      const store = await target.rawStore();
+      later(() => store.close());
+      const badPath = `/callisto/${servicePathSegment(base)}/consumers/127.0.0.1:bad`;
+      await store.put(badPath, JSON.stringify({ ...consumerOf(base, 74), pid: 'seventy-four' }));
+      const baseListing = async () =>
+        (await mine()).find((s) => s.name === base.name && s.version === '1.0.0' && s.group === '');
+      await waitFor(async () => (await baseListing())?.consumers === 3, 5_000);
+      // what an expired entry may leave behind (a stale file, a Redis member without its key) is not counted
+      if (store.putExpired) {
+        await store.putExpired(
+          `/callisto/${servicePathSegment(base)}/providers/127.0.0.1:20049`,
+          JSON.stringify(providerRecord(base, 20_049)),
+        );
+        await store.putExpired(`/callisto/${servicePathSegment(blue)}/consumers/127.0.0.1:75`, '{}');
+        expect(await baseListing()).toMatchObject({ providers: 2, consumers: 3 });
+        expect(await registry.consumers(blue)).toEqual([]);
+      }
+      expect(await registry.consumers(base)).toEqual([consumerOf(base, 71), consumerOf(base, 72)]);
+      expect(await registry.consumers(base)).toHaveLength(2);
+      const named = lines.filter((line) => line.includes(`${store.keyOf(badPath)}:`));
+      expect(named).toEqual([
+        `warn registry ${target.address()}: skipped consumer entry ${store.keyOf(badPath)}: pid "seventy-four" is not a process id`,
+      ]);
+
+      // what is removed leaves the listing; a key with no entry left is not listed at all
+      await provider.unregister(providerRecord(v2, 20_043));
+      await provider.unregister(providerRecord(blue, 20_044));
+      await provider.unregisterConsumer(consumerOf(consumedOnly, 73));
+      await other.close();
+      await waitFor(
+        async () =>
+          JSON.stringify(await mine()) ===
+          JSON.stringify([{ name: base.name, version: '1.0.0', group: '', providers: 1, consumers: 2 }]),
+        5_000,
+      ).catch(async (error: Error) => {
+        throw new Error(`${error.message}: ${JSON.stringify(await mine())}`);
+      });
+      expect(await registry.consumers(base)).toEqual([consumerOf(base, 71)]);
+    });
+
     it('checks stored records where it reads them: one bad entry is skipped and logged once, never more', async () => {
       const key = uniqueServiceKey('records');
       const dir = `/callisto/${servicePathSegment(key)}/providers`;
@@ -260,6 +347,27 @@ export function runRegistryConformance(target: ConformanceTarget): void {
       expect(took).toBeLessThan(ttlMs + 1_000 + MARGIN_MS);
     });
 
+    it('closed right after its first list (a short-lived process), leaves nothing it registered behind', async () => {
+      const key = uniqueServiceKey();
+      const registry = await createRegistry(target.address(), { ttlMs });
+      const record = {
+        service: key.name,
+        version: key.version,
+        group: key.group,
+        host: '127.0.0.1',
+        pid: 4_242,
+        application: 'short-lived',
+        startTime: Date.now(),
+      };
+      const registering = registry.registerConsumer(record).catch(() => {});
+      await registry.subscribe(key, () => {}); // the first list: the process is done, it closes now
+      const statusAtClose = registry.status;
+      await registry.close();
+      await registering;
+      const path = `/callisto/${servicePathSegment(key)}/consumers/127.0.0.1:4242`;
+      expect(await readEntry(target.address(), path), `closed while ${statusAtClose}`).toBeUndefined();
+    });
+
     it('leaves no socket, timer or watcher behind after close', async () => {
       const key = uniqueServiceKey();
       const before = countResources();
@@ -348,7 +456,7 @@ export function runRegistryConformance(target: ConformanceTarget): void {
 
         const first = await open(server.url);
         const seen: string[][] = [];
-        const warm = createServiceDirectory({
+        const warm = followRegistryLists({
           key,
           registries: [first],
           snapshotPath,
@@ -360,9 +468,9 @@ export function runRegistryConformance(target: ConformanceTarget): void {
 
         await server.stop();
         const cold = await open(server.url);
-        let directory: ServiceDirectory | undefined;
+        let directory: RegistryLists | undefined;
         later(() => directory?.close());
-        directory = createServiceDirectory({
+        directory = followRegistryLists({
           key,
           registries: [cold],
           snapshotPath,

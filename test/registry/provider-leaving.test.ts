@@ -15,6 +15,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { appInternals } from '../../src/app/internals.js';
 import { type CallistoApp, RpcError } from '../../src/index.js';
 import { servicePathSegment } from '../../src/registry/provider-record.js';
 import { FlakyDef, FlakyImpl } from '../fixtures/flaky-service.js';
@@ -202,7 +203,7 @@ describe('a provider that stops gracefully', () => {
     const calls = callLoop(() => ref.write('x'));
     await waitFor(() => calls.count('ok') >= 100);
     leavingImpl.mode = 'slow'; // calls in flight on it while it drains (300 ms each)
-    await waitFor(() => leaving.app.internals.provider.server!.active > 0);
+    await waitFor(() => appInternals(leaving.app).provider.server!.active > 0);
     await leaving.app.close();
     const watch = await sentinel(leaving.app.port!);
     const okBefore = calls.count('ok');
@@ -212,7 +213,7 @@ describe('a provider that stops gracefully', () => {
 
     expect(calls.codes).toEqual({ ok: calls.count('ok') }); // not one failed call, whatever the method
     expect(watch.connections()).toBe(0);
-    expect(consumer.internals.consumer.pool.isAvailable(leaving.address)).toBe(false); // still listed
+    expect(appInternals(consumer).consumer.pool.isAvailable(leaving.address)).toBe(false); // still listed
     expect(log.problems()).toEqual([]);
     await staying.close();
   });
@@ -233,7 +234,10 @@ describe('a provider that stops gracefully', () => {
     await waitFor(() => calls.count('ok') >= 100);
     await leaving.close();
     await waitFor(
-      () => !consumer.internals.consumer.pool.connections().some((c) => c.address === leavingAddress),
+      () =>
+        !appInternals(consumer)
+          .consumer.pool.connections()
+          .some((c) => c.address === leavingAddress),
     );
     const watch = await sentinel(leaving.port!);
     const okBefore = calls.count('ok');
@@ -243,7 +247,7 @@ describe('a provider that stops gracefully', () => {
 
     expect(calls.codes).toEqual({ ok: calls.count('ok') });
     expect(watch.connections()).toBe(0);
-    expect(consumer.internals.consumer.pool.isAvailable(leavingAddress)).toBe(false);
+    expect(appInternals(consumer).consumer.pool.isAvailable(leavingAddress)).toBe(false);
     expect(log.problems()).toEqual([]);
   });
 });
@@ -261,7 +265,12 @@ describe('a provider that comes back on the same address', () => {
     // the entry stays listed (the consumer never sees it go): only the process changes
     await first.app.close();
     const address = first.address;
-    await waitFor(() => !consumer.internals.consumer.pool.connections().some((c) => c.address === address));
+    await waitFor(
+      () =>
+        !appInternals(consumer)
+          .consumer.pool.connections()
+          .some((c) => c.address === address),
+    );
     const second = await provider('second', [], port);
     await first.relist(process.pid + 1);
     await waitFor(async () => (await ref.read('again')) === 'second:again', 10_000, {
@@ -362,9 +371,9 @@ describe('empty-list protection', () => {
     // the first call creates the consumer's view of the service; there is no provider yet
     await expect(ref.read('a')).rejects.toMatchObject({ code: 'NoProvider' });
     const listed = await listedProvider('listed', dir);
-    const directory = () => [...consumer.internals.consumer.sources().values()][0]!.directory;
+    const directory = () => [...appInternals(consumer).consumer.directories().values()][0]!;
     await waitFor(() => directory().list().length === 1, 10_000);
-    expect(consumer.internals.consumer.pool.size).toBe(0); // never called: no connection
+    expect(appInternals(consumer).consumer.pool.size).toBe(0); // never called: no connection
     // the registry entry goes (the provider process lives on); nothing shows it is still there
     listed.unlist();
     const removedAt = Date.now();
@@ -382,7 +391,7 @@ describe('empty-list protection', () => {
     expect(await ref.read('a')).toBe('listed:a');
     // a registry glitch: the entry vanishes while the provider serves on
     listed.unlist();
-    const directory = [...consumer.internals.consumer.sources().values()][0]!.directory;
+    const directory = [...appInternals(consumer).consumer.directories().values()][0]!;
     for (let i = 0; i < 20; i++) expect(await ref.read(`b${i}`)).toBe(`listed:b${i}`);
     await observe(1_000); // a file registry notices a removal within 500 ms
     expect(directory.list().map((e) => e.address)).toEqual([listed.address]);

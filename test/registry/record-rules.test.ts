@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { appInternals } from '../../src/app/internals.js';
 import { type CallistoApp, RpcError } from '../../src/index.js';
 import { servicePathSegment } from '../../src/registry/provider-record.js';
 import type { Registry } from '../../src/registry/registry.js';
@@ -85,8 +86,8 @@ describe('records that would skew or break a consumer', () => {
     const ref = consumer.refer(FlakyDef);
     for (let i = 0; i < 30; i++) expect(await ref.write(String(i))).toBe(`real:${i}`);
 
-    const failure = await consumer.internals.consumer.pool
-      .handle('127.0.0.1', 99_999) // an address the calls above did not use
+    const failure = await appInternals(consumer)
+      .consumer.pool.handle('127.0.0.1', 99_999) // an address the calls above did not use
       .connection()
       .call(
         { prefix: Buffer.alloc(0), serializer: undefined as never, label: 'x' },

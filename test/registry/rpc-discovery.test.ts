@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
+import { appInternals } from '../../src/app/internals.js';
 import { FlakyDef, FlakyImpl } from '../fixtures/flaky-service.js';
 import { sharedServerAddress } from '../setup/shared-servers.js';
 import { closeAll, testApp } from '../support/apps.js';
@@ -44,8 +45,8 @@ describe('discovery through registries', () => {
       seen.add((await ref.read('x')).split(':')[0]!);
       return seen.size === 2;
     }, 10_000);
-    const source = [...consumer.internals.consumer.sources().values()][0]!;
-    expect(source.directory.list()).toHaveLength(2);
+    const source = [...appInternals(consumer).consumer.directories().values()][0]!;
+    expect(source.list()).toHaveLength(2);
   });
 
   it('announces the consumer under consumers/<host>:<pid>, readable with the engine tools', async () => {

@@ -1,15 +1,14 @@
 import net from 'node:net';
+import { createClientConnection } from '../../src/consumer/client-connection.js';
+import type { ClientConnection } from '../../src/consumer/connection.js';
+import type { WireRoute } from '../../src/consumer/pending-call.js';
+import { DEFAULT_CONNECTION_OPTIONS } from '../../src/protocol/connection-options.js';
 import { encodeRoutePrefix } from '../../src/protocol/metadata.js';
 import { createJsonSerializer } from '../../src/serialization/json.js';
 import { createMsgpackSerializer } from '../../src/serialization/msgpack.js';
 import type { Serializer } from '../../src/serialization/serializer.js';
 import { createV8Serializer } from '../../src/serialization/v8.js';
-import {
-  type ClientConnection,
-  createClientConnection,
-  type MethodRoute,
-} from '../../src/transport/client-connection.js';
-import { DEFAULT_CONNECTION_OPTIONS } from '../../src/transport/transport-options.js';
+import { createTcpTransport } from '../../src/transport/tcp.js';
 
 export const msgpack = createMsgpackSerializer();
 const table: (Serializer | undefined)[] = [];
@@ -18,7 +17,11 @@ for (const s of [createJsonSerializer(), msgpack, createV8Serializer()]) table[s
 /** A bare protocol connection, to send what a typed reference never would. */
 export function rawConnection(address: string): ClientConnection {
   const [host, port] = address.split(':');
-  return createClientConnection(host!, Number(port), table, DEFAULT_CONNECTION_OPTIONS);
+  return createClientConnection(
+    { transport: createTcpTransport(), host: host!, port: Number(port) },
+    table,
+    DEFAULT_CONNECTION_OPTIONS,
+  );
 }
 
 export function route(
@@ -26,7 +29,7 @@ export function route(
   method: string,
   serializer: Serializer = msgpack,
   version = '1.0.0',
-): MethodRoute {
+): WireRoute {
   return {
     prefix: encodeRoutePrefix(service, version, '', method),
     serializer,

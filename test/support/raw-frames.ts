@@ -3,11 +3,12 @@
  * and heartbeats with the real frame writer and decodes whatever comes back, keeping every frame. For
  * tests that must see exactly what a provider sends (or does not), or must stop reading.
  */
-import net from 'node:net';
 import type { Frame } from '../../src/protocol/frame.js';
 import { createFrameDecoder } from '../../src/protocol/frame-decoder.js';
 import { createFrameWriter, type FrameWriter } from '../../src/protocol/frame-writer.js';
 import { encodeRoutePrefix } from '../../src/protocol/metadata.js';
+import { createTcpTransport } from '../../src/transport/tcp.js';
+import type { ByteStream, Transport } from '../../src/transport/transport.js';
 import { msgpack } from './raw-client.js';
 
 /** What a test keeps of a received frame (the decoder's views are only valid during the callback). */
@@ -20,7 +21,7 @@ export interface SeenFrame {
 }
 
 export interface RawFrameSocket {
-  readonly socket: net.Socket;
+  readonly socket: ByteStream;
   readonly writer: FrameWriter;
   /** Every frame received so far, in order. */
   readonly frames: SeenFrame[];
@@ -33,9 +34,13 @@ export interface RawFrameSocket {
   close(): void;
 }
 
-export async function rawFrameSocket(address: string): Promise<RawFrameSocket> {
-  const [host, port] = address.split(':');
-  const socket = net.connect({ host: host!, port: Number(port) });
+/** Connects to `host:port` (or `<transport>://host:port`) over `transport` (TCP by default). */
+export async function rawFrameSocket(
+  address: string,
+  transport: Transport = createTcpTransport(),
+): Promise<RawFrameSocket> {
+  const [host, port] = address.replace(/^[a-z]+:\/\//, '').split(':');
+  const socket = transport.connect({ host: host!, port: Number(port) });
   await new Promise<void>((resolve, reject) => {
     socket.once('connect', resolve);
     socket.once('error', reject);
@@ -53,7 +58,7 @@ export async function rawFrameSocket(address: string): Promise<RawFrameSocket> {
     });
     for (const wake of waiters) wake();
   });
-  socket.on('data', (chunk: Buffer) => decoder.push(chunk));
+  socket.on('data', (chunk: Uint8Array) => decoder.push(Buffer.from(chunk)));
   const writer = createFrameWriter({
     write: (batch) => {
       if (!socket.destroyed) socket.write(batch);

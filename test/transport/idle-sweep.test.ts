@@ -4,6 +4,7 @@
  * these tests keep that relation, scaled down: heartbeats every 100 ms, idle timeout 1 s.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { appInternals } from '../../src/app/internals.js';
 import { defineService } from '../../src/index.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { waitFor } from '../support/wait-for.js';
@@ -18,8 +19,8 @@ async function pair() {
   await provider.start();
   const consumer = await testApp({ heartbeatIntervalMs: 100, consumer: { idleTimeoutMs: 1_000 } });
   const echo = consumer.refer(Echo, { url: provider.address! });
-  const server = provider.internals.provider.server!;
-  return { echo, server, pool: consumer.internals.consumer.pool };
+  const server = appInternals(provider).provider.server!;
+  return { echo, server, pool: appInternals(consumer).consumer.pool };
 }
 
 describe('idle connections, heartbeat interval shorter than the idle timeout', () => {

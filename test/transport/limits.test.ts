@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { appInternals } from '../../src/app/internals.js';
 import { defineService, type RpcError } from '../../src/index.js';
 import { FrameKind } from '../../src/protocol/frame.js';
 import { closeAll, testApp } from '../support/apps.js';
@@ -116,9 +117,9 @@ describe('limits and backpressure', () => {
     const consumer = await testApp({ consumer: { idleTimeoutMs: 300 } });
     const blob = consumer.refer(Blob, { url: provider.address! });
     expect(await blob.put('ab')).toBe(2);
-    expect(provider.internals.provider.server!.connectionCount).toBe(1);
-    await waitFor(() => provider.internals.provider.server!.connectionCount === 0, 5_000);
+    expect(appInternals(provider).provider.server!.connectionCount).toBe(1);
+    await waitFor(() => appInternals(provider).provider.server!.connectionCount === 0, 5_000);
     expect(await blob.put('abc')).toBe(3);
-    expect(provider.internals.provider.server!.connectionCount).toBe(1);
+    expect(appInternals(provider).provider.server!.connectionCount).toBe(1);
   });
 });

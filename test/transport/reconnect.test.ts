@@ -4,6 +4,7 @@
  * reach the new process.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { appInternals } from '../../src/app/internals.js';
 import { FlakyDef, FlakyImpl } from '../fixtures/flaky-service.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { waitFor } from '../support/wait-for.js';
@@ -27,17 +28,17 @@ describe('reconnect', () => {
     expect(await ref.read('a')).toBe('first:a');
 
     first.app.destroy(); // a crash: the connection drops without a go-away
-    const handle = consumer.internals.consumer.pool.handle('127.0.0.1', port);
+    const handle = appInternals(consumer).consumer.pool.handle('127.0.0.1', port);
     await waitFor(() => !handle.available, 5_000);
     await expect(ref.read('while down')).rejects.toMatchObject({ code: 'Network' });
 
     const second = await providerOn('second', port);
     // The pool reconnects by itself (backoff with jitter, 200 ms doubling): the new process sees the
     // connection before any call is made.
-    await waitFor(() => second.app.internals.provider.server!.connectionCount === 1, 15_000);
+    await waitFor(() => appInternals(second.app).provider.server!.connectionCount === 1, 15_000);
     await waitFor(() => handle.available, 5_000);
     expect(second.impl.reads).toBe(0);
     expect(await ref.read('b')).toBe('second:b');
-    expect(consumer.internals.consumer.pool.connections()).toHaveLength(1);
+    expect(appInternals(consumer).consumer.pool.connections()).toHaveLength(1);
   });
 });

@@ -3,8 +3,10 @@
  * balancer picks and when (a spying balancer registered through the public extension API), and where
  * each failed call went (a consumer filter).
  */
-import type { AppOptions, CallistoApp, Filter, Invocation, LoadBalancerOptions } from '../../../src/index.js';
-import { createRoundRobinLoadBalancer } from '../../../src/loadbalance/index.js';
+
+import { appInternals } from '../../../src/app/internals.js';
+import { createRoundRobinLoadBalancer, type LoadBalancerOptions } from '../../../src/extend.js';
+import type { AppOptions, CallistoApp, Filter, Invocation } from '../../../src/index.js';
 
 // The `spy` balancer's name, known to the compiler (as a user extension declares its name).
 declare module '../../../src/index.js' {
@@ -16,15 +18,15 @@ declare module '../../../src/index.js' {
 /** Addresses of every provider the consumer's directories hold now. */
 export function knownProviders(app: CallistoApp): Set<string> {
   const addresses = new Set<string>();
-  for (const source of app.internals.consumer.sources().values()) {
-    for (const endpoint of source.directory.list()) addresses.add(endpoint.address);
+  for (const source of appInternals(app).consumer.directories().values()) {
+    for (const endpoint of source.list()) addresses.add(endpoint.address);
   }
   return addresses;
 }
 
 /** Whether the consumer may route calls to `address` now: listed, connected (or connecting), not going away. */
 export function routable(app: CallistoApp, address: string): boolean {
-  return knownProviders(app).has(address) && app.internals.consumer.pool.isAvailable(address);
+  return knownProviders(app).has(address) && appInternals(app).consumer.pool.isAvailable(address);
 }
 
 export interface PickSpy {

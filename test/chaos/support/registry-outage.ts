@@ -15,6 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { appInternals } from '../../../src/app/internals.js';
 import { type CallistoApp, RpcError } from '../../../src/index.js';
 import { createRegistry } from '../../../src/registry/create-registry.js';
 import type { ProviderRecord } from '../../../src/registry/provider-record.js';
@@ -30,7 +31,7 @@ const RATE = 1_000;
 const OUTAGE_CALLS = RATE * 20;
 
 async function registriesConnected(app: CallistoApp): Promise<boolean> {
-  const registries = await app.internals.registries.created();
+  const registries = await appInternals(app).registries.created();
   return registries.length > 0 && registries.every((registry) => registry.status === 'connected');
 }
 

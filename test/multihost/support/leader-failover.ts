@@ -15,7 +15,9 @@
  *   4. after the TTL has run out again since the kill, every registration is still there, held by the
  *      same lease (etcd) or session (ZooKeeper) as before: none was lost and re-created.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appInternals } from '../../../src/app/internals.js';
 import type { CallistoApp } from '../../../src/index.js';
 import { createRegistry } from '../../../src/registry/create-registry.js';
 import type { ProviderRecord } from '../../../src/registry/provider-record.js';
@@ -89,14 +91,14 @@ export function runLeaderFailover(
         message: 'the consumer sees both providers',
       });
       const removed: string[] = [];
-      for (const source of consumer.internals.consumer.sources().values()) {
-        source.directory.onChange((_added, gone) =>
-          removed.push(...gone.map((endpoint) => endpoint.address)),
-        );
+      for (const source of appInternals(consumer).consumer.directories().values()) {
+        source.onChange((_added, gone) => removed.push(...gone.map((endpoint) => endpoint.address)));
       }
       const keysOf = (apps: CallistoApp[]) =>
         apps.flatMap((app) =>
-          app.internals.provider.records().map((record) => providerPath('/callisto', record)),
+          appInternals(app)
+            .provider.records()
+            .map((record) => providerPath('/callisto', record)),
         );
       const before = await registrationIdentities(cluster, keysOf(first));
       expect(before.every((identity) => identity.owner !== undefined)).toBe(true);

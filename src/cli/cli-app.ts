@@ -1,0 +1,78 @@
+/**
+ * The Callisto app a command works through, built with the public API only: configuration as an app
+ * reads it (a `callisto.config.*` file in the working directory or `--config`, `CALLISTO_*` variables),
+ * extensions loaded from it (user serializers and registry kinds work here too), and what the command
+ * line says on top. It never listens, writes no snapshot files, and logs only with `--verbose`.
+ */
+import {
+  type AppOptions,
+  type CallistoApp,
+  type CallistoConfigInput,
+  ConfigError,
+  callisto,
+  type SerializerName,
+} from '../index.js';
+import { type CliError, usageError } from './exit-codes.js';
+import type { Output } from './output.js';
+
+export interface CliAppOptions {
+  /** `--config <file>`. */
+  readonly config?: string | undefined;
+  /** `--registry <address>`: replaces the configured registries. */
+  readonly registry?: string | undefined;
+  /** `--serializer <name>`. */
+  readonly serializer?: string | undefined;
+  /** `--timeout <ms>`. */
+  readonly timeoutMs?: number | undefined;
+  /** `--verbose`: the app's log lines on stderr. */
+  readonly verbose?: boolean | undefined;
+}
+
+/** The name the command line announces itself with (consumer records of `call` and `bench`). */
+export const CLI_APPLICATION = 'callisto-cli';
+
+/** Options the command line sets, by the configuration key a ConfigError names. */
+const FLAG_OF_KEY: Array<[RegExp, string]> = [
+  [/(^|\.)registry(\[\d+\])?$/, '--registry'],
+  [/(^|\.)url(\[\d+\])?$/, '--url'],
+  [/(^|\.)serializer$/, '--serializer'],
+  [/(^|\.)timeoutMs$/, '--timeout'],
+  [/^configFile$/, '--config'],
+];
+
+/**
+ * A configuration mistake as a usage error. One the command line made (its values reach the app as code)
+ * names the option; one in a file or variable keeps the key and where it was set.
+ */
+export function configMistake(error: ConfigError): CliError {
+  const fromCommandLine = error.source?.startsWith('code, ') ?? false;
+  const flag = FLAG_OF_KEY.find(([pattern]) => pattern.test(error.key))?.[1];
+  if (!fromCommandLine || flag === undefined) return usageError(error.message);
+  const message = error.message
+    .replace(`invalid configuration: ${error.key}`, `invalid ${flag}`)
+    .replace(` (from ${error.source})`, '');
+  return usageError(message);
+}
+
+/** Builds the app; a configuration mistake becomes a usage error (exit 2). */
+export async function openCliApp(options: CliAppOptions, output: Output): Promise<CallistoApp> {
+  const consumer: CallistoConfigInput['consumer'] = { snapshotDir: '' };
+  if (options.serializer !== undefined) consumer.serializer = options.serializer as SerializerName;
+  if (options.timeoutMs !== undefined) consumer.timeoutMs = options.timeoutMs;
+  const log = (level: string) => (message: string) => {
+    if (options.verbose) output.note(`[callisto] ${level}: ${message}`);
+  };
+  const appOptions: AppOptions = {
+    application: CLI_APPLICATION,
+    consumer,
+    logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
+    ...(options.registry === undefined ? {} : { registry: [options.registry] }),
+    load: { env: output.io.env, ...(options.config === undefined ? {} : { configFile: options.config }) },
+  };
+  try {
+    return await callisto(appOptions);
+  } catch (error) {
+    if (error instanceof ConfigError) throw configMistake(error);
+    throw error;
+  }
+}

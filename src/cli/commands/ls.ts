@@ -1,0 +1,205 @@
+/** `callisto ls [service] --registry <address>`: what a registry holds. */
+import { Command } from 'commander';
+import type { ProviderRecord, ServiceListing } from '../../registry/index.js';
+import { openCliApp } from '../cli-app.js';
+import { CliError, ExitCode, unreachableError } from '../exit-codes.js';
+import { addCommonOptions, addRegistryOption, type CommonOptions, milliseconds } from '../options.js';
+import { type CliIo, createOutput, type Output } from '../output.js';
+import { openRegistry, registryAddressOf } from '../registry-connection.js';
+import { type KeyView, keyLabel, listServices, readKey, similarNames } from '../registry-view.js';
+import { formatTable } from '../table.js';
+import { formatAge, formatTime } from '../time-text.js';
+
+interface LsOptions extends CommonOptions {
+  registry?: string;
+  version?: string;
+  group?: string;
+  timeout: number;
+}
+
+const EXAMPLES = `
+Examples:
+  $ callisto ls --registry etcd://127.0.0.1:2379
+  $ callisto ls example.UserService --registry file://.callisto/registry
+  $ callisto ls example.UserService --version 1.0.0 --registry zookeeper://127.0.0.1:2181 --json
+
+A provider's state is "warming" while it is younger than consumer.warmupMs (its weight still ramps up),
+else "serving".`;
+
+export function lsCommand(io: CliIo): Command {
+  const command = new Command('ls')
+    .description('list the services a registry holds, or the providers and consumers of one service')
+    .argument('[service]', 'a service name, e.g. example.UserService');
+  addRegistryOption(command, 'the registry to read')
+    .option('--version <version>', 'with a service: only this version')
+    .option('--group <group>', 'with a service: only this group')
+    .option('--timeout <ms>', 'how long the registry may take to connect and answer', milliseconds, 5_000);
+  return addCommonOptions(command)
+    .addHelpText('after', EXAMPLES)
+    .action((service: string | undefined, options: LsOptions) => runLs(io, service, options));
+}
+
+async function runLs(io: CliIo, service: string | undefined, options: LsOptions): Promise<void> {
+  const output = createOutput(io, { json: options.json ?? false });
+  const app = await openCliApp(options, output);
+  try {
+    const opened = await openRegistry(app, registryAddressOf(app), options.timeout, (m) => output.warn(m));
+    const { registry, location } = opened;
+    const reading = async <T>(what: Promise<T>): Promise<T> => {
+      try {
+        return await what;
+      } catch (error) {
+        if (error instanceof CliError) throw error;
+        throw unreachableError(`cannot read the registry ${location}: ${(error as Error).message}`);
+      }
+    };
+    try {
+      const services = await reading(listServices(registry, location));
+      if (service === undefined) return printServices(output, location, services);
+      const keys = selectKeys(services, service, options, location);
+      const views: KeyView[] = [];
+      for (const key of keys) views.push(await reading(readKey(registry, key)));
+      printService(output, location, service, views, app.config.consumer.warmupMs);
+    } finally {
+      await registry.close();
+    }
+  } finally {
+    await app.close();
+  }
+}
+
+function selectKeys(
+  services: ServiceListing[],
+  name: string,
+  options: LsOptions,
+  location: string,
+): ServiceListing[] {
+  const named = services.filter((s) => s.name === name);
+  if (named.length === 0) {
+    const similar = similarNames(name, new Set(services.map((s) => s.name)));
+    const hint = similar.length > 0 ? `; did you mean ${similar.join(' or ')}?` : '';
+    throw new CliError(ExitCode.Failed, `nothing registered for ${name} at ${location}${hint}`);
+  }
+  const keys = named.filter(
+    (s) =>
+      (options.version === undefined || s.version === options.version) &&
+      (options.group === undefined || s.group === options.group),
+  );
+  if (keys.length === 0) {
+    const held = named.map((s) => `${s.version}${s.group ? ` (group ${s.group})` : ''}`).join(', ');
+    const wanted = [
+      options.version && `version ${options.version}`,
+      options.group !== undefined && `group "${options.group}"`,
+    ]
+      .filter(Boolean)
+      .join(', ');
+    throw new CliError(ExitCode.Failed, `${name} has no ${wanted} at ${location} (registered: ${held})`);
+  }
+  return keys;
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+function printServices(output: Output, location: string, services: ServiceListing[]): void {
+  if (output.json) {
+    output.document({ registry: location, services });
+    return;
+  }
+  const providers = services.reduce((sum, s) => sum + s.providers, 0);
+  const consumers = services.reduce((sum, s) => sum + s.consumers, 0);
+  const names = new Set(services.map((s) => s.name)).size;
+  if (services.length === 0) {
+    output.line(`${location} holds no service`);
+    return;
+  }
+  output.line(
+    `${location}: ${plural(names, 'service')}, ${plural(providers, 'provider')}, ${plural(consumers, 'consumer')}`,
+  );
+  const header = ['SERVICE', 'VERSION', 'GROUP', 'PROVIDERS', 'CONSUMERS'].map((h) =>
+    output.style('bold', h),
+  );
+  const rows = services.map((s) => [
+    s.name,
+    s.version,
+    s.group || '-',
+    s.providers === 0 ? output.style('red', '0') : String(s.providers),
+    String(s.consumers),
+  ]);
+  for (const line of formatTable(header, rows)) output.line(line);
+}
+
+/** `serving`, or `warming` while younger than the consumers' warm-up. */
+export function providerState(record: ProviderRecord, warmupMs: number, now = Date.now()): string {
+  return warmupMs > 0 && now - record.startTime < warmupMs ? 'warming' : 'serving';
+}
+
+function printService(
+  output: Output,
+  location: string,
+  service: string,
+  views: KeyView[],
+  warmupMs: number,
+): void {
+  const now = Date.now();
+  if (output.json) {
+    output.document({
+      registry: location,
+      service,
+      keys: views.map(({ key, providers, consumers }) => ({
+        version: key.version,
+        group: key.group,
+        providers: providers.map((record) => ({
+          address: `${record.host}:${record.port}`,
+          state: providerState(record, warmupMs, now),
+          ...record,
+        })),
+        consumers,
+      })),
+    });
+    return;
+  }
+  output.line(location);
+  for (const { key, providers, consumers } of views) {
+    output.line(
+      `${output.style('bold', keyLabel(key))}: ${plural(providers.length, 'provider')}, ${plural(consumers.length, 'consumer')}`,
+    );
+    if (providers.length > 0) {
+      const header = ['ADDRESS', 'WEIGHT', 'STATE', 'STARTED', 'UP', 'APPLICATION', 'PID'];
+      const rows = providers.map((record) => {
+        const state = providerState(record, warmupMs, now);
+        return [
+          `${record.host}:${record.port}`,
+          String(record.weight),
+          state === 'serving' ? output.style('green', state) : output.style('yellow', state),
+          formatTime(record.startTime),
+          formatAge(now - record.startTime),
+          record.application || '-',
+          String(record.pid || '-'),
+        ];
+      });
+      output.line('  providers');
+      for (const line of formatTable(
+        header.map((h) => output.style('dim', h)),
+        rows,
+        '    ',
+      ))
+        output.line(line);
+    }
+    if (consumers.length > 0) {
+      const header = ['HOST', 'PID', 'APPLICATION', 'STARTED'];
+      const rows = consumers.map((record) => [
+        record.host,
+        String(record.pid),
+        record.application || '-',
+        formatTime(record.startTime),
+      ]);
+      output.line('  consumers');
+      for (const line of formatTable(
+        header.map((h) => output.style('dim', h)),
+        rows,
+        '    ',
+      ))
+        output.line(line);
+    }
+  }
+}

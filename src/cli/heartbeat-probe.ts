@@ -1,0 +1,133 @@
+/**
+ * One heartbeat round trip to a provider, as the wire protocol defines it (docs/protocol.md,
+ * "Heartbeats"): a TCP connection, a 20-byte ping frame (kind 2, no flags), and the provider's pong
+ * (the same request id, flag bit 2). Written from the documented frame layout, so it needs nothing
+ * from the framework's internals. Bounded: one connection, `timeoutMs`, and at most 64 KiB read.
+ */
+import net from 'node:net';
+
+const HEADER_BYTES = 20;
+const MAGIC = [0xca, 0x11] as const;
+const VERSION = 1;
+const KIND_HEARTBEAT = 2;
+const KIND_EVENT = 3;
+const FLAG_PONG = 4;
+/** Bytes read before a pong at most (a provider sends nothing else unasked but a small event). */
+const MAX_READ_BYTES = 64 * 1024;
+
+export type ProbeResult =
+  | { readonly ok: true; readonly connectMs: number; readonly rttMs: number }
+  | { readonly ok: false; readonly problem: string };
+
+/** A ping frame with `requestId`. */
+export function pingFrame(requestId: number): Buffer {
+  const frame = Buffer.alloc(HEADER_BYTES);
+  frame[0] = MAGIC[0];
+  frame[1] = MAGIC[1];
+  frame[2] = VERSION;
+  frame[3] = KIND_HEARTBEAT;
+  frame.writeUInt32BE(requestId, 8);
+  return frame;
+}
+
+/** Why a connection failed, in plain words. */
+export function describeSocketError(error: NodeJS.ErrnoException, timeoutMs: number): string {
+  switch (error.code) {
+    case 'ECONNREFUSED':
+      return 'connection refused: nothing listens there (the process is gone or listens elsewhere; the entry of a process that died stays until the registry TTL expires)';
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return 'the host cannot be reached from here (is the announced address, server.advertiseHost, one that others can reach?)';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'the host name does not resolve';
+    case 'ECONNRESET':
+    case 'EPIPE':
+      return 'the connection was reset (a connection limit of the provider, or not a Callisto provider)';
+    case 'ETIMEDOUT':
+      return `no answer within ${timeoutMs} ms (a firewall, another network, or a stuck process)`;
+    default:
+      return `${error.code ?? 'error'}: ${error.message}`;
+  }
+}
+
+export function probeProvider(host: string, port: number, timeoutMs: number): Promise<ProbeResult> {
+  return new Promise((resolve) => {
+    const requestId = 1 + Math.floor(Math.random() * 0xfffffffe);
+    const started = performance.now();
+    let connectMs = 0;
+    let pingSentAt = 0;
+    let received = Buffer.alloc(0);
+    let settled = false;
+    const socket = net.connect({ host, port });
+    const finish = (result: ProbeResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(result);
+    };
+    const timer = setTimeout(
+      () =>
+        finish({
+          ok: false,
+          problem:
+            connectMs === 0
+              ? `no connection within ${timeoutMs} ms (a firewall, another network, or a stuck host)`
+              : `connected, but no answer to a heartbeat within ${timeoutMs} ms (the process is stuck or overloaded)`,
+        }),
+      timeoutMs,
+    );
+    socket.once('connect', () => {
+      connectMs = performance.now() - started;
+      pingSentAt = performance.now();
+      socket.write(pingFrame(requestId));
+    });
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      while (received.length >= HEADER_BYTES) {
+        if (received[0] !== MAGIC[0] || received[1] !== MAGIC[1] || received[2] !== VERSION) {
+          return finish({
+            ok: false,
+            problem: 'answered with bytes that are not Callisto frames (another program listens there)',
+          });
+        }
+        const size = HEADER_BYTES + received.readUInt32BE(12) + received.readUInt32BE(16);
+        if (size > MAX_READ_BYTES) {
+          return finish({
+            ok: false,
+            problem: `sent a ${size}-byte frame instead of answering the heartbeat`,
+          });
+        }
+        if (received.length < size) break;
+        const kind = received[3];
+        const flags = received[4]!;
+        if (kind === KIND_HEARTBEAT && (flags & FLAG_PONG) !== 0 && received.readUInt32BE(8) === requestId) {
+          return finish({ ok: true, connectMs, rttMs: performance.now() - pingSentAt });
+        }
+        if (kind === KIND_EVENT && received.readUInt32BE(12) >= 2) {
+          const nameLength = received.readUInt16BE(HEADER_BYTES);
+          const name = received.toString('utf8', HEADER_BYTES + 2, HEADER_BYTES + 2 + nameLength);
+          if (name === 'goaway')
+            return finish({ ok: false, problem: 'is shutting down (it said "going away")' });
+        }
+        received = received.subarray(size);
+      }
+      if (received.length > MAX_READ_BYTES) {
+        finish({ ok: false, problem: 'sent more than 64 KiB without answering the heartbeat' });
+      }
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) =>
+      finish({ ok: false, problem: describeSocketError(error, timeoutMs) }),
+    );
+    socket.once('close', () =>
+      finish({
+        ok: false,
+        problem:
+          connectMs === 0
+            ? 'the connection closed before it opened'
+            : 'closed the connection without answering the heartbeat (a connection limit, or not a Callisto provider)',
+      }),
+    );
+  });
+}

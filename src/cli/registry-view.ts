@@ -1,0 +1,63 @@
+/**
+ * What a registry holds, read through the public registry contract: the service keys (`services()`),
+ * and for one key its providers (a one-off subscription: the records as consumers see them, invalid
+ * entries skipped and logged by the registry) and its consumers (`consumers(key)`).
+ */
+import { distance } from 'fastest-levenshtein';
+import type { ServiceKey } from '../index.js';
+import type { ConsumerRecord, ProviderRecord, Registry, ServiceListing } from '../registry/index.js';
+import { CliError, ExitCode } from './exit-codes.js';
+
+export interface KeyView {
+  readonly key: ServiceKey;
+  readonly providers: ProviderRecord[];
+  readonly consumers: ConsumerRecord[];
+}
+
+/** Every service key the registry holds; an error when it cannot list them. */
+export async function listServices(registry: Registry, location: string): Promise<ServiceListing[]> {
+  if (registry.services === undefined) {
+    throw new CliError(ExitCode.Failed, `the ${registry.kind} registry ${location} cannot list its services`);
+  }
+  return registry.services();
+}
+
+/** The provider list of a key as consumers get it (subscribe, first list, unsubscribe). */
+export async function readProviders(registry: Registry, key: ServiceKey): Promise<ProviderRecord[]> {
+  let list: ProviderRecord[] = [];
+  const unsubscribe = await registry.subscribe(key, (providers) => {
+    list = providers;
+  });
+  unsubscribe();
+  return list;
+}
+
+export async function readKey(registry: Registry, key: ServiceKey): Promise<KeyView> {
+  const providers = await readProviders(registry, key);
+  const consumers = registry.consumers ? await registry.consumers(key) : [];
+  return { key, providers, consumers };
+}
+
+/** The names closest to `name` (a typo, another case, the name without its package), for messages. */
+export function similarNames(name: string, names: Iterable<string>): string[] {
+  const lower = name.toLowerCase();
+  const found = new Set<string>();
+  for (const candidate of names) {
+    const other = candidate.toLowerCase();
+    const tail = other.slice(other.lastIndexOf('.') + 1);
+    if (
+      other === lower ||
+      tail === lower ||
+      other.endsWith(`.${lower}`) ||
+      distance(lower, other) <= Math.max(2, Math.floor(name.length / 5))
+    ) {
+      found.add(candidate);
+    }
+  }
+  return [...found].sort();
+}
+
+/** `example.UserService 1.0.0`, `example.UserService 1.0.0 group blue`. */
+export function keyLabel(key: { name: string; version: string; group: string }): string {
+  return `${key.name} ${key.version}${key.group ? ` group ${key.group}` : ''}`;
+}

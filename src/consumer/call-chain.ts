@@ -1,0 +1,58 @@
+/**
+ * The per-call position: a method's call filters (the app's, the reference's, the method's, and `mock`
+ * with `mock: 'fail'`) around its cluster strategy, and the mock answers of `mock` modes.
+ */
+import { type CompiledChain, endHooks, startHooks } from '../core/filter.js';
+import type { Invoker } from '../core/invocation.js';
+import type { MethodDeclaration } from '../service/define-service.js';
+import type { ClientInvocation } from './client-invocation.js';
+
+/** Runs a compiled per-call chain: its hook filters around the rest, which returns a promise. */
+export function runCallChain(chain: CompiledChain<ClientInvocation>): Invoker {
+  const { hooks, rest } = chain;
+  if (hooks.length === 0) return rest as Invoker;
+  return (invocation) => {
+    const call = invocation as ClientInvocation;
+    try {
+      startHooks(hooks, call);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    let result: unknown;
+    try {
+      result = rest(call);
+    } catch (error) {
+      endHooks(hooks, call, error);
+      return Promise.reject(error);
+    }
+    return Promise.resolve(result).then(
+      (value) => {
+        endHooks(hooks, call, undefined);
+        return value;
+      },
+      (error: unknown) => {
+        endHooks(hooks, call, error);
+        throw error;
+      },
+    );
+  };
+}
+
+/**
+ * The mock answer of `method`: the reference's `mockImpl`, else the method's declared `mock`, else
+ * `undefined`.
+ */
+export function mockAnswer(
+  mockImpl: object | undefined,
+  method: string,
+  declaration: MethodDeclaration,
+): (args: unknown[]) => unknown {
+  const implementation = mockImpl as
+    | Record<string, ((...args: unknown[]) => unknown) | undefined>
+    | undefined;
+  const fromImpl = implementation?.[method];
+  if (fromImpl) return (args) => fromImpl.apply(implementation, args);
+  const fromDeclaration = declaration.mock as ((...args: unknown[]) => unknown) | undefined;
+  if (fromDeclaration) return (args) => fromDeclaration(...args);
+  return () => undefined;
+}

@@ -1,0 +1,361 @@
+/**
+ * One long-lived, multiplexed connection from a consumer to a provider. Many calls are in flight at
+ * once, matched by request id; frames are batched per tick; deadlines are enforced by one wheel; a
+ * lost connection rejects every call in flight on it at once with a Network error. When the provider
+ * announces it is going away, the connection takes no new calls and closes its side once every call it
+ * sent is answered (the provider waits for that before closing).
+ *
+ * Answers are held to the same bounds as requests on a provider: an answer must come in the serializer
+ * the call was made in (or, for an error, json); a compressed one only when this side asked for
+ * compressed answers, and it inflates within its bounds; its elements are counted before it is
+ * decoded; a frame must complete within `frameTimeoutMs`; partial frames draw on the pool's budget.
+ * A provider that answers in another serializer, sends a frame too slowly or spends the budget is
+ * treated as hostile: the connection is closed.
+ */
+import { tickNow } from '../core/clock.js';
+import { fromErrorPayload } from '../core/error-payload.js';
+import { messageOf, RpcError } from '../core/rpc-error.js';
+import { type ByteBudget, createByteBudget } from '../protocol/byte-budget.js';
+import type { ConnectionOptions } from '../protocol/connection-options.js';
+import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
+import { EMPTY_BODY, readEventName } from '../protocol/frame-writer.js';
+import { openFramedConnection } from '../protocol/framed-connection.js';
+import { NO_ATTACHMENTS, readAttachments } from '../protocol/metadata.js';
+import { JSON_SERIALIZER_ID } from '../serialization/json.js';
+import type { Serializer } from '../serialization/serializer.js';
+import { transportAddress } from '../transport/transport.js';
+import { type AnswerLimits, ForeignSerializerError, readAnswer } from './answer-reader.js';
+import type { ClientConnection, ConnectionEvents, ConnectionState, ConnectionTarget } from './connection.js';
+import { createDeadlineWheel } from './deadline-wheel.js';
+import { PendingCalls, type WireCall } from './pending-call.js';
+
+const MAX_REQUEST_ID = 0xffffffff;
+
+/**
+ * Opens a connection. `serializers` are looked up by id for error answers in json; `partialFrames` is
+ * the budget shared by the connections of one pool (by default, one of this connection's own).
+ */
+export function createClientConnection(
+  target: ConnectionTarget,
+  serializers: readonly (Serializer | undefined)[],
+  options: ConnectionOptions,
+  events: ConnectionEvents = {},
+  partialFrames: ByteBudget = createByteBudget(options.maxPartialFrameBytes),
+): ClientConnection {
+  const { transport, host, port } = target;
+  const address = transportAddress(host, port, transport.name);
+  const jsonSerializer = serializers[JSON_SERIALIZER_ID];
+  let lastCallAt = Date.now();
+  const pending = new PendingCalls();
+  let state: ConnectionState = { kind: 'connecting' };
+  /** Why the stream is closing (set by destroy() or a stream error before `close` arrives). */
+  let failure: { error: RpcError; local: boolean } | undefined;
+  let nextId = 1;
+  const drainWaiters: Array<() => void> = [];
+
+  const stream = transport.connect({ host, port });
+  const framed = openFramedConnection(
+    stream,
+    {
+      maxFrameBytes: options.maxFrameBytes,
+      heartbeat: options.heartbeat,
+      frameTimeoutMs: options.frameTimeoutMs,
+      compressThresholdBytes: options.compressThresholdBytes,
+      maxInflateRatio: options.maxInflateRatio,
+      partialFrames,
+      readPauseBytes: 0,
+    },
+    {
+      onFrame(frame) {
+        if (frame.kind === FrameKind.Response) onResponse(frame);
+        else if (frame.kind === FrameKind.Event && readEventName(frame.meta) === EventName.GoAway) goAway();
+      },
+      onPong: (rttMs) => events.onHeartbeatRtt?.(connection, rttMs),
+      onPeerFailure(peerFailure) {
+        if (peerFailure.kind === 'silent') {
+          fail(
+            new RpcError(
+              'Network',
+              `no frame from ${address} for ${peerFailure.silentMs} ms: connection presumed dead`,
+            ),
+            false,
+          );
+          return;
+        }
+        const { error } = peerFailure;
+        events.onRefused?.(connection, `closed the connection to ${address}: ${messageOf(error)}`);
+        fail(
+          new RpcError('Network', `protocol error from ${address}: ${messageOf(error)}`, { cause: error }),
+          false,
+        );
+      },
+      onStreamError(error) {
+        fail(
+          new RpcError('Network', `connection to ${address} failed: ${error.message}`, {
+            cause: error,
+            neverSent: state.kind === 'connecting',
+          }),
+          false,
+        );
+      },
+      onClose,
+    },
+  );
+  const writer = framed.writer;
+  const answerLimits: AnswerLimits = {
+    decode: { maxElements: options.maxDecodedElements },
+    inflate: framed.inflate,
+  };
+  /** Flags every request carries: "I take compressed answers" when compression is on here. */
+  const requestFlags = framed.inflate.enabled ? FrameFlag.AcceptsCompressed : 0;
+
+  /** Notes why the stream is about to close (the first reason wins). */
+  function fail(error: RpcError, local: boolean): void {
+    failure ??= { error, local };
+  }
+
+  const wheel = createDeadlineWheel((id) => {
+    const call = pending.take(id);
+    if (call === undefined) return;
+    call.failed(new RpcError('Timeout', `${call.route.label} timed out waiting for ${address}`));
+    afterSettle();
+  });
+
+  const afterSettle = (): void => {
+    if (pending.size > 0) return;
+    lastCallAt = Date.now();
+    if (drainWaiters.length > 0) for (const wake of drainWaiters.splice(0)) wake();
+    // After "going away" the provider keeps answering what it received and waits for us to close, so
+    // that no call sent before we read the announcement is cut off: we close once nothing is pending.
+    if (state.kind === 'draining' && state.goneAway) framed.end();
+  };
+
+  const connectTimer = setTimeout(() => {
+    destroy(
+      new RpcError('Network', `connect to ${address} timed out after ${options.connectTimeoutMs} ms`),
+      false,
+    );
+  }, options.connectTimeoutMs);
+  connectTimer.unref();
+
+  let readyPromise: Promise<void> | undefined = new Promise<void>((resolve, reject) => {
+    stream.once('connect', () => {
+      clearTimeout(connectTimer);
+      if (state.kind === 'connecting') state = { kind: 'open' };
+      resolve();
+    });
+    stream.once('close', () => reject(closedError()));
+  });
+  readyPromise.catch(() => {});
+
+  const goAway = (): void => {
+    if (state.kind === 'closed' || (state.kind === 'draining' && state.goneAway)) return;
+    state = { kind: 'draining', goneAway: true };
+    events.onGoAway?.(connection);
+    afterSettle();
+  };
+
+  /** The error of a closed connection: the reason noted, else a plain close. */
+  function closedError(): RpcError {
+    if (state.kind === 'closed') return state.error;
+    return (
+      failure?.error ??
+      new RpcError('Network', `connection to ${address} closed`, { neverSent: state.kind === 'connecting' })
+    );
+  }
+
+  function onClose(): void {
+    clearTimeout(connectTimer);
+    wheel.clear();
+    const error = closedError();
+    const local = failure?.local ?? false;
+    state = { kind: 'closed', error, local };
+    for (const call of pending.takeAll()) call.failed(error);
+    afterSettle();
+    readyPromise = undefined;
+    events.onClose?.(connection, error, local);
+  }
+
+  const onResponse = (frame: Frame): void => {
+    const call = pending.take(frame.requestId);
+    if (call === undefined) return; // timed out or cancelled already
+    let value: unknown;
+    try {
+      if (frame.meta.length > 0) call.responseAttachments = readAttachments(frame.meta, 0).attachments;
+      value = readAnswer(frame, call.route.serializer, jsonSerializer, answerLimits);
+    } catch (error) {
+      const message = `cannot decode the response of ${call.route.label} from ${address}: ${messageOf(error)}`;
+      call.failed(new RpcError('Serialization', message, { cause: error }));
+      afterSettle();
+      if (error instanceof ForeignSerializerError) {
+        // an answer in a foreign serializer is hostile: close the connection
+        events.onRefused?.(connection, `closed the connection to ${address}: ${messageOf(error)}`);
+        destroy(
+          new RpcError('Network', `protocol error from ${address}: ${messageOf(error)}`, { cause: error }),
+          false,
+        );
+      } else events.onRefused?.(connection, `refused an answer from ${address}: ${message}`);
+      return;
+    }
+    if (frame.status === 0) call.answered(value);
+    else call.failed(fromErrorPayload(frame.status, value));
+    afterSettle();
+  };
+
+  /** The caller gave up: fail the call with the abort reason as cause and tell the provider. */
+  const cancel = (id: number): void => {
+    const call = pending.take(id);
+    if (call === undefined) return;
+    writer.event(EventName.Cancel, 0, EMPTY_BODY, id);
+    call.failed(cancelled(call));
+    afterSettle();
+  };
+
+  /** Why `call` cannot be sent now, or undefined; encodes it into `encoded` when it can. */
+  const refusal = (call: WireCall): RpcError | undefined => {
+    if (state.kind === 'closed') return state.error;
+    if (state.kind === 'draining') {
+      const why = state.goneAway ? 'is going away and takes no new calls' : 'is closing';
+      return new RpcError('Shutdown', `${address} ${why}`, { neverSent: true });
+    }
+    if (writer.queuedBytes > options.maxQueuedBytes) {
+      return new RpcError(
+        'Overloaded',
+        `${address}: more than ${options.maxQueuedBytes} bytes queued for sending`,
+        {
+          neverSent: true,
+        },
+      );
+    }
+    if (call.signal?.aborted) return cancelled(call);
+    try {
+      encoded = call.route.serializer.encode(call.args);
+    } catch (error) {
+      return new RpcError(
+        'Serialization',
+        `cannot encode the arguments of ${call.route.label}: ${messageOf(error)}`,
+        {
+          cause: error,
+          neverSent: true,
+        },
+      );
+    }
+    return undefined;
+  };
+  let encoded: Uint8Array = EMPTY_BODY;
+
+  const send = (call: WireCall): void => {
+    const refused = refusal(call);
+    if (refused !== undefined) {
+      call.failed(refused);
+      return;
+    }
+    const { route, signal } = call;
+    let body = encoded;
+    encoded = EMPTY_BODY;
+    let flags = requestFlags;
+    const compressed = framed.compress(body);
+    if (compressed !== undefined) {
+      body = compressed;
+      flags |= FrameFlag.Compressed;
+    }
+    const id = allocateId();
+    const timeoutMs = call.attemptTimeoutMs;
+    lastCallAt = tickNow();
+    if (call.oneway) {
+      writer.request(
+        id,
+        flags | FrameFlag.OneWay,
+        route.serializer.id,
+        route.prefix,
+        timeoutMs,
+        call.attachments,
+        body,
+      );
+      call.sent = true;
+      call.answered(undefined);
+      return;
+    }
+    pending.add(id, call, signal === undefined ? undefined : () => cancel(id));
+    if (timeoutMs > 0) wheel.add(id, lastCallAt + timeoutMs);
+    writer.request(id, flags, route.serializer.id, route.prefix, timeoutMs, call.attachments, body);
+    call.sent = true;
+  };
+
+  const destroy = (error?: RpcError, local = true): void => {
+    if (stream.destroyed) return;
+    fail(error ?? new RpcError('Network', `connection to ${address} closed by this side`), local);
+    framed.destroy();
+  };
+
+  const allocateId = (): number => {
+    const id = nextId;
+    nextId = nextId === MAX_REQUEST_ID ? 1 : nextId + 1;
+    return id;
+  };
+
+  const connection: ClientConnection = {
+    address,
+    get state() {
+      return state;
+    },
+    get inFlight() {
+      return pending.size;
+    },
+    get heartbeatRttMs() {
+      return framed.rttMs;
+    },
+    get lastActivity() {
+      return framed.lastReceived;
+    },
+    get lastCallAt() {
+      return lastCallAt;
+    },
+    ready() {
+      if (state.kind === 'open' || state.kind === 'draining') return Promise.resolve();
+      return readyPromise ?? Promise.reject(closedError());
+    },
+    send,
+    call(route, args, attachments, timeoutMs, signal, oneway) {
+      return new Promise<unknown>((resolve, reject) =>
+        send({
+          route,
+          args,
+          attachments,
+          attemptTimeoutMs: timeoutMs,
+          signal,
+          oneway,
+          sent: false,
+          responseAttachments: NO_ATTACHMENTS,
+          answered: resolve,
+          failed: reject,
+        }),
+      );
+    },
+    ping: framed.ping,
+    async close() {
+      if (state.kind === 'closed') return;
+      fail(new RpcError('Network', `connection to ${address} closed by this side`), true);
+      if (state.kind !== 'draining') state = { kind: 'draining', goneAway: false };
+      if (pending.size > 0) await new Promise<void>((wake) => drainWaiters.push(wake));
+      if (!stream.destroyed) {
+        await new Promise<void>((done) => {
+          stream.once('close', () => done());
+          framed.end();
+        });
+      }
+    },
+    destroy(error) {
+      destroy(error);
+    },
+  };
+  return connection;
+}
+
+/** The error of a call its caller aborted; the abort reason is its cause. */
+function cancelled(call: WireCall): RpcError {
+  return new RpcError('Cancelled', `${call.route.label} was cancelled by the caller`, {
+    neverSent: false,
+    cause: call.signal?.reason,
+  });
+}

@@ -1,0 +1,156 @@
+/**
+ * The `ClusterContext` a fault-tolerance strategy works with, for one method of one reference:
+ * selection through the service's directory (and stickiness), one attempt through the per-attempt chain
+ * (Callisto's `deadline`, `observe`, `endpoint-stats`, `outlier`, then the user's attempt filters) to the
+ * endpoint's connection, and the retry rules (retryable errors, the method's retry policy, the service's
+ * retry budget).
+ *
+ * An attempt costs no promise when the chain is hooks only: the hooks start here, the call goes to the
+ * connection, and the connection's answer ends the hooks and tells the strategy's listener
+ * (client-invocation.ts). Wrapping attempt filters, when configured, wait on a promise of the wire.
+ */
+import type {
+  AttemptListener,
+  ClusterContext,
+  ClusterEndpoint,
+  ClusterInvocation,
+  ClusterOptions,
+} from '../cluster/cluster.js';
+import type { RetryPolicy } from '../cluster/retry-policy.js';
+import { tickMonotonic, tickNow } from '../core/clock.js';
+import { type CompiledChain, type Step, startHooks } from '../core/filter.js';
+import { type ErrorCodeName, RpcError } from '../core/rpc-error.js';
+import type { LoadBalancer } from '../loadbalance/load-balancer.js';
+import { ClientInvocation } from './client-invocation.js';
+import type { Directory } from './directory.js';
+import type { ProviderEndpoint } from './endpoint.js';
+
+export interface ClusterContextParts {
+  /** `Service.method`. */
+  readonly label: string;
+  readonly options: ClusterOptions;
+  readonly directory: Directory;
+  readonly loadBalancer: LoadBalancer;
+  /** The method's retry delays. */
+  readonly retryPolicy: RetryPolicy;
+  /** The share of calls the service may retry (its directory's retry budget). */
+  readonly retryBudgetRatio: number;
+  /** The per-attempt chain (see attemptChain). */
+  readonly attempt: CompiledChain<ClientInvocation>;
+  readonly log: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+/** Errors produced before the provider executed anything: safe to send elsewhere, whatever the method. */
+const NOT_EXECUTED: ReadonlySet<ErrorCodeName> = new Set(['Shutdown', 'Overloaded', 'ServiceNotFound']);
+/**
+ * Errors after which an idempotent call may be repeated elsewhere: it may have run (`Shutdown` here is a
+ * call the provider interrupted at its shutdown deadline, `details.started`).
+ */
+const RETRYABLE_IF_IDEMPOTENT: ReadonlySet<ErrorCodeName> = new Set([
+  'Network',
+  'Timeout',
+  'Internal',
+  'Shutdown',
+]);
+
+export function isRetryable(error: RpcError, idempotent: boolean): boolean {
+  if (error.code === 'ProviderError' || error.code === 'Cancelled') return false;
+  if (error.neverSent) return true;
+  if (error.remote && NOT_EXECUTED.has(error.code) && error.details.started !== true) return true;
+  return idempotent && RETRYABLE_IF_IDEMPOTENT.has(error.code);
+}
+
+/** The terminal of an attempt chain with wrapping filters: a promise of the wire's answer. */
+export const awaitWire: Step<ClientInvocation> = (invocation) =>
+  new Promise<unknown>((resolve, reject) => {
+    invocation.awaitWire({ onAnswer: resolve, onFailure: reject });
+    invocation.endpoint!.send(invocation);
+  });
+
+function ownInvocation(invocation: ClusterInvocation): ClientInvocation {
+  if (invocation instanceof ClientInvocation) return invocation;
+  throw new TypeError('a cluster strategy passed an invocation it did not get from its invoker');
+}
+
+export function createClusterContext(parts: ClusterContextParts): ClusterContext {
+  const { directory, loadBalancer, options, retryPolicy } = parts;
+  const { hooks, rest } = parts.attempt;
+  const wrapped = rest !== awaitWire;
+  const budget = directory.retryBudget(parts.retryBudgetRatio);
+  let stickyEndpoint: ProviderEndpoint | undefined;
+
+  const attempt = (
+    endpoint: ClusterEndpoint,
+    invocation: ClusterInvocation,
+    listener: AttemptListener,
+  ): void => {
+    const call = ownInvocation(invocation);
+    call.beginAttempt(endpoint as ProviderEndpoint, hooks, listener);
+    call.attemptStartedAt = tickMonotonic();
+    try {
+      startHooks(hooks, call);
+    } catch (error) {
+      call.refuseAttempt(RpcError.from(error));
+      return;
+    }
+    if (!wrapped) {
+      call.endpoint!.send(call);
+      return;
+    }
+    let result: unknown;
+    try {
+      result = rest(call);
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    Promise.resolve(result).then(
+      (value) => call.endAttempt(undefined, value),
+      (error: unknown) => call.endAttempt(RpcError.from(error), undefined),
+    );
+  };
+
+  return {
+    label: parts.label,
+    options,
+    selectable: () => directory.selectable(),
+    select(invocation, exclude) {
+      if (
+        options.sticky &&
+        stickyEndpoint !== undefined &&
+        (exclude === undefined || !exclude.includes(stickyEndpoint)) &&
+        directory.selectable().includes(stickyEndpoint) &&
+        directory.claim(stickyEndpoint)
+      ) {
+        return stickyEndpoint;
+      }
+      const chosen = directory.select(
+        invocation,
+        loadBalancer,
+        exclude as readonly ProviderEndpoint[] | undefined,
+      );
+      if (options.sticky) stickyEndpoint = chosen;
+      return chosen;
+    },
+    attempt,
+    invoke(endpoint, invocation) {
+      return new Promise<unknown>((resolve, reject) =>
+        attempt(endpoint, invocation, { onAnswer: resolve, onFailure: reject }),
+      );
+    },
+    mayRetry(error, invocation, attempts) {
+      if (attempts > options.retries || !isRetryable(error, invocation.idempotent)) return undefined;
+      const now = tickNow();
+      if (invocation.deadline > 0 && now >= invocation.deadline) return undefined;
+      if (invocation.signal?.aborted) return undefined;
+      const delay = retryPolicy.nextDelayMs(attempts, now - invocation.startedAt);
+      if (delay === undefined) return undefined;
+      if (!budget.tryAcquireRetry()) {
+        parts.log('warn', `${parts.label}: retry budget exhausted, not retrying: ${error.message}`);
+        return undefined;
+      }
+      return delay;
+    },
+    recordCall: () => budget.recordCall(),
+    log: parts.log,
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * What the connection pool holds of a connection to a provider: its address, lifecycle and load, and
+ * how calls are sent on it. client-connection.ts is the connection; failed-connection.ts stands in for
+ * one that could not be opened.
+ */
+import type { Attachments } from '../core/invocation.js';
+import type { RpcError } from '../core/rpc-error.js';
+import type { Transport } from '../transport/transport.js';
+import type { WireCall, WireRoute } from './pending-call.js';
+
+/**
+ * The lifecycle of a connection, one tagged value: `connecting`; `open`; `draining` (no new calls: the
+ * provider said it is going away, or this side is closing, and the connection closes once the calls in
+ * flight are answered); `closed`, with the error calls get from now on and whether this side closed it.
+ */
+export type ConnectionState =
+  | { readonly kind: 'connecting' }
+  | { readonly kind: 'open' }
+  | { readonly kind: 'draining'; readonly goneAway: boolean }
+  | { readonly kind: 'closed'; readonly error: RpcError; readonly local: boolean };
+
+export interface ClientConnection {
+  readonly address: string;
+  readonly state: ConnectionState;
+  /** Calls awaiting a response. */
+  readonly inFlight: number;
+  /** When a frame was last received, heartbeats included (ms, Date.now clock). */
+  readonly lastActivity: number;
+  /**
+   * When a call was last sent or the last call in flight ended (ms, Date.now clock): what "unused"
+   * means for the idle timeout. Heartbeats do not count.
+   */
+  readonly lastCallAt: number;
+  /** Round-trip time of the last heartbeat, ms (0 until measured). */
+  readonly heartbeatRttMs: number;
+  /** Resolves once connected; rejects with a Network error when the connection cannot be opened. */
+  ready(): Promise<void>;
+  /**
+   * Sends a call; how it ends is told to the call itself (`answered`, `failed`), synchronously when it
+   * cannot be sent. A one-way call is answered `undefined` once queued.
+   */
+  send(call: WireCall): void;
+  /** `send` as a promise, for callers that hold no call object (tools, tests). */
+  call(
+    route: WireRoute,
+    args: unknown[],
+    attachments: Attachments | undefined,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    oneway: boolean,
+  ): Promise<unknown>;
+  /** Sends a heartbeat now (tests, RTT probes). */
+  ping(): void;
+  /** Stops new calls, waits for those in flight (bounded by their deadlines), then closes. */
+  close(): Promise<void>;
+  /** Closes at once; calls in flight fail with `error` (default: Network, connection closed). */
+  destroy(error?: RpcError): void;
+}
+
+export interface ConnectionEvents {
+  /** The provider announced it is shutting down. */
+  onGoAway?(connection: ClientConnection): void;
+  /** A heartbeat answer arrived: the round-trip time, ms. */
+  onHeartbeatRtt?(connection: ClientConnection, rttMs: number): void;
+  /** The connection closed; `local` is true when this side closed it on purpose (close/destroy). */
+  onClose?(connection: ClientConnection, error: RpcError, local: boolean): void;
+  /** An answer was refused for what it carried (over a limit), or the provider broke the protocol. */
+  onRefused?(connection: ClientConnection, reason: string): void;
+}
+
+/** Where a connection goes: a provider's host and port, over a transport. */
+export interface ConnectionTarget {
+  readonly transport: Transport;
+  readonly host: string;
+  readonly port: number;
+}

@@ -1,0 +1,106 @@
+/**
+ * The consumer's configuration keys (`consumer.*`), the defaults of every reference: declared here
+ * (schema, meaning, default) once; config/callisto-config.ts composes them into the app's configuration,
+ * a reference overrides them (`refer(def, { … })`, resolve-reference-options.ts), and
+ * docs/configuration.md is generated from the comments here. Defaults of behaviours implemented
+ * elsewhere are taken from there (the outlier detector, the retry budget, the balancers, connections).
+ */
+import { z } from 'zod';
+import { DEFAULT_OUTLIER_OPTIONS } from '../cluster/circuit-breaker.js';
+import { DEFAULT_RETRY_BUDGET_OPTIONS } from '../cluster/retry-budget.js';
+import {
+  type ClusterName,
+  extensionNameSchema,
+  type LoadBalancerName,
+  type RetryPolicyName,
+  type SerializerName,
+} from '../extension/extension-names.js';
+import { DEFAULT_LOAD_BALANCER, DEFAULT_LOAD_BALANCER_OPTIONS } from '../loadbalance/load-balancer.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_QUEUED_BYTES } from '../protocol/connection-options.js';
+import { DEFAULT_SERIALIZER } from '../serialization/serializer.js';
+
+const positiveInt = z.number().int().positive();
+const nonNegativeInt = z.number().int().nonnegative();
+
+export const consumerConfigSchema = z.strictObject({
+  /** Call timeout, ms, of methods that set none; 0 for none. Default 3000. */
+  timeoutMs: nonNegativeInt,
+  /** Serializer for requests. Default 'msgpack'. */
+  serializer: extensionNameSchema<SerializerName>(),
+  /** Load balancer name. Default 'random'. */
+  loadbalance: extensionNameSchema<LoadBalancerName>(),
+  /** Fault-tolerance strategy name. Default 'failover'. */
+  cluster: extensionNameSchema<ClusterName>(),
+  /** failover: extra attempts. Default 2. */
+  retries: nonNegativeInt,
+  /** Retry delay policy: 'none' (never retry), 'fixed' (every retryDelayMs), 'exponential' (with jitter). Default 'fixed'. */
+  retry: extensionNameSchema<RetryPolicyName>(),
+  /** Delay of 'fixed', first delay of 'exponential' (which starts from 100 when this is 0), ms. Default 0 (retry at once). */
+  retryDelayMs: nonNegativeInt,
+  /** Longest retry delay, ms. Default 1000. */
+  retryMaxDelayMs: nonNegativeInt,
+  /** Retries allowed as a share of calls (retry budget). Default 0.2. */
+  retryBudgetRatio: z.number().min(0).max(1),
+  /** forking: providers called at once. Default 2. */
+  forks: positiveInt,
+  /** failback: failed calls kept for background retries at once; more are logged and dropped. Default 1000. */
+  failbackQueueSize: positiveInt,
+  /** failback: background retries of one failed call before it is given up (logged). Default 3. */
+  failbackAttempts: positiveInt,
+  /** failback: delay before the first background retry, ms, doubled before each further one. Default 1000. */
+  failbackDelayMs: positiveInt,
+  /** Keep the same provider while healthy. Default false. */
+  sticky: z.boolean(),
+  /** Call services provided by the same app in-process. Default true. */
+  injvm: z.boolean(),
+  /** Opening a connection may take this long, ms. Default 3000. */
+  connectTimeoutMs: positiveInt,
+  /** Close connections unused this long, ms; 0 never. Default 600000. */
+  idleTimeoutMs: nonNegativeInt,
+  /** Bytes queued unsent on one connection before calls are rejected Overloaded. Default 67108864 (64 MiB). */
+  maxQueuedBytes: positiveInt,
+  /** Weight ramp-up of new providers, ms. Default 600000. */
+  warmupMs: nonNegativeInt,
+  /** Eject failing providers from selection. Default true. */
+  outlierDetection: z.boolean(),
+  /** Never eject more than this share of providers. Default 0.4. */
+  maxEjectionRatio: z.number().min(0).max(1),
+  /** Failures in a row (network, timeout, overload) that eject a provider. Default 5. */
+  ejectAfterFailures: positiveInt,
+  /** First ejection period, ms, doubled on repeated ejections; then one probe call is let through. Default 10000. */
+  ejectionMs: positiveInt,
+  /** Directory where the last known provider lists are kept for registry outages; '' disables. Default '.callisto/snapshots'. */
+  snapshotDir: z.string(),
+  /** Do not apply a sudden change to zero providers while their connections are healthy. Default true. */
+  emptyProtection: z.boolean(),
+});
+
+export type ConsumerConfig = z.infer<typeof consumerConfigSchema>;
+
+export const DEFAULT_CONSUMER_CONFIG: ConsumerConfig = {
+  timeoutMs: 3_000,
+  serializer: DEFAULT_SERIALIZER,
+  loadbalance: DEFAULT_LOAD_BALANCER,
+  cluster: 'failover',
+  retries: 2,
+  retry: 'fixed',
+  retryDelayMs: 0,
+  retryMaxDelayMs: 1_000,
+  retryBudgetRatio: DEFAULT_RETRY_BUDGET_OPTIONS.ratio,
+  forks: 2,
+  failbackQueueSize: 1_000,
+  failbackAttempts: 3,
+  failbackDelayMs: 1_000,
+  sticky: false,
+  injvm: true,
+  connectTimeoutMs: DEFAULT_CONNECT_TIMEOUT_MS,
+  idleTimeoutMs: 600_000,
+  maxQueuedBytes: DEFAULT_MAX_QUEUED_BYTES,
+  warmupMs: DEFAULT_LOAD_BALANCER_OPTIONS.warmupMs,
+  outlierDetection: true,
+  maxEjectionRatio: DEFAULT_OUTLIER_OPTIONS.maxEjectionRatio,
+  ejectAfterFailures: DEFAULT_OUTLIER_OPTIONS.consecutiveFailures,
+  ejectionMs: DEFAULT_OUTLIER_OPTIONS.baseEjectionMs,
+  snapshotDir: '.callisto/snapshots',
+  emptyProtection: true,
+};

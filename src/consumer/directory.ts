@@ -1,0 +1,267 @@
+/**
+ * One service's directory: everything the consumer knows about the providers of one service key (from
+ * one source: direct addresses, registries, or the app itself in-process).
+ *
+ * - **The list**: records from the source (for registries: their lists merged, the snapshot, empty-list
+ *   protection, registry-lists.ts), turned into endpoints kept by address across updates, so their
+ *   counters survive membership changes; the connection pool is told which addresses are wanted.
+ * - **Health**: the service's outlier detector (shared by every method and reference of the service) and
+ *   its retry budget.
+ * - **Selection**: the endpoints selectable now (available in the pool, not ejected), the balancer's pick
+ *   claimed from the detector (a half-open provider's single probe), and why there is none (NoProvider
+ *   names the key, the registries asked and what they hold).
+ *
+ * Every call reads `list()`: no registry round trip per call.
+ */
+import {
+  createOutlierDetector,
+  type OutlierDetector,
+  type OutlierDetectorOptions,
+} from '../cluster/circuit-breaker.js';
+import { createRetryBudget, type RetryBudget } from '../cluster/retry-budget.js';
+import { tickNow } from '../core/clock.js';
+import type { Invocation } from '../core/invocation.js';
+import { RpcError } from '../core/rpc-error.js';
+import type { ServiceKey } from '../core/service-key.js';
+import type { LoadBalancer } from '../loadbalance/load-balancer.js';
+import type { ProviderRecord } from '../registry/provider-record.js';
+import type { ConnectionPool } from './connection-pool.js';
+import { type EndpointLink, ProviderEndpoint } from './endpoint.js';
+
+/** Why a directory has no provider: one readable sentence and the same as data. */
+export interface EmptyReason {
+  readonly message: string;
+  readonly details: Record<string, unknown>;
+}
+
+export type DirectoryListener = (
+  added: readonly ProviderEndpoint[],
+  removed: readonly ProviderEndpoint[],
+  /** Kept endpoints whose record now comes from a new provider process (another pid or start time). */
+  renewed: readonly ProviderEndpoint[],
+) => void;
+
+/** Where a directory's records come from (directory-feed.ts builds the registry one). */
+export interface DirectoryFeed {
+  /** Resolves once the first list is known. */
+  readonly ready: Promise<void>;
+  /** Starts feeding: `update` with every new list. */
+  start(update: (records: readonly ProviderRecord[]) => void): void;
+  /** Why the list is empty, when the source can tell. */
+  whyEmpty(): EmptyReason | undefined;
+  /** The list changed (the feed may look up what the registries hold for NoProvider). */
+  changed?(empty: boolean): void;
+  close(): Promise<void>;
+}
+
+export interface Directory {
+  readonly key: ServiceKey;
+  /** Resolves once the first provider list is known (at once for direct addresses). */
+  readonly ready: Promise<void>;
+  readonly isReady: boolean;
+  /** Current endpoints (the same array until the membership changes). */
+  list(): readonly ProviderEndpoint[];
+  /** The endpoints selectable now: available, and not ejected by the outlier detector (if any). */
+  selectable(): readonly ProviderEndpoint[];
+  /**
+   * Picks a provider with `balancer`, avoiding `exclude` while others remain; claims it from the outlier
+   * detector. Throws NoProvider (never sent) when the list is empty.
+   */
+  select(
+    invocation: Invocation,
+    balancer: LoadBalancer,
+    exclude?: readonly ProviderEndpoint[],
+  ): ProviderEndpoint;
+  /** Claims `endpoint` from the detector; false when the detector refuses it (ejected, probe out). */
+  claim(endpoint: ProviderEndpoint): boolean;
+  /** The service's outlier detector, created by the first reference that enables detection. */
+  outlierDetector(options: Partial<OutlierDetectorOptions>): OutlierDetector;
+  /** The detector, if one was created (admin and tests). */
+  readonly detector: OutlierDetector | undefined;
+  /** The service's retry budget, created by the first reference with its ratio. */
+  retryBudget(ratio: number): RetryBudget;
+  /** Why there is no provider (for NoProvider). */
+  whyEmpty(): EmptyReason | undefined;
+  /** Called after every membership change. */
+  onChange(listener: DirectoryListener): () => void;
+  /** A heartbeat round trip to `address` was measured: it feeds the latency-aware balancers. */
+  recordRtt(address: string, rttMs: number): void;
+  /** Stops following the source and releases the pool's connections. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface DirectoryParts {
+  readonly key: ServiceKey;
+  readonly feed: DirectoryFeed;
+  /** How an endpoint is reached: a pool handle, or the in-process provider. */
+  readonly link: (record: ProviderRecord) => EndpointLink;
+  /** The pool to tell which addresses are wanted (none in-process). */
+  readonly pool?: ConnectionPool;
+}
+
+/** The balancer's pick among `list` (the only one, without asking it). No closure per call: this is hot. */
+function pick(
+  list: readonly ProviderEndpoint[],
+  invocation: Invocation,
+  balancer: LoadBalancer,
+): ProviderEndpoint {
+  return list.length === 1 ? list[0]! : balancer.select(list, invocation);
+}
+
+/** Whether `next` was written by another provider process than `previous` at the same address. */
+function isNewIncarnation(previous: ProviderRecord | undefined, next: ProviderRecord): boolean {
+  return previous !== undefined && (previous.pid !== next.pid || previous.startTime !== next.startTime);
+}
+
+export function createDirectory(parts: DirectoryParts): Directory {
+  const { key, feed, pool } = parts;
+  let endpoints: readonly ProviderEndpoint[] = [];
+  const listeners = new Set<DirectoryListener>();
+  let detector: OutlierDetector | undefined;
+  let budget: RetryBudget | undefined;
+  let isReady = false;
+  let closed: Promise<void> | undefined;
+
+  const update = (records: readonly ProviderRecord[]): void => {
+    const previous = new Map(endpoints.map((endpoint) => [endpoint.address, endpoint]));
+    const next: ProviderEndpoint[] = [];
+    const added: ProviderEndpoint[] = [];
+    const renewed: ProviderEndpoint[] = [];
+    for (const record of records) {
+      const address = ProviderEndpoint.addressOf(record);
+      const existing = previous.get(address);
+      if (existing === undefined && next.some((endpoint) => endpoint.address === address)) continue;
+      if (existing) {
+        if (isNewIncarnation(existing.record, record)) renewed.push(existing);
+        existing.weight = record.weight;
+        existing.startTime = record.startTime;
+        existing.record = record;
+        next.push(existing);
+        previous.delete(address);
+      } else {
+        const endpoint = ProviderEndpoint.fromRecord(record, parts.link(record));
+        next.push(endpoint);
+        added.push(endpoint);
+      }
+    }
+    endpoints = next;
+    const removed = [...previous.values()];
+    if (pool !== undefined) {
+      for (const endpoint of added) pool.retain(endpoint.host, endpoint.port, endpoint.transport);
+      for (const endpoint of removed) pool.release(endpoint.address);
+      for (const endpoint of renewed) pool.renew(endpoint.address);
+    }
+    if (detector !== undefined) for (const endpoint of removed) detector.forget(endpoint.address);
+    feed.changed?.(endpoints.length === 0);
+    for (const listener of listeners) listener(added, removed, renewed);
+  };
+
+  const selectable = (): readonly ProviderEndpoint[] => {
+    const all = endpoints;
+    let candidates = all;
+    for (let i = 0; i < all.length; i++) {
+      if (!all[i]!.available) {
+        candidates = all.filter((endpoint) => endpoint.available);
+        break;
+      }
+    }
+    return detector === undefined ? candidates : detector.filter(candidates);
+  };
+
+  const claim = (endpoint: ProviderEndpoint): boolean =>
+    detector === undefined || detector.allow(endpoint.address);
+
+  /**
+   * The balancer's pick among `candidates`, claimed from the outlier detector; a refused pick is left out
+   * and the balancer picks again among the rest. When every candidate refuses (all are ejected, which only
+   * the fallback to the whole list can offer), the first pick goes anyway: trying beats failing unsent.
+   */
+  const choose = (
+    candidates: readonly ProviderEndpoint[],
+    invocation: Invocation,
+    balancer: LoadBalancer,
+  ): ProviderEndpoint => {
+    const first = pick(candidates, invocation, balancer);
+    if (claim(first)) return first;
+    let rest = candidates.filter((endpoint) => endpoint !== first);
+    while (rest.length > 0) {
+      const next = pick(rest, invocation, balancer);
+      if (claim(next)) return next;
+      rest = rest.filter((endpoint) => endpoint !== next);
+    }
+    return first;
+  };
+
+  /** Says which key was asked for and, from the source, why nothing provides it. */
+  const noProvider = (invocation: Invocation): RpcError => {
+    const { name, version, group } = key;
+    const what = `service ${name}, version ${version}, ${group ? `group ${group}` : 'no group'}`;
+    const why = feed.whyEmpty();
+    return new RpcError(
+      'NoProvider',
+      `no provider available for ${name}.${invocation.method} (${what})${why ? `: ${why.message}` : ''}`,
+      { neverSent: true, details: why?.details ?? { service: name, version, group } },
+    );
+  };
+
+  feed.start(update);
+  const ready = feed.ready.then(
+    () => {
+      isReady = true;
+    },
+    () => {
+      isReady = true;
+    },
+  );
+
+  return {
+    key,
+    ready,
+    get isReady() {
+      return isReady;
+    },
+    list: () => endpoints,
+    selectable,
+    select(invocation, balancer, exclude) {
+      let candidates = selectable();
+      if (candidates.length === 0) {
+        // Everything is backing off or ejected: trying beats failing without a try.
+        candidates = endpoints;
+        if (candidates.length === 0) throw noProvider(invocation);
+      }
+      if (exclude !== undefined && exclude.length > 0) {
+        const fresh = candidates.filter((endpoint) => !exclude.includes(endpoint));
+        if (fresh.length > 0) candidates = fresh;
+      }
+      return choose(candidates, invocation, balancer);
+    },
+    claim,
+    outlierDetector(options) {
+      detector ??= createOutlierDetector({ now: tickNow, ...options });
+      return detector;
+    },
+    get detector() {
+      return detector;
+    },
+    retryBudget(ratio) {
+      budget ??= createRetryBudget({ ratio, now: tickNow });
+      return budget;
+    },
+    whyEmpty: () => feed.whyEmpty(),
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    recordRtt(address, rttMs) {
+      for (const endpoint of endpoints) if (endpoint.address === address) endpoint.stats.recordLatency(rttMs);
+    },
+    close() {
+      closed ??= (async () => {
+        await feed.close();
+        if (pool !== undefined) for (const endpoint of endpoints) pool.release(endpoint.address);
+        listeners.clear();
+      })();
+      return closed;
+    },
+  };
+}

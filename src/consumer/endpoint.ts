@@ -1,0 +1,71 @@
+/**
+ * One provider as the consumer sees it: where it is, its weight and start time (for the balancers),
+ * its live counters (kept by the `endpoint-stats` filter on every attempt), and what it is reached
+ * through: a pool handle (its connection) or, for in-process calls, the app's own provider.
+ */
+import type { ClusterEndpoint } from '../cluster/cluster.js';
+import { tickMonotonic } from '../core/clock.js';
+import { createEndpointStats, type EndpointStatsRecorder } from '../loadbalance/endpoint-stats.js';
+import type { ProviderRecord } from '../registry/provider-record.js';
+import { DEFAULT_TRANSPORT, transportAddress } from '../transport/transport.js';
+import type { OutboundCall } from './pending-call.js';
+
+/** The transport (and address) of the in-process endpoint: calls to a service the app provides itself. */
+export const IN_PROCESS = 'injvm';
+
+/** Takes calls to one provider: a connection, or the in-process provider. */
+export interface CallTarget {
+  send(call: OutboundCall): void;
+}
+
+/** What an endpoint is reached through. */
+export interface EndpointLink {
+  /** Whether calls may be routed there now (connected or connectable, not backing off, not going away). */
+  readonly available: boolean;
+  /** Where its calls go now (opening a connection if needed). */
+  connection(): CallTarget;
+}
+
+export class ProviderEndpoint implements ClusterEndpoint {
+  readonly address: string;
+  readonly stats: EndpointStatsRecorder = createEndpointStats({ now: tickMonotonic });
+
+  constructor(
+    readonly host: string,
+    readonly port: number,
+    public weight: number,
+    public startTime: number,
+    /** The registry record it was made from (direct addresses and in-process have synthetic ones). */
+    public record: ProviderRecord | undefined,
+    readonly transport: string,
+    readonly link: EndpointLink,
+  ) {
+    this.address = transport === IN_PROCESS ? IN_PROCESS : transportAddress(host, port, transport);
+  }
+
+  /** The address an endpoint made from `record` has (its key in a directory and in the pool). */
+  static addressOf(record: ProviderRecord): string {
+    const transport = record.transport ?? DEFAULT_TRANSPORT;
+    return transport === IN_PROCESS ? IN_PROCESS : transportAddress(record.host, record.port, transport);
+  }
+
+  static fromRecord(record: ProviderRecord, link: EndpointLink): ProviderEndpoint {
+    return new ProviderEndpoint(
+      record.host,
+      record.port,
+      record.weight,
+      record.startTime,
+      record,
+      record.transport ?? DEFAULT_TRANSPORT,
+      link,
+    );
+  }
+
+  get available(): boolean {
+    return this.link.available;
+  }
+
+  send(call: OutboundCall): void {
+    this.link.connection().send(call);
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * What a client connection sends and whom it tells how a call ended. The connection owns this interface;
+ * the consumer's layers above implement it (their invocation object), so results flow back down-up
+ * through it, synchronously, with no promise of the connection's own and no call from the connection
+ * into cluster or load-balancing code.
+ */
+import type { Attachments } from '../core/invocation.js';
+import type { RpcError } from '../core/rpc-error.js';
+import type { ServiceKey } from '../core/service-key.js';
+import type { Serializer } from '../serialization/serializer.js';
+
+/** A method as the wire needs it (consumer/method-route.ts makes them). */
+export interface WireRoute {
+  /** The encoded service, version, group and method (protocol/metadata.ts). */
+  readonly prefix: Buffer;
+  readonly serializer: Serializer;
+  /** For error messages. */
+  readonly label: string;
+}
+
+export interface WireCall {
+  /** The method's route and serializer. */
+  readonly route: WireRoute;
+  readonly args: readonly unknown[];
+  readonly attachments: Attachments | undefined;
+  /** The budget sent with the request and enforced here, ms until the call's deadline; 0 for none. */
+  readonly attemptTimeoutMs: number;
+  /** Aborting it fails the call with Cancelled (the reason as its cause) and tells the provider. */
+  readonly signal: AbortSignal | undefined;
+  readonly oneway: boolean;
+  /** Set by the connection once the request is queued for the wire: the provider may see it. */
+  sent: boolean;
+  /** Set by the connection, before `answered` or `failed`, to the attachments of the provider's answer. */
+  responseAttachments: Attachments;
+  /** The call succeeded with `value` (a one-way call: once queued, with undefined). */
+  answered(value: unknown): void;
+  /** The call failed; never called after `answered`, and at most once. */
+  failed(error: RpcError): void;
+}
+
+/** A call as any target takes it: a connection (the wire part) or the in-process provider (all of it). */
+export interface OutboundCall extends WireCall {
+  readonly service: ServiceKey;
+  readonly method: string;
+  /** Absolute deadline (Date.now clock), 0 for none. */
+  readonly deadline: number;
+  readonly idempotent: boolean;
+}
+
+/**
+ * The calls of one connection waiting for their answers, by request id. A call is stored as it is (no
+ * wrapper per call); only a call with a signal has an abort listener, kept beside it.
+ */
+export class PendingCalls {
+  readonly #calls = new Map<number, WireCall>();
+  readonly #aborts = new Map<number, () => void>();
+
+  get size(): number {
+    return this.#calls.size;
+  }
+
+  /** Tracks `call` as `id`; `onAbort` (for a call with a signal) listens to its signal until it ends. */
+  add(id: number, call: WireCall, onAbort: (() => void) | undefined): void {
+    this.#calls.set(id, call);
+    if (onAbort !== undefined) {
+      this.#aborts.set(id, onAbort);
+      call.signal!.addEventListener('abort', onAbort, { once: true });
+    }
+  }
+
+  /** Stops tracking the call of `id` and returns it (its abort listener removed); undefined when none. */
+  take(id: number): WireCall | undefined {
+    const call = this.#calls.get(id);
+    if (call === undefined) return undefined;
+    this.#calls.delete(id);
+    if (call.signal !== undefined) this.#detach(id, call.signal);
+    return call;
+  }
+
+  /** Stops tracking every call and returns them. */
+  takeAll(): WireCall[] {
+    const calls: WireCall[] = [];
+    for (const [id, call] of this.#calls) {
+      if (call.signal !== undefined) this.#detach(id, call.signal);
+      calls.push(call);
+    }
+    this.#calls.clear();
+    return calls;
+  }
+
+  #detach(id: number, signal: AbortSignal): void {
+    const onAbort = this.#aborts.get(id);
+    if (onAbort === undefined) return;
+    this.#aborts.delete(id);
+    signal.removeEventListener('abort', onAbort);
+  }
+}

@@ -1,0 +1,95 @@
+import type { FilterEntry } from '../core/filter.js';
+import type { Attachments } from '../core/invocation.js';
+import type { Implementation, MethodNames, Remote } from '../service/service-types.js';
+import type { ConsumerConfig } from './consumer-options.js';
+
+/** The `consumer` keys a method may override on a reference. */
+export const METHOD_CONSUMER_KEYS = [
+  'timeoutMs',
+  'loadbalance',
+  'cluster',
+  'retries',
+  'retry',
+  'retryDelayMs',
+  'retryMaxDelayMs',
+  'forks',
+  'sticky',
+] as const satisfies ReadonlyArray<keyof ConsumerConfig>;
+
+/**
+ * `consumer` keys that belong to the whole app (one connection pool, one snapshot directory): they are
+ * set in the app's configuration, never per reference.
+ */
+export const APP_ONLY_CONSUMER_KEYS = [
+  'connectTimeoutMs',
+  'idleTimeoutMs',
+  'maxQueuedBytes',
+  'snapshotDir',
+  'emptyProtection',
+] as const satisfies ReadonlyArray<keyof ConsumerConfig>;
+
+/** Options a method may override on a reference. */
+export interface MethodReferenceOptions
+  extends Partial<Pick<ConsumerConfig, (typeof METHOD_CONSUMER_KEYS)[number]>> {
+  /** Overrides the definition's `idempotent`. */
+  idempotent?: boolean;
+  /** Overrides the definition's `oneway`. */
+  oneway?: boolean;
+  /** consistenthash: argument positions forming the key. Default [0]. */
+  hashArguments?: number[];
+  /** Consumer filters of this method, after the reference's (per call, or `position: 'attempt'`). */
+  filters?: FilterEntry[];
+}
+
+/**
+ * Options of one reference (`app.refer(definition, options)`); unset fields come from the app's
+ * `consumer` config. Everything is checked by `refer()` itself: unknown keys, values, extension names,
+ * addresses, and the names under `methods`.
+ */
+export interface ReferenceOptions<T>
+  extends Partial<Omit<ConsumerConfig, (typeof APP_ONLY_CONSUMER_KEYS)[number]>> {
+  /** Direct provider addresses (`host:port` or `callisto://host:port`), bypassing registries. */
+  url?: string | string[];
+  /** Registries for this reference instead of the app's. */
+  registry?: string | string[];
+  /**
+   * Mock mode: `true` or `'force'` answers from the mock without calling any provider; `'fail'` calls
+   * and answers from the mock when the call fails (business errors excepted). Default false.
+   */
+  mock?: boolean | 'force' | 'fail';
+  /** The mock implementation; methods it lacks answer the definition's per-method `mock`, else undefined. */
+  mockImpl?: Partial<Implementation<T>>;
+  /** Local logic in front of the remote calls (caching, argument checks): returns the methods it replaces. */
+  stub?: (remote: Remote<T>) => Partial<Remote<T>>;
+  /**
+   * Consumer filters of this reference, after the app's: plain functions run once per call (before the
+   * cluster), `defineFilter({ position: 'attempt', … })` ones once per attempt (after the balancer).
+   */
+  filters?: FilterEntry[];
+  /** Attachments sent with every call of this reference. */
+  attachments?: Attachments;
+  /** Per-method overrides. */
+  methods?: { [K in MethodNames<T>]?: MethodReferenceOptions };
+}
+
+/** Keys of ReferenceOptions that are not `consumer` keys. */
+export const REFERENCE_ONLY_KEYS = [
+  'url',
+  'registry',
+  'mock',
+  'mockImpl',
+  'stub',
+  'filters',
+  'attachments',
+  'methods',
+] as const satisfies ReadonlyArray<keyof ReferenceOptions<unknown>>;
+
+/** Per-call options (`withOptions(ref, options).method(...)`). */
+export interface CallOptions {
+  /** This call's timeout, ms (0 for none). */
+  timeoutMs?: number;
+  /** Cancels the call. */
+  signal?: AbortSignal;
+  /** Attachments for this call, merged over the reference's. */
+  attachments?: Attachments;
+}

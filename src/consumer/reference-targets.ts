@@ -1,0 +1,86 @@
+/**
+ * Where a reference's providers come from, checked when the reference is made: its `url` addresses,
+ * else its own `registry`, else the app's registries. Without any of them only a service the app
+ * provides itself (in-process, `injvm`) can answer; otherwise there is nothing to call, which is a
+ * configuration mistake reported by `refer()`, not a NoProvider at the first call.
+ */
+
+import { splitAddressList } from '../config/address-list.js';
+import { ConfigError } from '../config/config-error.js';
+import { closestMatch } from '../config/did-you-mean.js';
+import type { ExtensionRegistry } from '../extension/extension-registry.js';
+import { checkRegistryAddressFor } from '../registry/check-registry-address.js';
+import type { ServiceDefinition } from '../service/define-service.js';
+import { parseDirectAddress } from './directory-feed.js';
+import type { ReferenceOptions } from './reference-options.js';
+
+/** The provider addresses or the registries of a reference. */
+export interface ReferenceTargets {
+  /** Direct provider addresses, when the reference names some. */
+  readonly urls: readonly string[] | undefined;
+  /** Registry addresses otherwise (the reference's own, else the app's); may be empty for in-process. */
+  readonly registries: readonly string[];
+}
+
+export interface TargetContext {
+  readonly extensions: ExtensionRegistry;
+  /** The app's `registry` addresses. */
+  readonly appRegistries: readonly string[];
+  /** Whether in-process calls are on and the app provides this service now. */
+  readonly inProcess: { injvm: boolean; provided: boolean };
+}
+
+const listOf = (value: string | string[] | undefined, split: (text: string) => string[]) =>
+  typeof value === 'string' ? split(value) : value;
+
+/** Checks and resolves the targets of `refer(definition, options)`; throws a ConfigError naming the key. */
+export function resolveReferenceTargets(
+  definition: ServiceDefinition<unknown>,
+  options: ReferenceOptions<unknown>,
+  context: TargetContext,
+): ReferenceTargets {
+  const label = `refer(${definition.name})`;
+  const source = `code, ${label} options`;
+  const indexed = (key: string, value: unknown, i: number) =>
+    typeof value === 'string' ? key : `${key}[${i}]`;
+  const urls = listOf(options.url, (text) => text.split(',').map((part) => part.trim()));
+  urls?.forEach((url, i) => {
+    const key = indexed(`${label}.url`, options.url, i);
+    let transport: string;
+    try {
+      transport = parseDirectAddress(url).transport;
+    } catch (error) {
+      throw new ConfigError(key, url, 'host:port or callisto://host:port', { source, cause: error });
+    }
+    if (!context.extensions.has('transport', transport)) {
+      const names = context.extensions.names('transport');
+      const closest = closestMatch(transport, names);
+      throw new ConfigError(
+        key,
+        url,
+        `<transport>://host:port with a registered transport: ${names.join(', ')}`,
+        {
+          source,
+          problem: `unknown transport "${transport}"`,
+          suggestion: closest === undefined ? undefined : url.trim().replace(/^[^:]+/, closest),
+        },
+      );
+    }
+  });
+  const own = listOf(options.registry, splitAddressList);
+  own?.forEach((address, i) => {
+    checkRegistryAddressFor(context.extensions, address, {
+      key: indexed(`${label}.registry`, options.registry, i),
+      source,
+    });
+  });
+  const registries = own ?? context.appRegistries;
+  const { injvm, provided } = context.inProcess;
+  if (!urls?.length && registries.length === 0 && !(injvm && provided)) {
+    throw new ConfigError(`${label}.url`, undefined, 'a provider address (url), a registry, or mock: true', {
+      source,
+      problem: `nothing to call: the app has no registry and ${injvm ? `does not provide ${definition.name} itself` : 'injvm is off'}`,
+    });
+  }
+  return { urls: urls?.length ? urls : undefined, registries };
+}

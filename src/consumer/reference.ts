@@ -1,0 +1,137 @@
+/**
+ * The typed consumer proxy. Each method's runtime (its route, timeout, flags and the invoker behind it:
+ * the per-call filters and the cluster) is built once, by the consumer (method-calls.ts); a call
+ * allocates one invocation and hands it over. Definitions that declare methods give a plain object;
+ * those that do not give a Proxy that answers `undefined` for `then` (so a reference is never mistaken
+ * for a promise) and for symbols.
+ */
+import type { Attachments, Invoker } from '../core/invocation.js';
+import type { ServiceDefinition } from '../service/define-service.js';
+import { isForbiddenMethodName } from '../service/define-service.js';
+import type { Remote } from '../service/service-types.js';
+import { ClientInvocation } from './client-invocation.js';
+import type { MethodRoute } from './method-route.js';
+import type { CallOptions, ReferenceOptions } from './reference-options.js';
+import { callOptionsKey, type WithOptionsFactory } from './with-options.js';
+
+/** Everything a method needs per call, computed once. */
+export interface MethodRuntime {
+  readonly name: string;
+  readonly route: MethodRoute;
+  readonly timeoutMs: number;
+  readonly oneway: boolean;
+  readonly idempotent: boolean;
+  /** The per-call chain and, behind it, the cluster. */
+  readonly invoke: Invoker;
+  /** The names of the method's filters in running order, per position (docs, tests, admin). */
+  readonly filters: { readonly call: readonly string[]; readonly attempt: readonly string[] };
+}
+
+/** What the consumer supplies to build a reference. */
+export interface ReferenceParts<T> {
+  definition: ServiceDefinition<T>;
+  options: ReferenceOptions<T>;
+  /** Builds the runtime of one method (on its first use). */
+  method(name: string): MethodRuntime;
+}
+
+const NO_ATTACHMENTS: Attachments = Object.freeze({}) as Attachments;
+const runtimeKey = Symbol('callisto.methodRuntime');
+
+function callFunction<T>(
+  parts: ReferenceParts<T>,
+  runtime: MethodRuntime,
+  callOptions: CallOptions | undefined,
+): (...args: unknown[]) => Promise<unknown> {
+  const base = parts.options.attachments;
+  const extra = callOptions?.attachments;
+  const attachments = base || extra ? Object.freeze({ ...base, ...extra }) : NO_ATTACHMENTS;
+  const timeoutMs = callOptions?.timeoutMs ?? runtime.timeoutMs;
+  const signal = callOptions?.signal;
+  const { route, oneway, idempotent, invoke } = runtime;
+  return (...args) => {
+    try {
+      return invoke(new ClientInvocation(route, args, attachments, timeoutMs, signal, oneway, idempotent));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+}
+
+/** Builds the typed reference. */
+export function createReference<T>(parts: ReferenceParts<T>): Remote<T> {
+  const runtimes = new Map<string, MethodRuntime>();
+  const runtimeOf = (method: string): MethodRuntime => {
+    let runtime = runtimes.get(method);
+    if (runtime === undefined) {
+      runtime = parts.method(method);
+      runtimes.set(method, runtime);
+    }
+    return runtime;
+  };
+  const declared = parts.definition.methods ? Object.keys(parts.definition.methods) : undefined;
+
+  const view = (callOptions: CallOptions | undefined): Remote<T> => {
+    let target: Record<string | symbol, unknown>;
+    if (declared) {
+      target = {};
+      for (const method of declared) target[method] = callFunction(parts, runtimeOf(method), callOptions);
+    } else {
+      const cache = new Map<string, unknown>();
+      target = new Proxy(
+        {},
+        {
+          get(_target, property) {
+            if (property === callOptionsKey) return factory;
+            if (property === runtimeKey) return runtimeOf;
+            if (typeof property === 'symbol' || property === 'then' || isForbiddenMethodName(property)) {
+              return undefined;
+            }
+            let fn = cache.get(property);
+            if (fn === undefined) {
+              fn = callFunction(parts, runtimeOf(property), callOptions);
+              cache.set(property, fn);
+            }
+            return fn;
+          },
+        },
+      ) as Record<string | symbol, unknown>;
+    }
+    if (declared) {
+      Object.defineProperty(target, callOptionsKey, { value: factory });
+      Object.defineProperty(target, runtimeKey, { value: runtimeOf });
+    }
+    let remote = target as Remote<T>;
+    if (parts.options.stub) {
+      const stubbed = parts.options.stub(remote) as Record<string, unknown>;
+      if (declared) {
+        remote = Object.assign({}, target, stubbed) as Remote<T>;
+        Object.defineProperty(remote, callOptionsKey, { value: factory });
+        Object.defineProperty(remote, runtimeKey, { value: runtimeOf });
+      } else {
+        const inner = target;
+        remote = new Proxy(
+          {},
+          {
+            get: (_t, property) =>
+              typeof property === 'string' && Object.hasOwn(stubbed, property)
+                ? stubbed[property]
+                : inner[property],
+          },
+        ) as Remote<T>;
+      }
+    }
+    return Object.freeze(remote);
+  };
+  const factory: WithOptionsFactory<T> = (callOptions) => view(callOptions);
+  return view(undefined);
+}
+
+/** @internal The runtime of `method` on a reference made by app.refer() (its filters, for tests). */
+export function methodRuntimeOf(reference: object, method: string): MethodRuntime {
+  const runtimeOf = (reference as Record<symbol, ((method: string) => MethodRuntime) | undefined>)[
+    runtimeKey
+  ];
+  if (runtimeOf === undefined) throw new TypeError('methodRuntimeOf() needs a reference made by app.refer()');
+  return runtimeOf(method);
+}

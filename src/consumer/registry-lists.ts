@@ -1,0 +1,278 @@
+/**
+ * The registry part of a service's directory (directory.ts): follows one service across all the
+ * registries it is asked of, merges their lists, keeps a snapshot
+ * file of the last known list for when every registry is away at start, and protects against a sudden
+ * drop to zero providers while the connections to them are still healthy (a registry glitch should not
+ * take a working service down). A registry that has not delivered a first list after `noticeMs` is
+ * named in a log line at once, not only when the snapshot is used.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import type { ServiceKey } from '../core/service-key.js';
+import { writeFileAtomic } from '../registry/file-registry.js';
+import { type ProviderRecord, servicePathSegment } from '../registry/provider-record.js';
+import { validateProviderRecord } from '../registry/record-validation.js';
+import type { Registry } from '../registry/registry.js';
+import { describeRegistry } from '../registry/registry-description.js';
+import { normalizeProviders } from '../registry/registry-paths.js';
+import { DEFAULT_START_TIMEOUT_MS } from '../registry/registry-set.js';
+import { describeError } from '../registry/timing.js';
+import { DEFAULT_CONSUMER_CONFIG } from './consumer-options.js';
+
+export interface RegistryListsOptions {
+  /** The service to follow. */
+  key: ServiceKey;
+  /** Registries to subscribe on; on the same `host:port`, an earlier registry's record wins. */
+  registries: Registry[];
+  /** Snapshot file of the last known list (e.g. `<dir>/<seg>.json`). Default: no snapshot. */
+  snapshotPath?: string;
+  /** Hold a sudden change to zero providers until confirmed. Default: `consumer.emptyProtection`'s. */
+  emptyProtection?: boolean;
+  /** How long an unconfirmed empty list is held before re-checking the connections. Default 5000. */
+  emptyConfirmDelayMs?: number;
+  /** How long to wait at start for any registry's list before falling back to the snapshot. Default: `startTimeoutMs`'s. */
+  startTimeoutMs?: number;
+  /** After this long without a first list from a registry, say so in the log (once). Default 1000. */
+  noticeMs?: number;
+  /**
+   * Whether the consumer still has healthy connections to some of these providers: open, and not told
+   * "going away". Default: never. Call `recheck()` when that may have changed.
+   */
+  hasHealthyConnections?: (records: ProviderRecord[]) => boolean;
+  /** Called with the merged list on every applied change. */
+  onChange: (providers: ProviderRecord[]) => void;
+  /** Logs decisions (snapshot used, empty list held). Default: nothing. */
+  log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+export const DEFAULT_REGISTRY_LISTS_OPTIONS = {
+  emptyProtection: DEFAULT_CONSUMER_CONFIG.emptyProtection,
+  emptyConfirmDelayMs: 5_000,
+  startTimeoutMs: DEFAULT_START_TIMEOUT_MS,
+  noticeMs: 1_000,
+  hasHealthyConnections: (_records: ProviderRecord[]): boolean => false,
+  log: (_level: 'info' | 'warn' | 'error', _message: string): void => {},
+} as const;
+
+export interface RegistryLists {
+  /** The list currently applied. */
+  readonly providers: ProviderRecord[];
+  /** Where the applied list came from. */
+  readonly source: 'none' | 'registry' | 'snapshot';
+  /** Resolves once a first list is applied: from a registry, or the snapshot after `startTimeoutMs`. */
+  readonly ready: Promise<void>;
+  /**
+   * Re-evaluates a held empty list now (the consumer's connections changed, e.g. a provider said it is
+   * going away): applied at once when no connection to the held providers is healthy any more.
+   */
+  recheck(): void;
+  /** Unsubscribes everywhere, stops timers, waits for the last snapshot write. Idempotent. */
+  close(): Promise<void>;
+}
+
+interface SnapshotFile {
+  service: string;
+  savedAt: string;
+  providers: ProviderRecord[];
+}
+
+export function followRegistryLists(options: RegistryListsOptions): RegistryLists {
+  const o = { ...DEFAULT_REGISTRY_LISTS_OPTIONS, ...stripUndefined(options) };
+  const segment = servicePathSegment(o.key);
+  const lists: Array<ProviderRecord[] | undefined> = o.registries.map(() => undefined);
+  const unsubscribes: Array<() => void> = [];
+  let applied: ProviderRecord[] = [];
+  let appliedJson = '[]';
+  let source: RegistryLists['source'] = 'none';
+  let heldSince: number | undefined;
+  let heldWarned = false;
+  let confirmTimer: NodeJS.Timeout | undefined;
+  let startTimer: NodeJS.Timeout | undefined;
+  let noticeTimer: NodeJS.Timeout | undefined;
+  let writing: Promise<void> = Promise.resolve();
+  let closed = false;
+  let markReady: () => void = () => {};
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+
+  const merged = (): ProviderRecord[] => normalizeProviders(lists.flatMap((list) => list ?? []));
+
+  const apply = (list: ProviderRecord[], from: 'registry' | 'snapshot'): void => {
+    clearTimeout(confirmTimer);
+    confirmTimer = undefined;
+    heldSince = undefined;
+    heldWarned = false;
+    const json = JSON.stringify(list);
+    const changed = json !== appliedJson || source === 'none';
+    applied = list;
+    appliedJson = json;
+    source = from;
+    clearTimeout(startTimer);
+    markReady();
+    if (!changed) return;
+    try {
+      o.onChange(list.slice());
+    } catch (error) {
+      o.log('error', `${segment}: onChange threw: ${describeError(error)}`);
+    }
+    if (from === 'registry' && o.snapshotPath) saveSnapshot(list);
+  };
+
+  const saveSnapshot = (list: ProviderRecord[]): void => {
+    const path = o.snapshotPath;
+    if (!path) return;
+    const content: SnapshotFile = { service: segment, savedAt: new Date().toISOString(), providers: list };
+    writing = writing
+      .then(() => writeFileAtomic(path, `${JSON.stringify(content, null, 2)}\n`))
+      .catch((error) => o.log('warn', `${segment}: cannot write snapshot ${path}: ${describeError(error)}`));
+  };
+
+  const scheduleConfirm = (): void => {
+    clearTimeout(confirmTimer);
+    confirmTimer = setTimeout(() => {
+      confirmTimer = undefined;
+      if (closed || heldSince === undefined) return;
+      const list = merged();
+      if (list.length > 0) return apply(list, 'registry');
+      if (o.hasHealthyConnections(applied)) {
+        if (!heldWarned) {
+          heldWarned = true;
+          o.log(
+            'warn',
+            `${segment}: registries report zero providers for ${Date.now() - (heldSince ?? Date.now())} ms ` +
+              'while connections to them are healthy; keeping the last list until they fail or a provider returns',
+          );
+        }
+        return scheduleConfirm();
+      }
+      o.log(heldWarned ? 'warn' : 'info', `${segment}: zero providers confirmed`);
+      apply(list, 'registry');
+    }, o.emptyConfirmDelayMs);
+  };
+
+  const onList = (): void => {
+    if (closed) return;
+    const list = merged();
+    const suddenEmpty = list.length === 0 && applied.length > 0;
+    if (suddenEmpty && o.emptyProtection && o.hasHealthyConnections(applied)) {
+      if (heldSince === undefined) {
+        // Held without a word: a provider that unregisters cleanly says "going away" on its connection
+        // right after, and `recheck()` then applies the list at once. Only a hold that outlasts
+        // emptyConfirmDelayMs with healthy connections is worth a warning.
+        heldSince = Date.now();
+        scheduleConfirm();
+        return;
+      }
+      // a second empty notification confirms it
+      o.log('info', `${segment}: zero providers confirmed by a second notification`);
+    }
+    apply(list, 'registry');
+  };
+
+  const recheck = (): void => {
+    if (closed || heldSince === undefined || o.hasHealthyConnections(applied)) return;
+    const list = merged();
+    if (list.length === 0 && heldWarned) o.log('info', `${segment}: zero providers confirmed`);
+    apply(list, 'registry');
+  };
+
+  /** Names the registries that have not delivered a first list yet, with their state. */
+  const silentRegistries = (): string =>
+    o.registries
+      .filter((_, index) => lists[index] === undefined)
+      .map(describeRegistry)
+      .join('; ');
+
+  const useSnapshot = async (): Promise<void> => {
+    if (closed || source !== 'none') return;
+    const path = o.snapshotPath;
+    let list: ProviderRecord[] | undefined;
+    if (path) {
+      try {
+        // only a regular file is opened: reading a FIFO put there would never end
+        if (!(await stat(path)).isFile()) throw new Error('not a regular file');
+        const parsed = JSON.parse(await readFile(path, 'utf8')) as Partial<SnapshotFile>;
+        const records = Array.isArray(parsed.providers) ? parsed.providers : [];
+        list = normalizeProviders(records.flatMap((r) => validateProviderRecord(r, Date.now()).record ?? []));
+      } catch (error) {
+        o.log('warn', `${segment}: no usable snapshot at ${path}: ${describeError(error)}`);
+      }
+    }
+    if (closed || source !== 'none') return;
+    if (list) {
+      o.log(
+        'warn',
+        `${segment}: no registry answered in ${o.startTimeoutMs} ms (${silentRegistries()}); ` +
+          `using the snapshot (${list.length} providers); following the registries once they answer`,
+      );
+      apply(list, 'snapshot');
+    } else {
+      if (o.registries.length > 0) {
+        o.log(
+          'warn',
+          `${segment}: no registry answered in ${o.startTimeoutMs} ms (${silentRegistries()}) and there is ` +
+            'no snapshot; calls fail with NoProvider until one answers',
+        );
+      }
+      markReady();
+    }
+  };
+
+  const notice = (): void => {
+    noticeTimer = undefined;
+    if (closed) return;
+    const silent = silentRegistries();
+    if (silent)
+      o.log('warn', `${segment}: no provider list after ${o.noticeMs} ms from ${silent}; still trying`);
+  };
+
+  o.registries.forEach((registry, index) => {
+    registry
+      .subscribe(o.key, (list) => {
+        lists[index] = list;
+        if (noticeTimer !== undefined && lists.every((l) => l !== undefined)) {
+          clearTimeout(noticeTimer);
+          noticeTimer = undefined;
+        }
+        onList();
+      })
+      .then(
+        (unsubscribe) => {
+          if (closed) unsubscribe();
+          else unsubscribes.push(unsubscribe);
+        },
+        (error: unknown) =>
+          o.log('warn', `${segment}: subscribe on ${registry.kind} failed: ${describeError(error)}`),
+      );
+  });
+  if (o.registries.length === 0) void useSnapshot();
+  else {
+    startTimer = setTimeout(() => void useSnapshot(), o.startTimeoutMs);
+    if (o.noticeMs < o.startTimeoutMs) noticeTimer = setTimeout(notice, o.noticeMs);
+  }
+
+  return {
+    get providers() {
+      return applied.slice();
+    },
+    get source() {
+      return source;
+    },
+    ready,
+    recheck,
+    async close() {
+      if (closed) return;
+      closed = true;
+      clearTimeout(confirmTimer);
+      clearTimeout(startTimer);
+      clearTimeout(noticeTimer);
+      for (const unsubscribe of unsubscribes.splice(0)) unsubscribe();
+      markReady();
+      await writing;
+    },
+  };
+}
+
+function stripUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}

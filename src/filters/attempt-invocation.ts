@@ -1,0 +1,16 @@
+/** What the consumer's per-attempt filters read and write of an invocation (consumer/client-invocation.ts). */
+import type { Invocation } from '../core/invocation.js';
+import type { EndpointStatsRecorder } from '../loadbalance/endpoint-stats.js';
+
+export interface AttemptInvocation extends Invocation {
+  /** The provider the balancer picked for this attempt. */
+  readonly endpoint: { readonly address: string; readonly stats: EndpointStatsRecorder } | undefined;
+  /** The attempt's budget, ms until the call's deadline (0 for none). */
+  attemptTimeoutMs: number;
+  /** The request reached the wire (the provider may have seen it). */
+  readonly sent: boolean;
+  /** performance.now() when the attempt started. */
+  readonly attemptStartedAt: number;
+  /** performance.now() when diagnostics started measuring, 0 when nobody listens. */
+  observedAt: number;
+}

@@ -1,0 +1,30 @@
+/**
+ * `endpoint-stats` (attempt, order 300): the live counters of each provider that the latency- and
+ * load-aware balancers read (calls in flight, mean latency of successful calls, error rate): a call
+ * counts as in flight from its attempt's start, and its outcome is recorded once it was sent and ended
+ * (an attempt refused before it reached the wire leaves no sample). One-way calls are not counted.
+ * Always on: the balancers depend on it.
+ */
+import { tickMonotonic } from '../core/clock.js';
+import { defineFilter, type NamedFilter } from '../core/filter.js';
+import type { AttemptInvocation } from './attempt-invocation.js';
+import { isHealthy } from './health.js';
+
+export function endpointStatsFilter(): NamedFilter {
+  return defineFilter({
+    name: 'endpoint-stats',
+    position: 'attempt',
+    order: 300,
+    start(invocation) {
+      const call = invocation as AttemptInvocation;
+      if (!call.oneway) call.endpoint!.stats.begin();
+    },
+    end(invocation, error) {
+      const call = invocation as AttemptInvocation;
+      if (call.oneway) return;
+      const stats = call.endpoint!.stats;
+      if (call.sent) stats.end(tickMonotonic() - call.attemptStartedAt, isHealthy(error));
+      else stats.abandon();
+    },
+  });
+}

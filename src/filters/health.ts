@@ -1,0 +1,9 @@
+/** Which outcomes say something about a provider's health: failures of the provider, never business errors. */
+import { type ErrorCodeName, RpcError } from '../core/rpc-error.js';
+
+const UNHEALTHY: ReadonlySet<ErrorCodeName> = new Set(['Network', 'Timeout', 'Overloaded', 'Internal']);
+
+/** Whether an attempt's outcome leaves its provider healthy (success, business and request errors). */
+export function isHealthy(error: unknown): boolean {
+  return error === undefined || !UNHEALTHY.has(RpcError.from(error).code);
+}

@@ -1,0 +1,34 @@
+/**
+ * `observe` (attempt, order 200): publishes every attempt on the `callisto:client:call` diagnostics
+ * channel (service, method, the provider's address or `injvm`, duration, error code), so retries show.
+ * Nothing is measured while nobody subscribes.
+ */
+import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { RpcError } from '../core/rpc-error.js';
+import { type ClientCallMessage, channels } from '../observability/channels.js';
+import type { AttemptInvocation } from './attempt-invocation.js';
+
+export function observeClientFilter(): NamedFilter {
+  return defineFilter({
+    name: 'observe',
+    position: 'attempt',
+    order: 200,
+    start(invocation) {
+      if (channels.clientCall.hasSubscribers)
+        (invocation as AttemptInvocation).observedAt = performance.now();
+    },
+    end(invocation, error) {
+      const call = invocation as AttemptInvocation;
+      if (call.observedAt === 0) return;
+      const message: ClientCallMessage = {
+        service: call.service.name,
+        method: call.method,
+        address: call.remoteAddress ?? '',
+        durationMs: performance.now() - call.observedAt,
+        error: error === undefined ? undefined : RpcError.from(error).code,
+      };
+      call.observedAt = 0;
+      channels.clientCall.publish(message);
+    },
+  });
+}

@@ -1,0 +1,26 @@
+/**
+ * `outlier` (attempt, order 400, when `outlierDetection` is on): reports each sent attempt's outcome to
+ * the service's outlier detector (cluster/circuit-breaker.ts), which ejects failing providers from
+ * selection. Business errors do not count against a provider.
+ */
+import { defineFilter, type NamedFilter } from '../core/filter.js';
+import type { AttemptInvocation } from './attempt-invocation.js';
+import { isHealthy } from './health.js';
+
+/** Where outcomes go (the directory's outlier detector). */
+export interface OutcomeRecorder {
+  record(address: string, ok: boolean): void;
+}
+
+export function outlierFilter(detector: OutcomeRecorder): NamedFilter {
+  return defineFilter({
+    name: 'outlier',
+    position: 'attempt',
+    order: 400,
+    end(invocation, error) {
+      const call = invocation as AttemptInvocation;
+      if (call.oneway || !call.sent) return;
+      detector.record(call.endpoint!.address, isHealthy(error));
+    },
+  });
+}

@@ -1,0 +1,96 @@
+/**
+ * The options of a framed connection, either side, and the app configuration keys they come from: this
+ * file declares them (schema, meaning, default) once; config/callisto-config.ts composes them into the
+ * app's configuration, and docs/configuration.md is generated from the comments here.
+ */
+import { z } from 'zod';
+import { DEFAULT_DECODE_LIMITS } from '../serialization/decode-limits.js';
+import { DEFAULT_MAX_INFLATE_RATIO } from './compression.js';
+import { DEFAULT_MAX_FRAME_BYTES } from './frame.js';
+import { DEFAULT_HEARTBEAT_OPTIONS, type HeartbeatOptions } from './heartbeat.js';
+
+const positiveInt = z.number().int().positive();
+
+/** The app-wide keys of connections (top level of the configuration). */
+export const connectionConfigSchema = z.strictObject({
+  /** Heartbeat interval on idle connections, ms. Default 30000. */
+  heartbeatIntervalMs: positiveInt,
+  /** Request and response bodies this large or larger are DEFLATE-compressed; 0 turns it off (and compressed bodies are refused). Default 0. */
+  compressThresholdBytes: z.number().int().nonnegative(),
+  /** A compressed body may inflate to at most this multiple of its size. Default 256. */
+  maxInflateRatio: z.number().min(1),
+  /** Elements (values) one request or answer body may decode into. Default 1000000. */
+  maxDecodedElements: positiveInt,
+  /** Once a frame has started to arrive it must be complete within this, ms. Default 30000. */
+  frameTimeoutMs: positiveInt,
+  /** Bytes of partial frames all connections of a provider (and, separately, of a consumer) may hold together. Default 67108864 (64 MiB). */
+  maxPartialFrameBytes: z.number().int().min(1024),
+});
+
+export type ConnectionConfig = z.infer<typeof connectionConfigSchema>;
+
+export const DEFAULT_CONNECTION_CONFIG: ConnectionConfig = {
+  heartbeatIntervalMs: DEFAULT_HEARTBEAT_OPTIONS.intervalMs,
+  compressThresholdBytes: 0,
+  maxInflateRatio: DEFAULT_MAX_INFLATE_RATIO,
+  maxDecodedElements: DEFAULT_DECODE_LIMITS.maxElements,
+  frameTimeoutMs: 30_000,
+  maxPartialFrameBytes: 64 * 1024 * 1024,
+};
+
+/** How long opening a connection may take by default (`consumer.connectTimeoutMs`), ms. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 3_000;
+/** Bytes queued unsent on one connection before calls are refused, by default (`consumer.maxQueuedBytes`). */
+export const DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024;
+
+/** Options of one connection, either side. */
+export interface ConnectionOptions {
+  /** Largest frame accepted, header included (`server.maxFrameBytes`). */
+  maxFrameBytes: number;
+  /** Bytes that may wait unsent on one connection before new calls are rejected as Overloaded (consumer). */
+  maxQueuedBytes: number;
+  /** Consumer only: how long opening a connection may take. */
+  connectTimeoutMs: number;
+  heartbeat: HeartbeatOptions;
+  /**
+   * Bodies this large or larger are sent DEFLATE-compressed; 0 turns compression off, and then
+   * compressed bodies are refused too.
+   */
+  compressThresholdBytes: number;
+  /** A compressed body may inflate to at most this multiple of its size. */
+  maxInflateRatio: number;
+  /** Elements (values) one body may decode into. */
+  maxDecodedElements: number;
+  /** Once a frame has started to arrive it must be complete within this, ms. */
+  frameTimeoutMs: number;
+  /** Bytes of partial frames all connections of one side may hold together. */
+  maxPartialFrameBytes: number;
+}
+
+/** The options of a connection from the app's keys and the side's own. */
+export function resolveConnectionOptions(
+  config: ConnectionConfig,
+  side: { maxFrameBytes: number; connectTimeoutMs: number; maxQueuedBytes: number },
+): ConnectionOptions {
+  return {
+    maxFrameBytes: side.maxFrameBytes,
+    maxQueuedBytes: side.maxQueuedBytes,
+    connectTimeoutMs: side.connectTimeoutMs,
+    heartbeat: { ...DEFAULT_HEARTBEAT_OPTIONS, intervalMs: config.heartbeatIntervalMs },
+    compressThresholdBytes: config.compressThresholdBytes,
+    maxInflateRatio: config.maxInflateRatio,
+    maxDecodedElements: config.maxDecodedElements,
+    frameTimeoutMs: config.frameTimeoutMs,
+    maxPartialFrameBytes: config.maxPartialFrameBytes,
+  };
+}
+
+/** Every default: a connection as an app with no configuration makes it (tools and tests). */
+export const DEFAULT_CONNECTION_OPTIONS: ConnectionOptions = resolveConnectionOptions(
+  DEFAULT_CONNECTION_CONFIG,
+  {
+    maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
+    connectTimeoutMs: DEFAULT_CONNECT_TIMEOUT_MS,
+    maxQueuedBytes: DEFAULT_MAX_QUEUED_BYTES,
+  },
+);

@@ -1,0 +1,14 @@
+/** The options of `app.provide(definition, implementation, options)`. */
+import type { FilterEntry } from '../core/filter.js';
+import type { MethodNames } from '../service/service-types.js';
+
+export interface ProvideOptions<T = unknown> {
+  /** Provider filters for this service, after the app's (plain functions, or `defineFilter()` ones). */
+  filters?: FilterEntry[];
+  /** Provider filters of single methods, after the service's. */
+  methods?: { [K in MethodNames<T>]?: { filters?: FilterEntry[] } };
+  /** Weight announced for this service. Default: server.weight. */
+  weight?: number;
+  /** Labels announced for this service, merged over server.tags. */
+  tags?: Record<string, string>;
+}

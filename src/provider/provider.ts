@@ -1,0 +1,264 @@
+export type { ProvideOptions } from './provide-options.js';
+
+/**
+ * The provider side of an app: the service table with each method's filter chain, the limits and
+ * shutdown state every call shares (from the wire or in-process), the server (only once something is
+ * provided and the app starts), and the registrations. Shutdown steps are exposed one by one for the
+ * app's shutdown sequence.
+ *
+ * Every provided method's chain, outermost first: `shutdown`, `deadline`, `admission`, `decode`,
+ * `observe` (Callisto's, docs/filters.md), then the app's filters, the service's, the method's (each at
+ * order 500 unless they say otherwise), then `validation` when the method declares a schema.
+ */
+import { type FilterEntry, type NamedFilter, namedFilter } from '../core/filter.js';
+import { admissionFilter } from '../filters/admission.js';
+import { providerDeadlineFilter } from '../filters/deadline.js';
+import { decodeArgumentsFilter } from '../filters/decode-arguments.js';
+import { observeServerFilter } from '../filters/observe-server.js';
+import { shutdownFilter } from '../filters/shutdown.js';
+import { channels, type ProtocolErrorMessage } from '../observability/channels.js';
+import type { Logger } from '../observability/logger.js';
+import { createRateLimitedLog } from '../observability/rate-limited-log.js';
+import type { ProviderRecord } from '../registry/provider-record.js';
+import type { RegistrySet } from '../registry/registry-set.js';
+import type { SerializerTable } from '../serialization/serializer-table.js';
+import { type ServiceDefinition, undeclaredFunctions } from '../service/define-service.js';
+import type { Implementation } from '../service/service-types.js';
+import { type Transport, transportAddress } from '../transport/transport.js';
+import { advertisedHostOf } from './advertise-host.js';
+import { createLocalCalls, type LocalCalls } from './local-calls.js';
+import type { ProvideOptions } from './provide-options.js';
+import { acceptedSerializers, createRpcServer, type RpcServer } from './server.js';
+import { checkServerOptions, type ServerOptions } from './server-options.js';
+import { createServiceTable, type ExportedService, type ServiceTable } from './service-table.js';
+import { createServing } from './serving.js';
+
+/** What the provider side is configured with (the app's configuration, resolved). */
+export interface ProviderOptions {
+  /** Announced to registries. */
+  readonly application: string;
+  /** Registry addresses to register in. */
+  readonly registries: readonly string[];
+  /** How long a registry may take to take a registration at start. */
+  readonly startTimeoutMs: number;
+  readonly server: ServerOptions;
+  /** The name of the transport the server listens on (announced in records when not tcp). */
+  readonly transport: string;
+  /** Weight and labels announced for every service unless it says otherwise. */
+  readonly weight: number;
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+export interface ProviderParts {
+  readonly options: ProviderOptions;
+  /** The transport to listen on, created when the server starts. */
+  readonly transport: () => Transport;
+  readonly serializers: SerializerTable;
+  readonly registries: RegistrySet;
+  /** The app's provider filters. */
+  readonly filters: readonly FilterEntry[];
+  readonly logger: Logger;
+}
+
+export interface Provider {
+  readonly table: ServiceTable;
+  /** Serves the app's own consumers in-process, through the same filters. */
+  readonly local: LocalCalls;
+  provide<T>(
+    definition: ServiceDefinition<T>,
+    implementation: Implementation<T>,
+    options?: ProvideOptions<T>,
+  ): void;
+  /** Listens (when anything is provided) and registers every service. */
+  start(): Promise<void>;
+  readonly server: RpcServer | undefined;
+  /** `host:port` consumers are told (`<transport>://host:port` unless over TCP), once started. */
+  readonly advertisedAddress: string | undefined;
+  records(): ProviderRecord[];
+  unregisterAll(): Promise<void>;
+  /** The names of a method's filters, in running order (docs and tests). */
+  filterNames(definition: ServiceDefinition<unknown>, method: string): readonly string[];
+}
+
+interface Provided {
+  exported: ExportedService;
+  options: ProvideOptions;
+  record?: ProviderRecord;
+}
+
+export function createProvider(parts: ProviderParts): Provider {
+  const { options, serializers, registries, logger } = parts;
+  const serverOptions = options.server;
+  const table = createServiceTable();
+  const serving = createServing({
+    maxConnections: serverOptions.maxConnections,
+    maxConnectionsPerAddress: serverOptions.maxConnectionsPerAddress,
+    maxCalls: serverOptions.maxConcurrentCalls,
+    maxElements: serverOptions.maxElementsInFlight,
+    connectionShare: serverOptions.connectionShare,
+    addressShare: serverOptions.addressShare,
+  });
+  /** Callisto's own provider filters, the same for every method. */
+  const builtin: readonly NamedFilter[] = [
+    shutdownFilter(serving),
+    providerDeadlineFilter(),
+    admissionFilter(),
+    decodeArgumentsFilter(),
+    observeServerFilter(),
+  ];
+  const appFilters = parts.filters.map((entry) =>
+    namedFilter(entry, 'provider', 'callisto({ filters.provider })'),
+  );
+  const provided: Provided[] = [];
+  let server: RpcServer | undefined;
+  let advertisedHost: string | undefined;
+  let started = false;
+  const startTime = Date.now();
+  const hostileLog = createRateLimitedLog((message) => logger.warn(message));
+
+  const scrubbedLine = (label: string, who: string, ref: string, error: Error): string => {
+    const fields = error as Error & {
+      code?: string;
+      syscall?: string;
+      path?: string;
+      address?: string;
+      port?: number;
+    };
+    const where = [fields.code, fields.syscall, fields.path, fields.address, fields.port]
+      .filter((part) => part !== undefined)
+      .join(' ');
+    return `${label} failed ${who} with a system error the caller was not shown (ref ${ref}): ${error.message}${where ? ` [${where}]` : ''}`;
+  };
+
+  const local = createLocalCalls(table, serving, {
+    exposeStack: serverOptions.exposeStack,
+    exposeErrors: serverOptions.exposeErrors,
+    onScrubbed: (label, ref, error) => logger.warn(scrubbedLine(label, 'in-process', ref, error)),
+  });
+
+  const recordOf = (entry: Provided): ProviderRecord => {
+    const { definition, methods } = entry.exported;
+    return {
+      service: definition.name,
+      version: definition.version,
+      group: definition.group,
+      host: advertisedHost!,
+      port: server!.port,
+      protocol: 'callisto',
+      ...(options.transport === 'tcp' ? {} : { transport: options.transport }),
+      serializers: acceptedSerializers(serializers.serializers, serverOptions.serializers).map((s) => s.name),
+      weight: entry.options.weight ?? options.weight,
+      methods: [...methods.keys()],
+      application: options.application,
+      pid: process.pid,
+      startTime,
+      tags: { ...options.tags, ...entry.options.tags },
+    };
+  };
+
+  const register = async (entry: Provided): Promise<void> => {
+    if (options.registries.length === 0) return;
+    entry.record = recordOf(entry);
+    await registries.register(options.registries, entry.record, options.startTimeoutMs);
+    logger.info(
+      `registered ${entry.record.service}:${entry.record.version} at ${entry.record.host}:${entry.record.port}`,
+    );
+  };
+
+  return {
+    table,
+    local,
+    provide(definition, implementation, provideOptions = {}) {
+      const where = `provide(${definition.name})`;
+      const serviceFilters = (provideOptions.filters ?? []).map((entry) =>
+        namedFilter(entry, 'provider', `${where}.filters`),
+      );
+      const methodFilters = new Map<string, NamedFilter[]>();
+      for (const [method, methodOptions] of Object.entries(provideOptions.methods ?? {})) {
+        const entries = (methodOptions as { filters?: FilterEntry[] } | undefined)?.filters ?? [];
+        methodFilters.set(
+          method,
+          entries.map((entry) => namedFilter(entry, 'provider', `${where}.methods.${method}.filters`)),
+        );
+      }
+      const exported = table.add(
+        definition as ServiceDefinition<unknown>,
+        implementation as object,
+        (method) => [...builtin, ...appFilters, ...serviceFilters, ...(methodFilters.get(method) ?? [])],
+      );
+      const hidden = undeclaredFunctions(definition as ServiceDefinition<unknown>, implementation as object);
+      if (hidden.length > 0) {
+        logger.warn(
+          `${definition.name}: ${hidden.join(', ')} not callable: only the methods its definition declares are (${[...exported.methods.keys()].join(', ')})`,
+        );
+      }
+      const unknown = [...methodFilters.keys()].filter((method) => !exported.methods.has(method));
+      if (unknown.length > 0) {
+        table.remove(definition as ServiceDefinition<unknown>);
+        throw new TypeError(`${where}.methods: ${unknown.join(', ')} is not a method of ${definition.name}`);
+      }
+      const entry: Provided = { exported, options: provideOptions as ProvideOptions };
+      provided.push(entry);
+      if (started)
+        void register(entry).catch((error: Error) => logger.error(`register failed: ${error.message}`));
+    },
+    async start() {
+      if (provided.length === 0) return;
+      // only an app that serves needs its server's limits to fit together (a consumer-only app may
+      // raise maxDecodedElements for large answers)
+      checkServerOptions(serverOptions);
+      server = createRpcServer({
+        transport: parts.transport(),
+        table,
+        serializers: serializers.serializers,
+        options: serverOptions,
+        serving,
+        hooks: {
+          onProtocolError: (remote, error) => {
+            const message = (error as Error).message;
+            hostileLog.warn('protocol', `closed connection from ${remote}: ${message}`);
+            if (channels.protocolError.hasSubscribers) {
+              channels.protocolError.publish({
+                remoteAddress: remote,
+                message,
+              } satisfies ProtocolErrorMessage);
+            }
+          },
+          onRefused: (remote, reason) => hostileLog.warn('refused', `refused from ${remote}: ${reason}`),
+          onScrubbed: (remote, label, ref, error) =>
+            logger.warn(scrubbedLine(label, `for ${remote}`, ref, error)),
+        },
+      });
+      await server.listen();
+      const advertised = advertisedHostOf(serverOptions);
+      if (advertised.warning) logger.warn(advertised.warning);
+      advertisedHost = advertised.host;
+      started = true;
+      await Promise.all(provided.map(register));
+    },
+    get server() {
+      return server;
+    },
+    get advertisedAddress() {
+      return server && advertisedHost
+        ? transportAddress(advertisedHost, server.port, options.transport)
+        : undefined;
+    },
+    records() {
+      return provided.flatMap((entry) => (entry.record ? [entry.record] : []));
+    },
+    async unregisterAll() {
+      if (options.registries.length === 0) return;
+      const targets = await registries.get(options.registries).catch(() => []);
+      await Promise.allSettled(
+        provided.flatMap((entry) =>
+          entry.record ? targets.map((registry) => registry.unregister(entry.record!)) : [],
+        ),
+      );
+    },
+    filterNames(definition, method) {
+      const exported = table.lookup(definition.name, definition.version, definition.group);
+      return exported?.methods.get(method)?.chain.names ?? [];
+    },
+  };
+}

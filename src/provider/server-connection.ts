@@ -1,0 +1,344 @@
+/**
+ * One consumer's connection as the provider serves it: decode frames, dispatch requests to the service
+ * table, answer in the caller's serializer. A malformed envelope (bad magic, version, oversized frame),
+ * a frame that does not complete in time or a spent partial-frame budget closes this connection only;
+ * a malformed or oversized request inside a good envelope gets an error response and the connection
+ * goes on. Before a request's arguments are decoded, the body is inflated within its bounds, its
+ * elements are counted, and the call takes its connection's share of the execution slots and of the
+ * decoded-elements budget (peer-limits.ts).
+ */
+import { type ErrorDeclaration, toErrorPayload } from '../core/error-payload.js';
+import type { Attachments } from '../core/invocation.js';
+import { messageOf, RpcError } from '../core/rpc-error.js';
+import { serviceKeyString } from '../core/service-key.js';
+import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
+import { EMPTY_BODY, readEventName } from '../protocol/frame-writer.js';
+import { openFramedConnection } from '../protocol/framed-connection.js';
+import { decodeRequestTail, decodeRoute, routePrefixLength } from '../protocol/metadata.js';
+import type { Serializer } from '../serialization/serializer.js';
+import type { ByteStream } from '../transport/transport.js';
+import { createArgumentsReader } from './arguments-reader.js';
+import { type DispatchDone, dispatch } from './dispatch.js';
+import type { PeerSlot } from './peer-limits.js';
+import type { ServerContext } from './server-context.js';
+import { ServerInvocation } from './server-invocation.js';
+import { type ExportedMethod, type ExportedService, methodNotFound } from './service-table.js';
+
+const NO_DECLARED_ERRORS: readonly ErrorDeclaration[] = [];
+
+export interface ServerConnection {
+  readonly remoteAddress: string;
+  readonly inFlight: number;
+  /** Tells the consumer "going away" (once): it sends no new calls and closes its side when answered. */
+  goAway(): void;
+  /** Answers every call still executing with `error` (their late results are dropped). */
+  abandon(error: RpcError): void;
+  /**
+   * Closes gracefully: says "going away" if not yet said, keeps answering until the consumer closes its
+   * side (it does once it has every answer), then closes. A consumer that has not closed after
+   * `graceMs` is cut off: what is queued is sent, the socket ended, and destroyed `graceMs` later.
+   */
+  end(graceMs: number): Promise<void>;
+  destroy(): void;
+}
+
+export function serveConnection(
+  socket: ByteStream,
+  ctx: ServerContext,
+  slot: PeerSlot,
+  onClose: () => void,
+): ServerConnection {
+  const remoteAddress = `${socket.remoteAddress}:${socket.remotePort}`;
+  const listCallable = ctx.options.exposeErrors === 'all';
+  /** `open`; `draining` once told "going away" (calls keep being answered); `closed`. */
+  let state: 'open' | 'draining' | 'closed' = 'open';
+  const withSignals = new Set<ServerInvocation>();
+  /** Calls executing, by request id (a consumer's cancel names the id). */
+  const executing = new Map<number, ServerInvocation>();
+  const trackSignal = (invocation: ServerInvocation): void => {
+    withSignals.add(invocation);
+  };
+  const connectionOptions = ctx.options.connection;
+  const framed = openFramedConnection(
+    socket,
+    {
+      maxFrameBytes: connectionOptions.maxFrameBytes,
+      heartbeat: connectionOptions.heartbeat,
+      frameTimeoutMs: connectionOptions.frameTimeoutMs,
+      compressThresholdBytes: connectionOptions.compressThresholdBytes,
+      maxInflateRatio: connectionOptions.maxInflateRatio,
+      partialFrames: ctx.partialFrames,
+      // The consumer is not reading: stop taking new requests until it catches up.
+      readPauseBytes: ctx.options.writeHighWaterBytes,
+    },
+    {
+      onFrame(frame, receivedAt) {
+        if (frame.kind === FrameKind.Request) onRequest(frame, receivedAt);
+        else if (frame.kind === FrameKind.Event && readEventName(frame.meta) === EventName.Cancel) {
+          onCancel(frame.requestId);
+        }
+      },
+      onPeerFailure(failure) {
+        if (failure.kind === 'protocol') ctx.onProtocolError(remoteAddress, failure.error);
+      },
+      onClose() {
+        state = 'closed';
+        slot.disconnect();
+        const gone = new RpcError('Cancelled', `the caller's connection (${remoteAddress}) closed`);
+        for (const invocation of withSignals) invocation.abort(gone);
+        withSignals.clear();
+        onClose();
+      },
+    },
+  );
+  const writer = framed.writer;
+
+  /** Answers `id` with `error`; a handler's error is shaped by the service's declared errors. */
+  const fail = (
+    id: number,
+    serializer: Serializer,
+    error: unknown,
+    declared: readonly ErrorDeclaration[] = NO_DECLARED_ERRORS,
+    label?: string,
+    attachments?: Attachments,
+  ): void => {
+    const { status, payload, scrubbed } = toErrorPayload(error, {
+      exposeStack: ctx.options.exposeStack,
+      exposure: ctx.options.exposeErrors,
+      declared,
+      label,
+    });
+    if (scrubbed !== undefined) ctx.onScrubbed(remoteAddress, label ?? '', scrubbed.ref, scrubbed.error);
+    let body: Uint8Array;
+    try {
+      body = serializer.encode(payload);
+    } catch {
+      body = serializer.encode({ name: payload.name, message: payload.message, details: {} });
+    }
+    writer.response(id, serializer.id, status, body, 0, attachments);
+  };
+
+  /** Sends a result; compressed only for a consumer that said it takes compressed answers. */
+  const answer = (
+    id: number,
+    serializer: Serializer,
+    label: string,
+    value: unknown,
+    acceptsCompressed: boolean,
+    attachments: Attachments | undefined,
+  ): void => {
+    let body: Uint8Array;
+    try {
+      body = value === undefined ? EMPTY_BODY : serializer.encode(value);
+    } catch (error) {
+      // The handler succeeded; failing to put its result on the wire is Callisto's failure.
+      fail(
+        id,
+        serializer,
+        new RpcError('Internal', `cannot encode the result of ${label}: ${messageOf(error)}`),
+        undefined,
+        undefined,
+        attachments,
+      );
+      return;
+    }
+    const compressed = acceptsCompressed ? framed.compress(body) : undefined;
+    const flags = compressed ? FrameFlag.Compressed : 0;
+    writer.response(id, serializer.id, 0, compressed ?? body, flags, attachments);
+  };
+
+  /** The consumer gave the call up: abort its handler's signal; the answer would go nowhere, skip it. */
+  const onCancel = (id: number): void => {
+    const invocation = executing.get(id);
+    if (invocation === undefined || invocation.answered) return;
+    invocation.answered = true;
+    invocation.abort(
+      new RpcError(
+        'Cancelled',
+        `${invocation.service.name}.${invocation.method} was cancelled by the caller`,
+      ),
+    );
+  };
+
+  const argumentsReader = createArgumentsReader(
+    { decode: ctx.decodeLimits, inflate: framed.inflate },
+    (reason) => ctx.onRefused(remoteAddress, reason),
+  );
+
+  let routeCache: RouteEntry | undefined;
+  /** Looks a route up in the service table; the answer (or the error) is cached by its bytes. */
+  const resolveRoute = (metaBytes: Buffer, prefixLength: number): RouteEntry => {
+    const prefix = Buffer.from(metaBytes.subarray(0, prefixLength));
+    const version = ctx.table.version;
+    let meta: ReturnType<typeof decodeRoute>;
+    try {
+      meta = decodeRoute(metaBytes);
+    } catch (error) {
+      return {
+        prefix,
+        version,
+        error: new RpcError('BadRequest', `malformed request metadata: ${messageOf(error)}`),
+      };
+    }
+    const exported = ctx.table.lookup(meta.service, meta.version, meta.group);
+    if (exported === undefined) {
+      const key = serviceKeyString({ name: meta.service, version: meta.version, group: meta.group });
+      return {
+        prefix,
+        version,
+        error: new RpcError('ServiceNotFound', `service ${key} is not provided here`),
+      };
+    }
+    const method = exported.methods.get(meta.method);
+    if (method === undefined) {
+      return { prefix, version, error: methodNotFound(exported, meta.method, listCallable) };
+    }
+    return { prefix, version, exported, method };
+  };
+
+  const onRequest = (frame: Frame, chunkTime: number): void => {
+    const id = frame.requestId;
+    const oneway = (frame.flags & FrameFlag.OneWay) !== 0;
+    const serializer = ctx.serializers[frame.serializer];
+    if (serializer === undefined) {
+      if (!oneway) {
+        fail(
+          id,
+          ctx.fallbackSerializer,
+          new RpcError('BadRequest', `serializer id ${frame.serializer} is not accepted here`),
+        );
+      }
+      return;
+    }
+    const prefixLength = routePrefixLength(frame.meta);
+    if (prefixLength < 0) {
+      if (!oneway)
+        fail(id, serializer, new RpcError('BadRequest', 'malformed request metadata: truncated route'));
+      return;
+    }
+    // Consecutive calls usually target the same method: compare bytes instead of decoding strings.
+    let route = routeCache;
+    if (
+      route === undefined ||
+      route.version !== ctx.table.version ||
+      !sameRoute(frame.meta, prefixLength, route.prefix)
+    ) {
+      route = resolveRoute(frame.meta, prefixLength);
+      // Only successes are kept: a service provided later must be found at once.
+      routeCache = route.error === undefined ? route : undefined;
+    }
+    if (route.error !== undefined) {
+      if (!oneway) fail(id, serializer, route.error);
+      return;
+    }
+    const exported = route.exported!;
+    const method = route.method!;
+    let meta: { timeoutMs: number; attachments: Attachments };
+    try {
+      meta = decodeRequestTail(frame.meta, prefixLength);
+    } catch (error) {
+      if (!oneway)
+        fail(id, serializer, new RpcError('BadRequest', `malformed request metadata: ${messageOf(error)}`));
+      return;
+    }
+    const deadline = meta.timeoutMs > 0 ? chunkTime + meta.timeoutMs : 0;
+    const invocation = new ServerInvocation(
+      exported.definition,
+      method.name,
+      method.label,
+      meta.attachments,
+      deadline,
+      oneway,
+      method.declaration.idempotent ?? false,
+      remoteAddress,
+      id,
+      serializer,
+      slot,
+      trackSignal,
+    );
+    invocation.encoded(argumentsReader, frame.body, frame.flags);
+    invocation.declared = exported.definition.errors;
+    invocation.acceptsCompressed = (frame.flags & FrameFlag.AcceptsCompressed) !== 0;
+    executing.set(id, invocation);
+    dispatch(method.chain, invocation, done);
+  };
+
+  /** A call ended (refused by a filter, failed or answered): answer it, unless it needs none. */
+  const done: DispatchDone = (invocation, error, value) => {
+    executing.delete(invocation.requestId);
+    if (invocation.hasSignal) withSignals.delete(invocation);
+    invocation.finish();
+    ctx.onCallEnded();
+    if (invocation.oneway || invocation.answered) return;
+    invocation.answered = true;
+    const serializer = invocation.serializer!;
+    const attachments = invocation.answerAttachments;
+    if (error !== undefined) {
+      fail(invocation.requestId, serializer, error, invocation.declared, invocation.label, attachments);
+    } else {
+      answer(
+        invocation.requestId,
+        serializer,
+        invocation.label,
+        value,
+        invocation.acceptsCompressed,
+        attachments,
+      );
+    }
+  };
+
+  const goAway = (): void => {
+    if (state !== 'open') return;
+    state = 'draining';
+    writer.event(EventName.GoAway, 0, EMPTY_BODY);
+    writer.flush();
+  };
+
+  return {
+    remoteAddress,
+    get inFlight() {
+      return executing.size;
+    },
+    goAway,
+    abandon(error) {
+      for (const invocation of executing.values()) {
+        if (invocation.answered || invocation.oneway) continue;
+        invocation.answered = true;
+        invocation.abort(error);
+        fail(invocation.requestId, invocation.serializer!, error);
+      }
+    },
+    end(graceMs) {
+      if (socket.destroyed) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        let timer = setTimeout(() => {
+          framed.end();
+          timer = setTimeout(() => socket.destroy(), graceMs);
+          timer.unref();
+        }, graceMs);
+        timer.unref();
+        socket.once('close', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        goAway();
+      });
+    },
+    destroy() {
+      socket.destroy();
+    },
+  };
+}
+
+interface RouteEntry {
+  prefix: Buffer;
+  /** The service table's version when resolved. */
+  version: number;
+  exported?: ExportedService;
+  method?: ExportedMethod;
+  error?: RpcError;
+}
+
+function sameRoute(meta: Buffer, prefixLength: number, cached: Buffer): boolean {
+  return cached.length === prefixLength && meta.compare(cached, 0, prefixLength, 0, prefixLength) === 0;
+}

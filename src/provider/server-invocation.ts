@@ -1,0 +1,158 @@
+/**
+ * A call as the provider sees it, from the wire or in-process: what the provider filters and the
+ * handler read (`callContext()`), and what the dispatcher needs to answer it.
+ *
+ * The AbortSignal is created only when someone reads it; it fires at the caller's deadline (its reason a
+ * Timeout RpcError), when the caller cancels or its connection goes away (Cancelled), or at the shutdown
+ * deadline (Shutdown): a handler that rejects with `signal.reason` answers the caller with that code.
+ */
+
+import type { ErrorDeclaration } from '../core/error-payload.js';
+import type { Attachments } from '../core/invocation.js';
+import { RpcError } from '../core/rpc-error.js';
+import type { ServiceKey } from '../core/service-key.js';
+import type { Admission, AdmittedInvocation } from '../filters/admission.js';
+import type { EncodedInvocation } from '../filters/decode-arguments.js';
+import type { ObservedInvocation } from '../filters/observe-server.js';
+import type { Serializer } from '../serialization/serializer.js';
+import type { ArgumentsReader } from './arguments-reader.js';
+
+const NO_ARGS: unknown[] = [];
+const NO_ERRORS: readonly ErrorDeclaration[] = [];
+
+export class ServerInvocation implements AdmittedInvocation, EncodedInvocation, ObservedInvocation {
+  #controller: AbortController | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #onSignal: ((invocation: ServerInvocation) => void) | undefined;
+  #responseAttachments: Attachments | undefined;
+  #reader: ArgumentsReader | undefined;
+  #body: Buffer | undefined;
+  #flags = 0;
+  /** The arguments; decoded by the `decode` filter for a call from the wire. */
+  args: unknown[] = NO_ARGS;
+  /** Set once a response (or a shutdown error) was sent for this call, or the caller cancelled it. */
+  answered = false;
+  /** performance.now() when the `observe` filter started measuring; 0 when nobody listens. */
+  observedAt = 0;
+  /** Decoded argument elements this call holds of the limits (counted before decoding). */
+  elements = 0;
+  /** The errors the service declares (they travel with their fields). */
+  declared: readonly ErrorDeclaration[] = NO_ERRORS;
+  /** On a request: the consumer takes a compressed answer. */
+  acceptsCompressed = false;
+  /** For in-process calls: the consumer's call, told how this one ended. */
+  origin: unknown = undefined;
+
+  constructor(
+    readonly service: ServiceKey,
+    readonly method: string,
+    /** `Service.method`, for messages. */
+    readonly label: string,
+    public attachments: Attachments,
+    public deadline: number,
+    readonly oneway: boolean,
+    readonly idempotent: boolean,
+    public remoteAddress: string,
+    readonly requestId: number,
+    /** The serializer the answer is written in (none in-process). */
+    readonly serializer: Serializer | undefined,
+    /** The caller's hold on the provider's limits. */
+    readonly admission: Admission,
+    onSignal: ((invocation: ServerInvocation) => void) | undefined,
+  ) {
+    this.#onSignal = onSignal;
+  }
+
+  /**
+   * The request's encoded arguments (a view of the frame, valid while the filters' start hooks run),
+   * measured by the admission filter and decoded by the decode filter, with `reader`.
+   */
+  encoded(reader: ArgumentsReader, body: Buffer, flags: number): void {
+    this.#reader = reader;
+    this.#body = body;
+    this.#flags = flags;
+  }
+
+  measureArguments(): number {
+    const reader = this.#reader;
+    if (reader === undefined) return this.elements;
+    const measured = reader.measure(this.#body!, this.#flags, this.serializer!, this.label);
+    this.#body = undefined;
+    if (typeof measured !== 'number') {
+      this.#reader = undefined;
+      throw measured;
+    }
+    this.elements = measured;
+    return measured;
+  }
+
+  decodeArguments(): void {
+    const reader = this.#reader;
+    if (reader === undefined) return;
+    this.#reader = undefined;
+    this.args = reader.decode(this.serializer!, this.label);
+  }
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      this.#onSignal?.(this);
+      const remaining = this.deadline > 0 ? this.deadline - Date.now() : -1;
+      if (this.deadline > 0) {
+        if (remaining <= 0) this.abort(this.#deadlineExceeded());
+        else {
+          this.#timer = setTimeout(() => this.abort(this.#deadlineExceeded()), remaining);
+          this.#timer.unref();
+        }
+      }
+    }
+    return this.#controller.signal;
+  }
+
+  #deadlineExceeded(): RpcError {
+    return new RpcError('Timeout', `${this.label}: the caller's deadline passed`);
+  }
+
+  /**
+   * Headers sent back with the answer (success or error): a provider filter or the handler sets them,
+   * the consumer's filters read them on its invocation once the call returned.
+   */
+  get responseAttachments(): Attachments {
+    this.#responseAttachments ??= {};
+    return this.#responseAttachments;
+  }
+
+  set responseAttachments(value: Attachments) {
+    this.#responseAttachments = value;
+  }
+
+  /** The response attachments to send, or undefined when there are none. */
+  get answerAttachments(): Attachments | undefined {
+    const attachments = this.#responseAttachments;
+    if (attachments === undefined) return undefined;
+    for (const _ in attachments) return attachments;
+    return undefined;
+  }
+
+  /** Whether a signal was handed out (the connection then tracks this call for aborts). */
+  get hasSignal(): boolean {
+    return this.#controller !== undefined;
+  }
+
+  abort(reason: RpcError): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#controller?.abort(reason);
+  }
+
+  /** Releases the deadline timer once the call ended. */
+  finish(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#onSignal = undefined;
+    // measured but never decoded (refused in between): the reader lets go of the bytes
+    this.#reader?.forget();
+    this.#reader = undefined;
+    this.#body = undefined;
+  }
+}

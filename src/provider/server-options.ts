@@ -1,0 +1,168 @@
+/**
+ * The provider's server options and the `server.*` configuration keys they come from: declared here
+ * (schema, meaning, default) once; config/callisto-config.ts composes them into the app's configuration,
+ * and docs/configuration.md is generated from the comments here.
+ */
+import { z } from 'zod';
+import { ConfigError } from '../config/config-error.js';
+import type { ErrorExposure } from '../core/error-payload.js';
+import {
+  extensionNameSchema,
+  type SerializerName,
+  type TransportName,
+} from '../extension/extension-names.js';
+import {
+  type ConnectionConfig,
+  type ConnectionOptions,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_MAX_QUEUED_BYTES,
+  resolveConnectionOptions,
+} from '../protocol/connection-options.js';
+import { DEFAULT_MAX_FRAME_BYTES } from '../protocol/frame.js';
+import { DEFAULT_PROVIDER_WEIGHT } from '../registry/record-validation.js';
+import { DEFAULT_TRANSPORT } from '../transport/transport.js';
+
+const positiveInt = z.number().int().positive();
+/** A share of a limit: more than 0, at most 1. */
+const share = z.number().gt(0).max(1);
+
+export const serverConfigSchema = z.strictObject({
+  /** Interface to listen on. Default '127.0.0.1'; '0.0.0.0' (or '::') serves other hosts. */
+  host: z.string().min(1),
+  /** Port; 0 picks a free one. Default 0. */
+  port: z.number().int().min(0).max(65535),
+  /** Host written to the registry, for consumers to connect to; '' means `host`, or for a wildcard `host` the first non-internal interface address (IPv4 first). Default ''. */
+  advertiseHost: z
+    .string()
+    .regex(/^(?!(?:0\.0\.0\.0|::|\[::\]|0:0:0:0:0:0:0:0)$)(?![^:]*:[^:]*$)[^\s/]*$/)
+    .describe(
+      "'' or a host name or address consumers can reach: not a wildcard such as 0.0.0.0, without a port",
+    ),
+  /** Transport to listen on: 'tcp', or 'memory' (apps of the same process, no socket); announced to consumers. Default 'tcp'. */
+  transport: extensionNameSchema<TransportName>(),
+  /** Serializer names accepted from consumers; empty means all registered except v8 (trusted peers only: name it to accept it). Default []. */
+  serializers: z.array(extensionNameSchema<SerializerName>()),
+  /** Calls executing at once before new ones are answered Overloaded. Default 10000. */
+  maxConcurrentCalls: positiveInt,
+  /** Send stack traces with errors. Default false. */
+  exposeStack: z.boolean(),
+  /** What handler errors tell callers: 'declared' (declared errors' fields, system errors scrubbed) or 'all' (trusted setups). Default 'declared'. */
+  exposeErrors: z.enum(['declared', 'all']),
+  /** Connections at once; more are closed as they arrive. Default 4096. */
+  maxConnections: positiveInt,
+  /** Connections at once from one remote address. Default 256. */
+  maxConnectionsPerAddress: positiveInt,
+  /** Share of maxConcurrentCalls and maxElementsInFlight one connection may hold (0–1]. Default 0.5. */
+  connectionShare: share,
+  /** Share of maxConcurrentCalls and maxElementsInFlight the connections of one remote address may hold together (0–1]. Default 0.5. */
+  addressShare: share,
+  /** Decoded argument elements held by executing calls, across connections. Default 2000000. */
+  maxElementsInFlight: positiveInt,
+  /** Largest accepted frame, bytes. Default 8388608 (8 MiB). */
+  maxFrameBytes: z.number().int().min(1024),
+  /** Response bytes queued on one connection before it stops reading. Default 8388608. */
+  writeHighWaterBytes: positiveInt,
+  /** Load-balancing weight announced to consumers. Default 100. */
+  weight: z.number().int().nonnegative(),
+  /** Free-form labels announced to consumers. Default {}. */
+  tags: z.record(z.string(), z.string()),
+});
+
+export type ServerConfig = z.infer<typeof serverConfigSchema>;
+
+export const DEFAULT_SERVER_CONFIG: ServerConfig = {
+  host: '127.0.0.1',
+  port: 0,
+  advertiseHost: '',
+  transport: DEFAULT_TRANSPORT,
+  serializers: [],
+  maxConcurrentCalls: 10_000,
+  exposeStack: false,
+  exposeErrors: 'declared',
+  maxConnections: 4096,
+  maxConnectionsPerAddress: 256,
+  connectionShare: 0.5,
+  addressShare: 0.5,
+  maxElementsInFlight: 2_000_000,
+  maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
+  writeHighWaterBytes: 8 * 1024 * 1024,
+  weight: DEFAULT_PROVIDER_WEIGHT,
+  tags: {},
+};
+
+/** What the server is built with (from `server.*` and the connection keys). */
+export interface ServerOptions {
+  /** Interface to listen on. */
+  host: string;
+  /** Port; 0 picks a free one, reported by `server.port`. */
+  port: number;
+  /** Host written to the registry; undefined: `host`, or 127.0.0.1 when `host` is 0.0.0.0 / ::. */
+  advertiseHost: string | undefined;
+  /**
+   * Serializer names accepted from consumers; undefined: every registered serializer except those for
+   * trusted peers only (`v8`), which are accepted only when named.
+   */
+  serializers: string[] | undefined;
+  /** Calls executing at once, across connections; beyond it calls are answered Overloaded. */
+  maxConcurrentCalls: number;
+  /** Send the provider's stack trace with errors. */
+  exposeStack: boolean;
+  /** What handler errors tell callers. */
+  exposeErrors: ErrorExposure;
+  /** Bytes of responses queued on one connection before it stops reading new requests. */
+  writeHighWaterBytes: number;
+  /** Connections at once; more are closed as they arrive. */
+  maxConnections: number;
+  /** Connections at once from one remote address. */
+  maxConnectionsPerAddress: number;
+  /** Share of `maxConcurrentCalls` and `maxElementsInFlight` one connection may hold. */
+  connectionShare: number;
+  /** Share of `maxConcurrentCalls` and `maxElementsInFlight` one remote address may hold. */
+  addressShare: number;
+  /** Decoded argument elements held by executing calls, across connections. */
+  maxElementsInFlight: number;
+  connection: ConnectionOptions;
+}
+
+/** The server's options from the `server.*` keys and the app's connection keys. */
+export function resolveServerOptions(server: ServerConfig, connection: ConnectionConfig): ServerOptions {
+  return {
+    host: server.host,
+    port: server.port,
+    advertiseHost: server.advertiseHost || undefined,
+    serializers: server.serializers.length > 0 ? server.serializers : undefined,
+    maxConcurrentCalls: server.maxConcurrentCalls,
+    exposeStack: server.exposeStack,
+    exposeErrors: server.exposeErrors,
+    writeHighWaterBytes: server.writeHighWaterBytes,
+    maxConnections: server.maxConnections,
+    maxConnectionsPerAddress: server.maxConnectionsPerAddress,
+    connectionShare: server.connectionShare,
+    addressShare: server.addressShare,
+    maxElementsInFlight: server.maxElementsInFlight,
+    // A provider opens no connection: the consumer-side settings do not apply.
+    connection: resolveConnectionOptions(connection, {
+      maxFrameBytes: server.maxFrameBytes,
+      connectTimeoutMs: DEFAULT_CONNECT_TIMEOUT_MS,
+      maxQueuedBytes: DEFAULT_MAX_QUEUED_BYTES,
+    }),
+  };
+}
+
+/**
+ * Checks what the schema cannot check key by key; throws a ConfigError naming the keys and the fix.
+ * A connection's share of the decoded-elements budget must hold one body of the largest size allowed,
+ * or such a call could never be admitted anywhere.
+ */
+export function checkServerOptions(options: ServerOptions): void {
+  const perConnection = Math.floor(options.connectionShare * options.maxElementsInFlight);
+  if (perConnection < options.connection.maxDecodedElements) {
+    throw new ConfigError(
+      'server.maxElementsInFlight',
+      options.maxElementsInFlight,
+      `at least maxDecodedElements / server.connectionShare = ${Math.ceil(
+        options.connection.maxDecodedElements / options.connectionShare,
+      )} (a connection's share, ${perConnection}, must hold one body of maxDecodedElements ${options.connection.maxDecodedElements} elements); raise it or lower maxDecodedElements`,
+    );
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * The provider's server, on a transport (TCP unless configured otherwise): accepts connections (within `maxConnections` in all and
+ * `maxConnectionsPerAddress` per remote address; one over is closed as it arrives) and serves them from
+ * a service table. Shutdown is in steps the app drives: `refuse()` (new calls get Shutdown errors), `goAway()` (tell consumers, also
+ * those connecting from now on), `drain(timeoutMs)` (wait for calls in flight), `close()` (close every
+ * connection once its consumer has closed its side, or after a grace period). `destroy()` is immediate.
+ */
+import { RpcError } from '../core/rpc-error.js';
+import { createByteBudget } from '../protocol/byte-budget.js';
+import type { Serializer } from '../serialization/serializer.js';
+import type { ByteStream, Transport, TransportListener } from '../transport/transport.js';
+import { type ServerConnection, serveConnection } from './server-connection.js';
+import type { ServerContext } from './server-context.js';
+import type { ServerOptions } from './server-options.js';
+import type { ServiceTable } from './service-table.js';
+import type { Serving } from './serving.js';
+
+export interface RpcServer {
+  /** The port listened on (the real one when configured as 0). */
+  readonly port: number;
+  readonly host: string;
+  /** Calls executing now. */
+  readonly active: number;
+  readonly connectionCount: number;
+  listen(): Promise<void>;
+  /** From now on, new calls are answered with a Shutdown error. */
+  refuse(): void;
+  /** Sends every connected consumer a "going away" event. */
+  goAway(): void;
+  /** Resolves when no call is executing, or after `timeoutMs`; resolves true when drained. */
+  drain(timeoutMs: number): Promise<boolean>;
+  /** Answers every call still executing with a Shutdown error. */
+  abandonInFlight(): void;
+  /**
+   * Stops listening and closes every connection gracefully: consumers are told "going away" (if not
+   * yet), get every answer, and close their side; one that has not within 1 s is cut off. Idempotent.
+   */
+  close(): Promise<void>;
+  /** Stops listening and destroys every connection at once. */
+  destroy(): void;
+}
+
+export interface RpcServerHooks {
+  /** A connection was closed for breaking the protocol, for being too slow, or for a spent budget. */
+  onProtocolError?(remote: string, error: unknown): void;
+  /** A connection was refused as it arrived (connection caps), or a request for what it carries. */
+  onRefused?(remote: string, reason: string): void;
+  /** A handler's system error was not shown to the caller; it is reported here under `ref`. */
+  onScrubbed?(remote: string, label: string, ref: string, error: Error): void;
+}
+
+/**
+ * The serializers a provider accepts: the ones named in `options.serializers`, else every registered
+ * one except those for trusted peers only (v8).
+ */
+export function acceptedSerializers(
+  serializers: readonly Serializer[],
+  names: readonly string[] | undefined,
+): Serializer[] {
+  return serializers.filter((serializer) =>
+    names ? names.includes(serializer.name) : serializer.trustedPeersOnly !== true,
+  );
+}
+
+/** What a server is built from. */
+export interface RpcServerParts {
+  readonly transport: Transport;
+  readonly table: ServiceTable;
+  /** Every registered serializer (those accepted are picked by `options.serializers`). */
+  readonly serializers: readonly Serializer[];
+  readonly options: ServerOptions;
+  /** The provider's limits and shutdown state, shared with its in-process calls. */
+  readonly serving: Serving;
+  readonly hooks?: RpcServerHooks;
+}
+
+export function createRpcServer(parts: RpcServerParts): RpcServer {
+  const { transport, table, serializers, options, serving } = parts;
+  const hooks = parts.hooks ?? {};
+  const accepted: (Serializer | undefined)[] = new Array(256).fill(undefined);
+  for (const serializer of acceptedSerializers(serializers, options.serializers)) {
+    accepted[serializer.id] = serializer;
+  }
+  const fallbackSerializer = serializers.find((s) => s.name === 'json') ?? serializers[0]!;
+  const connections = new Set<ServerConnection>();
+  const limits = serving.limits;
+  const perConnection = options.connection;
+  const ctx: ServerContext = {
+    table,
+    options,
+    serializers: accepted,
+    fallbackSerializer,
+    limits,
+    partialFrames: createByteBudget(perConnection.maxPartialFrameBytes),
+    decodeLimits: { maxElements: perConnection.maxDecodedElements },
+    onCallEnded: serving.ended,
+    onProtocolError(remote, error) {
+      hooks.onProtocolError?.(remote, error);
+    },
+    onRefused(remote, reason) {
+      hooks.onRefused?.(remote, reason);
+    },
+    onScrubbed(remote, label, ref, error) {
+      hooks.onScrubbed?.(remote, label, ref, error);
+    },
+  };
+  let goingAway = false;
+  const accept = (socket: ByteStream): void => {
+    const slot = limits.connect(socket.remoteAddress ?? '');
+    if (typeof slot === 'string') {
+      hooks.onRefused?.(`${socket.remoteAddress}:${socket.remotePort}`, `connection refused: ${slot}`);
+      socket.on('error', () => {});
+      socket.destroy();
+      return;
+    }
+    const served = serveConnection(socket, ctx, slot, () => connections.delete(served));
+    connections.add(served);
+    // A consumer reconnecting while we shut down learns it at once.
+    if (goingAway) served.goAway();
+  };
+  let listener: TransportListener | undefined;
+  let port = options.port;
+  let closed: Promise<void> | undefined;
+  const stopListening = (): Promise<void> => listener?.close() ?? Promise.resolve();
+
+  return {
+    get port() {
+      return port;
+    },
+    host: options.host,
+    get active() {
+      return limits.calls;
+    },
+    get connectionCount() {
+      return connections.size;
+    },
+    async listen() {
+      listener = await transport.listen({ host: options.host, port: options.port }, accept);
+      port = listener.port;
+    },
+    refuse() {
+      serving.refusing = true;
+    },
+    goAway() {
+      goingAway = true;
+      for (const connection of connections) connection.goAway();
+    },
+    drain: serving.drain,
+    abandonInFlight() {
+      // `started`: the call may have had effects, so only idempotent calls may be repeated elsewhere.
+      const error = new RpcError('Shutdown', 'provider shut down before this call completed', {
+        details: { started: true },
+      });
+      for (const connection of connections) connection.abandon(error);
+    },
+    close() {
+      closed ??= (async () => {
+        goingAway = true;
+        const stopped = stopListening();
+        await Promise.all([...connections].map((connection) => connection.end(1_000)));
+        await stopped;
+      })();
+      return closed;
+    },
+    destroy() {
+      goingAway = true;
+      closed ??= stopListening();
+      for (const connection of connections) connection.destroy();
+    },
+  };
+}

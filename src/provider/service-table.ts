@@ -1,0 +1,143 @@
+/**
+ * The provider's table of exported services: which services exist, and for each exactly which methods
+ * are callable. Only declared methods (or, without declarations, the implementation's own functions up
+ * to but excluding Object.prototype) are entered; lookups go through Maps, so `constructor`,
+ * `__proto__`, `toString` and anything inherited can never be reached.
+ */
+import { type CompiledChain, compileChain, type NamedFilter, type Step } from '../core/filter.js';
+import { RpcError } from '../core/rpc-error.js';
+import { serviceKeyString } from '../core/service-key.js';
+import { VALIDATION_FILTER, validationFilter, validationStep } from '../filters/validation.js';
+import {
+  isForbiddenMethodName,
+  type MethodDeclaration,
+  type ServiceDefinition,
+} from '../service/define-service.js';
+import { runInCallContext } from './call-context.js';
+import type { ServerInvocation } from './server-invocation.js';
+
+export interface ExportedMethod {
+  readonly name: string;
+  readonly label: string;
+  readonly declaration: MethodDeclaration;
+  /**
+   * The method's provider chain: its filters in order (Callisto's, the app's, the service's, the
+   * method's; validation when it declares a schema), then the implementation, which may answer without a
+   * promise.
+   */
+  readonly chain: CompiledChain<ServerInvocation>;
+}
+
+export interface ExportedService {
+  readonly definition: ServiceDefinition<unknown>;
+  readonly methods: ReadonlyMap<string, ExportedMethod>;
+}
+
+export interface ServiceTable {
+  /** Exports a service; `filtersOf(method)` gives each method's provider filters (in any order). */
+  add(
+    definition: ServiceDefinition<unknown>,
+    implementation: object,
+    filtersOf: (method: string) => readonly NamedFilter[],
+  ): ExportedService;
+  /** Removes a service; calls to it then get ServiceNotFound. */
+  remove(definition: ServiceDefinition<unknown>): void;
+  lookup(name: string, version: string, group: string): ExportedService | undefined;
+  list(): ExportedService[];
+  /** Changes whenever a service is added or removed (lets callers cache lookups). */
+  readonly version: number;
+}
+
+/** The callable method names of an implementation. */
+export function implementedMethodNames(
+  definition: ServiceDefinition<unknown>,
+  implementation: object,
+): string[] {
+  if (definition.methods) {
+    const names = Object.keys(definition.methods);
+    for (const name of names) {
+      if (typeof (implementation as Record<string, unknown>)[name] !== 'function') {
+        throw new TypeError(`implementation of ${definition.name} lacks declared method "${name}"`);
+      }
+    }
+    return names;
+  }
+  const names = new Set<string>();
+  for (let target: object | null = implementation; target && target !== Object.prototype; ) {
+    for (const name of Object.getOwnPropertyNames(target)) {
+      if (isForbiddenMethodName(name)) continue;
+      const descriptor = Object.getOwnPropertyDescriptor(target, name);
+      if (descriptor && typeof descriptor.value === 'function') names.add(name);
+    }
+    target = Object.getPrototypeOf(target);
+  }
+  return [...names];
+}
+
+function exportMethod(
+  definition: ServiceDefinition<unknown>,
+  implementation: object,
+  name: string,
+  filters: readonly NamedFilter[],
+): ExportedMethod {
+  const declaration = definition.methods?.[name] ?? {};
+  const fn = (implementation as Record<string, (...args: unknown[]) => unknown>)[name]!;
+  const label = `${definition.name}.${name}`;
+  const call: Step<ServerInvocation> = (invocation) =>
+    runInCallContext(invocation, () => fn.apply(implementation, invocation.args));
+  const schema = declaration.args;
+  const chain =
+    schema === undefined
+      ? compileChain(filters, call)
+      : compileChain(
+          [...filters, validationFilter],
+          call,
+          new Map([[VALIDATION_FILTER, validationStep<ServerInvocation>(label, schema)]]),
+        );
+  return { name, label, declaration, chain };
+}
+
+const tableKey = (name: string, version: string, group: string): string => `${group}/${name}:${version}`;
+
+export function createServiceTable(): ServiceTable {
+  const services = new Map<string, ExportedService>();
+  let version = 0;
+  return {
+    get version() {
+      return version;
+    },
+    add(definition, implementation, filtersOf) {
+      const key = tableKey(definition.name, definition.version, definition.group);
+      if (services.has(key)) throw new Error(`service ${serviceKeyString(definition)} is already provided`);
+      const methods = new Map<string, ExportedMethod>();
+      for (const name of implementedMethodNames(definition, implementation)) {
+        methods.set(name, exportMethod(definition, implementation, name, filtersOf(name)));
+      }
+      const exported: ExportedService = { definition, methods };
+      services.set(key, exported);
+      version++;
+      return exported;
+    },
+    remove(definition) {
+      services.delete(tableKey(definition.name, definition.version, definition.group));
+      version++;
+    },
+    lookup(name, version, group) {
+      return services.get(tableKey(name, version, group));
+    },
+    list() {
+      return [...services.values()];
+    },
+  };
+}
+
+/**
+ * The error for a call to a method the service does not expose. It names the callable methods only
+ * when `listCallable` (trusted setups, `server.exposeErrors: 'all'`): a remote caller is not told what
+ * else it could call.
+ */
+export function methodNotFound(service: ExportedService, method: string, listCallable = false): RpcError {
+  const key = serviceKeyString(service.definition);
+  const callable = listCallable ? ` (callable: ${[...service.methods.keys()].join(', ') || 'none'})` : '';
+  return new RpcError('MethodNotFound', `service ${key} has no method "${method}"${callable}`);
+}

@@ -1,0 +1,93 @@
+/**
+ * The transport extension point (kind `transport`): how bytes get from one process to another. A
+ * transport listens and connects; what it hands over is a {@link ByteStream}, a narrow duplex of bytes.
+ * Framing, heartbeats, limits and compression sit above it (protocol/framed-connection.ts), written once
+ * for every transport, so a transport only moves bytes: `tcp` (node:net), `memory` (an in-process pair,
+ * no sockets) and, later, `tls`.
+ *
+ * A provider's server listens on the transport its configuration names (`server.transport`); its
+ * registry record names that transport, and a consumer connects to the provider with it.
+ */
+
+/**
+ * One connection's bytes, either side: the subset of `net.Socket` that Callisto uses, so that a TCP
+ * socket is one as it is. Events: `connect` (the connecting side, once open), `data` (a chunk), `drain`
+ * (the queue emptied after `write` returned false), `error` (followed by `close`) and `close` (always,
+ * once, whatever ended it).
+ */
+export interface ByteStream {
+  /** The peer's host (an IP address for TCP), once known. */
+  readonly remoteAddress: string | undefined;
+  readonly remotePort: number | undefined;
+  /** Bytes written but not yet handed to the peer. */
+  readonly writableLength: number;
+  readonly destroyed: boolean;
+  /** `end()` was called. */
+  readonly writableEnded: boolean;
+  /** Queues bytes; false when the queue is past its high-water mark (wait for `drain`). */
+  write(chunk: Uint8Array): boolean;
+  /** Closes this side for writing once what is queued is sent; the peer then closes too. */
+  end(): void;
+  /** Closes at once; what is queued is dropped. */
+  destroy(): void;
+  /** Stops delivering `data` (the peer's writes then queue up: backpressure). */
+  pause(): this;
+  resume(): this;
+  on(event: 'data', listener: (chunk: Uint8Array) => void): this;
+  on(event: 'connect' | 'drain' | 'close', listener: () => void): this;
+  on(event: 'error', listener: (error: Error) => void): this;
+  once(event: 'connect' | 'drain' | 'close', listener: () => void): this;
+  once(event: 'error', listener: (error: Error) => void): this;
+}
+
+/** Where to connect. Transports may take more (a TLS transport its server name), in their own options. */
+export interface ConnectOptions {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** Where to listen: `port` 0 picks a free one. */
+export interface ListenOptions {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** A listening endpoint of a transport. */
+export interface TransportListener {
+  /** The port listened on (the real one when 0 was asked). */
+  readonly port: number;
+  /** Stops accepting connections (those accepted stay open); resolves once stopped. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface Transport {
+  /** The transport's name, as configuration and provider records write it (`tcp`, `memory`). */
+  readonly name: string;
+  /**
+   * Starts connecting; the stream emits `connect` once open, or `error` and `close` when it cannot be.
+   * May throw synchronously for an address it can never reach (a port out of range).
+   */
+  connect(options: ConnectOptions): ByteStream;
+  /** Listens; `onConnection` receives every accepted stream. Rejects when the address is taken. */
+  listen(options: ListenOptions, onConnection: (stream: ByteStream) => void): Promise<TransportListener>;
+}
+
+/** Builds the transport of an app (kind `transport`); one instance serves the whole app. */
+export type TransportFactory = () => Transport;
+
+declare module '../extension/extension-registry.js' {
+  interface ExtensionKinds {
+    transport: TransportFactory;
+  }
+}
+
+/** The transport used when none is named: TCP. */
+export const DEFAULT_TRANSPORT = 'tcp';
+
+/**
+ * The address of a provider as the consumer keys it: `host:port` over TCP, `<transport>://host:port`
+ * over any other transport (one host:port may be served over two transports).
+ */
+export function transportAddress(host: string, port: number, transport: string = DEFAULT_TRANSPORT): string {
+  return transport === DEFAULT_TRANSPORT ? `${host}:${port}` : `${transport}://${host}:${port}`;
+}
