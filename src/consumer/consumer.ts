@@ -110,7 +110,11 @@ function attemptBuiltins(
   config: ConsumerConfig,
   directory: Directory | undefined,
 ): NamedFilter[] {
-  const builtin: NamedFilter[] = [attemptDeadlineFilter(label), observeClientFilter(), endpointStatsFilter()];
+  const builtin: NamedFilter[] = [
+    attemptDeadlineFilter(label, config.attemptTimeoutMs),
+    observeClientFilter(),
+    endpointStatsFilter(),
+  ];
   if (config.outlierDetection) {
     const detector = directory?.outlierDetector({
       maxEjectionRatio: config.maxEjectionRatio,
