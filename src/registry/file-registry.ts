@@ -3,7 +3,7 @@
  * shared directory.
  *
  *   <dir>/callisto/<service>:<version>/providers/<host>:<port>.json
- *   <dir>/callisto/<service>:<version>/consumers/<host>:<pid>.json
+ *   <dir>/callisto/<service>:<version>/consumers/<host>:<pid>:<instance>.json
  *
  * Files are written atomically (temp file + rename) and touched every ttl/3 while this instance lives;
  * a file whose mtime is older than the TTL belongs to a dead process: it is ignored and deleted.

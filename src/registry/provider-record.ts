@@ -40,6 +40,11 @@ export interface ConsumerRecord {
   readonly pid: number;
   readonly application: string;
   readonly startTime: number;
+  /**
+   * Tells apart the consumers of one process (two apps, or two directories of one service): part of the
+   * record's key, `<host>:<pid>:<instance>`. Records written without it are keyed `<host>:<pid>`.
+   */
+  readonly instance?: string;
 }
 
 /** `host:port` of a provider record. */

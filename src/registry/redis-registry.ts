@@ -10,7 +10,7 @@
  *
  *   /callisto/<seg>/providers/<host>:<port>   string key, the record JSON, PX ttl refreshed every ttl/3
  *   /callisto/<seg>/providers                 SET of `<host>:<port>` members (also a pub/sub channel)
- *   /callisto/<seg>/consumers/<host>:<pid>    likewise for consumers
+ *   /callisto/<seg>/consumers/<host>:<pid>:<instance>    likewise for consumers
  *
  * Writes and reads are small Lua scripts, so "set the key and add the member" and "list members, drop
  * the ones whose key expired" are atomic. Register/unregister publish on the service's channel;

@@ -5,8 +5,8 @@
  * link goes down for 6 s.
  *
  * What must hold: 0 failed calls. Without a cap, a read sent to p2 just before or after the cut waits
- * there for its whole deadline (3 s, shorter than the 3-4 s detection) and fails with Timeout: about a
- * hundred per cut (the second test shows that gap: a second consumer without the cap, same cut). With
+ * there for its whole deadline (3 s, shorter than the 3-4 s detection) and fails with Timeout: about
+ * 200 per cut (the second test shows that gap: a second consumer without the cap, same cut). With
  * `consumer.attemptTimeoutMs` (here 500 ms), an attempt of an idempotent method stuck on the silent
  * host fails Timeout after 500 ms and is tried on p1 with what is left of the deadline; the outlier
  * detector ejects p2 after a few such timeouts, before the heartbeat gives it up.
