@@ -182,6 +182,7 @@ function createApp(
       removeSignals();
       consumer.destroy();
       provider.server?.destroy();
+      provider.destroyExecutors();
       void registries.close();
     },
     handleSignals() {

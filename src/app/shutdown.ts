@@ -6,8 +6,9 @@
  *      side of the connection once every call they sent is answered)
  *   4. keep serving calls in flight until they finish or the deadline passes; the rest are answered
  *      with a Shutdown error
- *   5. close the consumer side (waits for its own pending responses, bounded by their timeouts)
- *   6. close server connections, each once its consumer has closed its side (1 s grace), then the
+ *   5. stop the worker threads of worker executors once they finished what they run (same deadline)
+ *   6. close the consumer side (waits for its own pending responses, bounded by their timeouts)
+ *   7. close server connections, each once its consumer has closed its side (1 s grace), then the
  *      registries, last
  */
 import type { Logger } from '../observability/logger.js';
@@ -40,6 +41,7 @@ export async function gracefulShutdown(parts: ShutdownParts): Promise<void> {
       server.abandonInFlight();
     }
   }
+  await provider.closeExecutors(remaining());
   await withTimeout(consumer.close(), remaining(), () => {
     logger.warn('consumer calls still pending at the shutdown deadline; closing their connections');
     consumer.destroy();

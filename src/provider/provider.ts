@@ -25,6 +25,9 @@ import type { SerializerTable } from '../serialization/serializer-table.js';
 import { type ServiceDefinition, undeclaredFunctions } from '../service/define-service.js';
 import type { Implementation } from '../service/service-types.js';
 import { type Transport, transportAddress } from '../transport/transport.js';
+import { type ResolvedWorkerExecutor, resolveExecutor } from './executor-options.js';
+import { createWorkerPool, type WorkerPool } from './executor-pool.js';
+import { workerStep } from './executor-step.js';
 import { createLocalCalls, type LocalCalls } from './local-calls.js';
 import type { ProvideOptions } from './provide-options.js';
 import { acceptedSerializers, createRpcServer, type RpcServer } from './server.js';
@@ -77,6 +80,12 @@ export interface Provider {
   unregisterAll(): Promise<void>;
   /** The names of a method's filters, in running order (docs and tests). */
   filterNames(definition: ServiceDefinition<unknown>, method: string): readonly string[];
+  /** The worker pools of methods with a worker executor (executor-pool.ts). */
+  readonly executors: readonly WorkerPool[];
+  /** Waits for the worker threads to finish what they run (at most `timeoutMs`), then stops them. */
+  closeExecutors(timeoutMs: number): Promise<void>;
+  /** Stops the worker threads now. */
+  destroyExecutors(): void;
 }
 
 interface Provided {
@@ -109,6 +118,7 @@ export function createProvider(parts: ProviderParts): Provider {
     namedFilter(entry, 'provider', 'callisto({ filters.provider })'),
   );
   const provided: Provided[] = [];
+  const pools: WorkerPool[] = [];
   let server: RpcServer | undefined;
   let advertisedHost: string | undefined;
   let started = false;
@@ -180,10 +190,37 @@ export function createProvider(parts: ProviderParts): Provider {
           entries.map((entry) => namedFilter(entry, 'provider', `${where}.methods.${method}.filters`)),
         );
       }
+      const serviceExecutor = resolveExecutor(provideOptions.executor, `${where}.executor`);
+      const methodExecutors = new Map<string, ResolvedWorkerExecutor | undefined>();
+      for (const [method, methodOptions] of Object.entries(provideOptions.methods ?? {})) {
+        const option = (methodOptions as { executor?: unknown } | undefined)?.executor;
+        if (option !== undefined)
+          methodExecutors.set(method, resolveExecutor(option, `${where}.methods.${method}.executor`));
+      }
+      /** One pool for the service's worker methods, one per method that names its own. */
+      const servicePool: { pool?: WorkerPool; methods: string[] } = { methods: [] };
+      const newPools: WorkerPool[] = [];
+      const poolFor = (spec: ResolvedWorkerExecutor, methods: string[]): WorkerPool => {
+        const pool = createWorkerPool(spec, definition.name, methods, (message) => logger.error(message));
+        newPools.push(pool);
+        return pool;
+      };
+      const terminalOf = (method: string, label: string) => {
+        const spec = methodExecutors.has(method) ? methodExecutors.get(method) : serviceExecutor;
+        if (spec === undefined) return undefined;
+        let pool: WorkerPool;
+        if (spec === serviceExecutor) {
+          servicePool.pool ??= poolFor(spec, servicePool.methods);
+          servicePool.methods.push(method);
+          pool = servicePool.pool;
+        } else pool = poolFor(spec, [method]);
+        return workerStep(pool, label, definition.errors);
+      };
       const exported = table.add(
         definition as ServiceDefinition<unknown>,
         implementation as object,
         (method) => [...builtin, ...appFilters, ...serviceFilters, ...(methodFilters.get(method) ?? [])],
+        terminalOf,
       );
       const hidden = undeclaredFunctions(definition as ServiceDefinition<unknown>, implementation as object);
       if (hidden.length > 0) {
@@ -198,6 +235,12 @@ export function createProvider(parts: ProviderParts): Provider {
       }
       const entry: Provided = { exported, options: provideOptions as ProvideOptions };
       provided.push(entry);
+      pools.push(...newPools);
+      if (started) {
+        for (const pool of newPools) {
+          pool.start().catch((error: Error) => logger.error(error.message));
+        }
+      }
       if (started)
         void register(entry).catch((error: Error) => logger.error(`register failed: ${error.message}`));
     },
@@ -206,6 +249,8 @@ export function createProvider(parts: ProviderParts): Provider {
       // only an app that serves needs its server's limits to fit together (a consumer-only app may
       // raise maxDecodedElements for large answers)
       checkServerOptions(serverOptions);
+      // worker threads load their modules before the port opens: a wrong module fails the start
+      await Promise.all(pools.map((pool) => pool.start()));
       server = createRpcServer({
         transport: parts.transport(),
         table,
@@ -258,6 +303,13 @@ export function createProvider(parts: ProviderParts): Provider {
     filterNames(definition, method) {
       const exported = table.lookup(definition.name, definition.version, definition.group);
       return exported?.methods.get(method)?.chain.names ?? [];
+    },
+    executors: pools,
+    async closeExecutors(timeoutMs) {
+      await Promise.all(pools.map((pool) => pool.close(timeoutMs)));
+    },
+    destroyExecutors() {
+      for (const pool of pools) pool.destroy();
     },
   };
 }
