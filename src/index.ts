@@ -82,6 +82,7 @@ export {
 } from './observability/channels.js';
 export type { Logger, LogLevel } from './observability/logger.js';
 export { callContext } from './provider/call-context.js';
+export type { ExecutorOption, ModuleLocation, WorkerExecutorOptions } from './provider/executor-options.js';
 export type { ProvideOptions } from './provider/provide-options.js';
 // Contracts
 export {

@@ -8,6 +8,9 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+/** A file URL (a `URL` object fits) or an absolute path. */
+export type ModuleLocation = string | { readonly href: string; readonly protocol: string };
+
 /** A pool of worker threads running a method (docs/operations.md, "Worker-thread executors"). */
 export interface WorkerExecutorOptions {
   readonly kind: 'worker';
@@ -15,7 +18,7 @@ export interface WorkerExecutorOptions {
    * The module the threads load the implementation from: a file URL (`new URL('./impl.js',
    * import.meta.url)`) or an absolute path. It must export the implementation (see `export`).
    */
-  readonly module: URL | string;
+  readonly module: ModuleLocation;
   /** The module's export holding the implementation object. Default 'default'. */
   readonly export?: string;
   /** Threads in the pool. Default: the machine's cores (`os.availableParallelism()`). */
@@ -98,9 +101,10 @@ export function resolveExecutor(option: unknown, where: string): ResolvedWorkerE
 }
 
 function moduleUrl(value: unknown, where: string): string {
-  if (value instanceof URL) {
-    if (value.protocol !== 'file:') throw new TypeError(`${where}: must be a file URL, not ${value.href}`);
-    return value.href;
+  if (typeof value === 'object' && value !== null && typeof (value as URL).href === 'string') {
+    const url = value as URL;
+    if (url.protocol !== 'file:') throw new TypeError(`${where}: must be a file URL, not ${url.href}`);
+    return url.href;
   }
   if (typeof value === 'string' && value.startsWith('file:')) {
     fileURLToPath(value);
