@@ -22,6 +22,11 @@ export interface ShutdownParts {
   registries: RegistrySet;
   logger: Logger;
   timeoutMs: number;
+  /**
+   * A worker of `server.workers` leaving while the others go on (a rolling restart): it stops
+   * listening and tells its consumers to reconnect to the same address, instead of "going away".
+   */
+  retire?: boolean;
 }
 
 export async function gracefulShutdown(parts: ShutdownParts): Promise<void> {
@@ -29,9 +34,13 @@ export async function gracefulShutdown(parts: ShutdownParts): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const remaining = () => Math.max(0, deadline - Date.now());
   await withTimeout(provider.unregisterAll(), remaining(), () => logger.warn('unregister timed out'));
+  // the primary of server.workers: each worker shuts down as below (it waits for them)
+  await provider.processes?.close();
   const server = provider.server;
   if (server) {
-    server.goAway();
+    server.goAway(parts.retire === true);
+    // a retiring worker keeps answering until its consumers moved to a new connection (to the others)
+    if (parts.retire) await server.close(remaining());
     const drained = await server.drain(remaining());
     server.refuse();
     if (!drained) {

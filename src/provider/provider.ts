@@ -10,6 +10,7 @@ export type { ProvideOptions } from './provide-options.js';
  * `observe` (Callisto's, docs/filters.md), then the app's filters, the service's, the method's (each at
  * order 500 unless they say otherwise), then `validation` when the method declares a schema.
  */
+import { ConfigError } from '../config/config-error.js';
 import { type FilterEntry, type NamedFilter, namedFilter } from '../core/filter.js';
 import { admissionFilter } from '../filters/admission.js';
 import { providerDeadlineFilter } from '../filters/deadline.js';
@@ -29,6 +30,8 @@ import { type ResolvedWorkerExecutor, resolveExecutor } from './executor-options
 import { createWorkerPool, type WorkerPool } from './executor-pool.js';
 import { workerStep } from './executor-step.js';
 import { createLocalCalls, type LocalCalls } from './local-calls.js';
+import { createProcessCluster, type ProcessCluster } from './process-cluster.js';
+import { reportReady, workerNumber, workerPort } from './process-worker.js';
 import type { ProvideOptions } from './provide-options.js';
 import { acceptedSerializers, createRpcServer, type RpcServer } from './server.js';
 import { checkServerOptions, type ServerOptions } from './server-options.js';
@@ -49,6 +52,13 @@ export interface ProviderOptions {
   /** Weight and labels announced for every service unless it says otherwise. */
   readonly weight: number;
   readonly tags: Readonly<Record<string, string>>;
+  /**
+   * `server.workers` resolved: processes serving the port (1: this one). Above 1 this process is the
+   * primary (process-cluster.ts) unless it is itself one of the workers.
+   */
+  readonly workers: number;
+  /** How long a worker may take to leave once asked, before it is killed (the app's shutdown timeout). */
+  readonly shutdownTimeoutMs: number;
 }
 
 export interface ProviderParts {
@@ -86,6 +96,12 @@ export interface Provider {
   closeExecutors(timeoutMs: number): Promise<void>;
   /** Stops the worker threads now. */
   destroyExecutors(): void;
+  /** The port served (by this process, or by the workers of `server.workers`), once started. */
+  readonly port: number | undefined;
+  /** On the primary of `server.workers` > 1, once started: the worker processes. */
+  readonly processes: ProcessCluster | undefined;
+  /** This process's worker number under a primary of `server.workers`, else undefined. */
+  readonly worker: number | undefined;
 }
 
 interface Provided {
@@ -119,6 +135,10 @@ export function createProvider(parts: ProviderParts): Provider {
   );
   const provided: Provided[] = [];
   const pools: WorkerPool[] = [];
+  const worker = workerNumber();
+  const primary = worker === undefined && options.workers > 1;
+  let processes: ProcessCluster | undefined;
+  let clusterPort: number | undefined;
   let server: RpcServer | undefined;
   let advertisedHost: string | undefined;
   let started = false;
@@ -152,7 +172,7 @@ export function createProvider(parts: ProviderParts): Provider {
       version: definition.version,
       group: definition.group,
       host: advertisedHost!,
-      port: server!.port,
+      port: server?.port ?? clusterPort!,
       protocol: 'callisto',
       ...(options.transport === 'tcp' ? {} : { transport: options.transport }),
       serializers: acceptedSerializers(serializers.serializers, serverOptions.serializers).map((s) => s.name),
@@ -161,7 +181,11 @@ export function createProvider(parts: ProviderParts): Provider {
       application: options.application,
       pid: process.pid,
       startTime,
-      tags: { ...options.tags, ...entry.options.tags },
+      tags: {
+        ...options.tags,
+        ...entry.options.tags,
+        ...(primary ? { workers: String(options.workers) } : {}),
+      },
     };
   };
 
@@ -249,13 +273,43 @@ export function createProvider(parts: ProviderParts): Provider {
       // only an app that serves needs its server's limits to fit together (a consumer-only app may
       // raise maxDecodedElements for large answers)
       checkServerOptions(serverOptions);
+      const host = serverOptions.host;
+      const advertise =
+        serverOptions.advertiseHost ?? (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host);
+      if (primary) {
+        // the workers serve; this process picks the port, watches them and registers one address
+        if (options.transport !== 'tcp') {
+          throw new ConfigError(
+            'server.workers',
+            options.workers,
+            `1 with server.transport "${options.transport}" (only tcp can be shared by processes)`,
+          );
+        }
+        processes = createProcessCluster({
+          count: options.workers,
+          host,
+          port: serverOptions.port,
+          startTimeoutMs: options.startTimeoutMs + 30_000,
+          stopTimeoutMs: options.shutdownTimeoutMs + 5_000,
+          logger,
+        });
+        clusterPort = await processes.start();
+        advertisedHost = advertise;
+        started = true;
+        logger.info(`${options.workers} worker processes serve port ${clusterPort}`);
+        await Promise.all(provided.map(register));
+        return;
+      }
       // worker threads load their modules before the port opens: a wrong module fails the start
       await Promise.all(pools.map((pool) => pool.start()));
       server = createRpcServer({
         transport: parts.transport(),
         table,
         serializers: serializers.serializers,
-        options: serverOptions,
+        options:
+          worker === undefined
+            ? serverOptions
+            : { ...serverOptions, port: workerPort() ?? serverOptions.port },
         serving,
         hooks: {
           onProtocolError: (remote, error) => {
@@ -274,20 +328,28 @@ export function createProvider(parts: ProviderParts): Provider {
         },
       });
       await server.listen();
-      const host = serverOptions.host;
-      advertisedHost =
-        serverOptions.advertiseHost ?? (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host);
+      advertisedHost = advertise;
       started = true;
-      await Promise.all(provided.map(register));
+      // a worker of server.workers does not register: its primary registers the one address
+      if (worker === undefined) await Promise.all(provided.map(register));
+      else reportReady(server.port);
     },
     get server() {
       return server;
     },
     get advertisedAddress() {
-      return server && advertisedHost
-        ? transportAddress(advertisedHost, server.port, options.transport)
+      const port = server?.port ?? clusterPort;
+      return port !== undefined && advertisedHost
+        ? transportAddress(advertisedHost, port, options.transport)
         : undefined;
     },
+    get processes() {
+      return processes;
+    },
+    get port() {
+      return server?.port ?? clusterPort;
+    },
+    worker,
     records() {
       return provided.flatMap((entry) => (entry.record ? [entry.record] : []));
     },
