@@ -21,7 +21,10 @@ export interface WorkerExecutorOptions {
   readonly module: ModuleLocation;
   /** The module's export holding the implementation object. Default 'default'. */
   readonly export?: string;
-  /** Threads in the pool. Default: the machine's cores (`os.availableParallelism()`). */
+  /**
+   * Threads in the pool. Default: the machine's cores less one (`os.availableParallelism() - 1`, at
+   * least 1), leaving a core to the event loop (I/O, heartbeats, cheap methods).
+   */
   readonly threads?: number;
   /**
    * Calls that may wait for a free thread; beyond them a call is refused with `Overloaded` before it
@@ -79,7 +82,7 @@ export function resolveExecutor(option: unknown, where: string): ResolvedWorkerE
       `${where}.export: must be the name of the module's export, not ${JSON.stringify(exportName)}`,
     );
   }
-  const threads = spec.threads ?? availableParallelism();
+  const threads = spec.threads ?? Math.max(1, availableParallelism() - 1);
   if (!isPositiveInt(threads) || threads > 1024) {
     throw new TypeError(
       `${where}.threads: must be an integer from 1 to 1024, not ${JSON.stringify(spec.threads)}`,
