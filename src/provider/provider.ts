@@ -159,11 +159,13 @@ export function createProvider(parts: ProviderParts): Provider {
     return `${label} failed ${who} with a system error the caller was not shown (ref ${ref}): ${error.message}${where ? ` [${where}]` : ''}`;
   };
 
-  const local = createLocalCalls(table, serving, {
+  const localCalls = createLocalCalls(table, serving, {
     exposeStack: serverOptions.exposeStack,
     exposeErrors: serverOptions.exposeErrors,
     onScrubbed: (label, ref, error) => logger.warn(scrubbedLine(label, 'in-process', ref, error)),
   });
+  // the primary of server.workers serves nothing, in-process calls included: its consumers call the workers
+  const local: LocalCalls = primary ? { provides: () => false, serve: localCalls.serve } : localCalls;
 
   const recordOf = (entry: Provided): ProviderRecord => {
     const { definition, methods } = entry.exported;
