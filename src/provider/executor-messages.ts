@@ -4,7 +4,7 @@
  * an error of the same name and fields, of the service's declared class when it declares one, so that
  * errors are shaped for the caller exactly as on the loop (core/error-payload.ts).
  */
-import type { ErrorDeclaration } from '../core/error-payload.js';
+import { type ErrorDeclaration, isSystemError } from '../core/error-payload.js';
 import type { Attachments } from '../core/invocation.js';
 import { type ErrorCodeName, RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
@@ -55,6 +55,8 @@ export type ThrownRecord =
       readonly message: string;
       readonly remoteName: string | undefined;
       readonly details: Record<string, unknown>;
+      /** A system error is in its cause chain (the loop scrubs it as it would its own). */
+      readonly systemCause: boolean;
     }
   | {
       readonly kind: 'error';
@@ -81,6 +83,15 @@ function cloneableFields(error: object): Record<string, unknown> {
   return fields;
 }
 
+function causedBySystemError(error: Error): boolean {
+  let cause: unknown = error.cause;
+  for (let i = 0; i < 8 && cause !== undefined && cause !== null; i++) {
+    if (isSystemError(cause)) return true;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 /** In the thread: a handler's thrown value as a record that crosses. */
 export function recordThrown(error: unknown): ThrownRecord {
   if (RpcError.is(error)) {
@@ -90,6 +101,7 @@ export function recordThrown(error: unknown): ThrownRecord {
       message: error.message,
       remoteName: error.remoteName,
       details: cloneableFields(error.details),
+      systemCause: causedBySystemError(error),
     };
   }
   if (error instanceof Error) {
@@ -111,9 +123,14 @@ export function recordThrown(error: unknown): ThrownRecord {
  */
 export function rebuildThrown(record: ThrownRecord, declared: readonly ErrorDeclaration[]): unknown {
   if (record.kind === 'rpc') {
+    // a system error's own fields stay in the thread: a stand-in keeps the error scrubbed on the loop
+    const cause = record.systemCause
+      ? Object.assign(new Error('a system error in a worker thread'), { syscall: 'worker' })
+      : undefined;
     return new RpcError(record.code, record.message, {
       remoteName: record.remoteName,
       details: record.details,
+      cause,
     });
   }
   if (record.kind === 'value') return record.text;

@@ -70,6 +70,8 @@ interface Thread {
   job: Job | undefined;
   /** Why it died, once it did. */
   failure: string | undefined;
+  /** Stopped on purpose (a cancelled call with `cancel: 'terminate'`): its exit is no failure. */
+  stopped: boolean;
 }
 
 const here = import.meta.url;
@@ -157,7 +159,7 @@ export function createWorkerPool(
   const spawn = (): Promise<void> => {
     const worker = startWorker(data);
     worker.unref();
-    const thread: Thread = { worker, ready: false, job: undefined, failure: undefined };
+    const thread: Thread = { worker, ready: false, job: undefined, failure: undefined, stopped: false };
     threads.add(thread);
     return new Promise<void>((resolve, reject) => {
       worker.on('message', (message: FromThread) => {
@@ -189,14 +191,16 @@ export function createWorkerPool(
           job.reject(
             new RpcError(
               'Internal',
-              `${job.label}: the worker thread running it died (${thread.failure ?? `exit code ${code}`})`,
+              `${job.label}: the worker thread running it died (exit code ${code}; the provider's log says why)`,
             ),
           );
         }
         if (state === 'running' || (state === 'closing' && waiting.length > 0)) {
           replaced++;
-          if (thread.failure !== undefined)
-            onThreadFailure(`${service}: worker thread died: ${thread.failure}`);
+          if (!thread.stopped)
+            onThreadFailure(
+              `${service}: a worker thread died (exit code ${code})${thread.failure === undefined ? '' : `: ${thread.failure}`}${job === undefined ? '' : `, failing ${job.label}`}; starting another`,
+            );
           spawn().catch((error: Error) =>
             onThreadFailure(`${service}: replacing a worker thread failed: ${error.message}`),
           );
@@ -213,8 +217,10 @@ export function createWorkerPool(
     job.reject(reason);
     for (const thread of threads) {
       if (thread.job !== job) continue;
-      if (options.cancel === 'terminate') void thread.worker.terminate();
-      else
+      if (options.cancel === 'terminate') {
+        thread.stopped = true;
+        void thread.worker.terminate();
+      } else
         thread.worker.postMessage({
           t: 'cancel',
           id: job.id,

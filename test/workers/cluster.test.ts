@@ -136,6 +136,30 @@ describe('server.workers', () => {
     expect(await child.exited()).toEqual({ code: 0, signal: null });
   }, 90_000);
 
+  // node:cluster itself ends a worker whose primary is gone (its IPC channel closes): no orphan keeps
+  // serving an address nobody supervises. This guards that behaviour; Callisto adds nothing to it.
+  it('its workers leave when the primary is killed', async () => {
+    const child = await startChild(CLUSTER, { WK_WORKERS: '2' });
+    const consumers = await Promise.all([1, 2, 3, 4].map(() => testApp()));
+    const pids = new Set(
+      await Promise.all(consumers.map((app) => app.refer(PidDef, { url: child.address }).pid())),
+    );
+    expect(pids.size).toBe(2);
+    child.process.kill('SIGKILL');
+    await child.exited();
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await waitFor(() => [...pids].every((pid) => !alive(pid)), 20_000, {
+      message: 'the orphaned workers exit',
+    });
+  }, 60_000);
+
   it('refuses server.workers with a transport processes cannot share, at start', async () => {
     const app = await callisto({
       logLevel: 'silent',

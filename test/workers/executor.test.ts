@@ -90,6 +90,7 @@ describe('worker executor', () => {
       (ref) => ref.failDeclared(12),
       (ref) => ref.failRpc(),
       (ref) => ref.failSystem(),
+      (ref) => ref.failWrapped(),
       (ref) => ref.failPlain(),
     ];
     const loopRef = consumer.refer(HeavyDef, { url: onLoop.address!, retries: 0 });
@@ -107,11 +108,21 @@ describe('worker executor', () => {
     });
     const system = await failure(workerRef.failSystem());
     expect(system.message).not.toContain('/secret');
+    expect((await failure(workerRef.failWrapped())).message).not.toContain('/secret');
     expect(await failure(workerRef.failRpc())).toMatchObject({
       code: 'BadRequest',
       details: { field: 'widget' },
     });
     expect((await failure(workerRef.failPlain())).details).toEqual({});
+  });
+
+  it("serves the app's own in-process calls in a thread too", async () => {
+    const app = await testApp({ application: 'both' });
+    app.provide(HeavyDef, heavy, worker());
+    await app.start();
+    const ref = app.refer(HeavyDef);
+    expect(await ref.spin(1)).toMatch(/^thread \d+$/);
+    expect((await failure(ref.failDeclared(3))).details).toEqual({ used: 3, limit: 10 });
   });
 
   it('refuses a call beyond the queue bound with Overloaded, never run, and a consumer fails it over', async () => {
@@ -174,7 +185,8 @@ describe('worker executor', () => {
     await waitFor(() => pool.busy === 1);
     const gaveUp = await failure(withOptions(ref, { timeoutMs: 200 }).waitCancel(at('never')));
     expect(gaveUp.code).toBe('Timeout');
-    expect(pool.queued).toBe(0);
+    // the provider's own deadline (its clock, from when it read the request) takes it out
+    await waitFor(() => pool.queued === 0, 10_000, { message: 'the waiting call leaves the queue' });
     writeFileSync(at('go'), '');
     await held;
     expect(await ref.where()).toMatch(/^thread/);
