@@ -81,6 +81,7 @@ export function createProcessCluster(options: ProcessClusterOptions): ProcessClu
   let quickDeaths = 0;
   let state: 'created' | 'running' | 'closing' | 'closed' = 'created';
   let replaceTimer: NodeJS.Timeout | undefined;
+  let restarting: Promise<void> | undefined;
 
   const ask = (member: Member, request: PrimaryRequest['callisto']): void => {
     member.state = 'leaving';
@@ -165,16 +166,24 @@ export function createProcessCluster(options: ProcessClusterOptions): ProcessClu
       }
       return port;
     },
-    async restart() {
-      if (state !== 'running') throw new Error('the workers are not running');
-      for (const old of [...members]) {
-        if (old.state === 'leaving' || !members.has(old)) continue;
-        const { serving } = fork();
-        await serving;
-        if (state !== 'running') return;
-        ask(old, 'retire');
-        await awaitExit(old);
-      }
+    restart() {
+      if (state !== 'running') return Promise.reject(new Error('the workers are not running'));
+      // one rolling restart at a time: asking again while one runs joins it
+      restarting ??= (async () => {
+        try {
+          for (const old of [...members]) {
+            if (old.state === 'leaving' || !members.has(old)) continue;
+            const { serving } = fork();
+            await serving;
+            if (state !== 'running') return;
+            ask(old, 'retire');
+            await awaitExit(old);
+          }
+        } finally {
+          restarting = undefined;
+        }
+      })();
+      return restarting;
     },
     get workers() {
       return [...members].map((member) => ({

@@ -4,7 +4,7 @@
  * the primary closes the whole cluster gracefully and unregisters it. Real processes, real sockets, the
  * embedded file registry.
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -24,12 +24,13 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-function registryDir(): { address: string; providers: () => string[] } {
+function registryDir(): { address: string; root: string; providers: () => string[] } {
   const dir = mkdtempSync(path.join(tmpdir(), 'callisto-cluster-'));
   dirs.push(dir);
   const root = path.join(dir, 'registry');
   return {
     address: `file://${root}`,
+    root,
     providers: () => {
       try {
         return readdirSync(path.join(root, 'callisto', 'test.Pid:1.0.0', 'providers')).filter((name) =>
@@ -55,6 +56,13 @@ describe('server.workers', () => {
     const child = await startChild(CLUSTER, { WK_WORKERS: '2', WK_REGISTRY: registry.address });
     const primaryPid = Number(/PRIMARY (\d+)/.exec(child.output())![1]);
     expect(registry.providers()).toEqual([`${child.address}.json`]);
+    const record = JSON.parse(
+      readFileSync(
+        path.join(registry.root, 'callisto', 'test.Pid:1.0.0', 'providers', `${child.address}.json`),
+        'utf8',
+      ),
+    );
+    expect(record).toMatchObject({ weight: 100, pid: primaryPid, tags: { workers: '2' } });
 
     // each consumer app has its own connection; the primary hands new connections round robin
     const consumers = await Promise.all(
