@@ -182,4 +182,16 @@ describe('server.workers', () => {
     expect(error?.message).toMatch(/server\.workers.*only tcp can be shared/);
     expect(RpcError.is(error)).toBe(false);
   });
+
+  it('names server.workers and what it takes when its value is wrong', async () => {
+    for (const workers of [0, 1.5, 'all']) {
+      await expect(
+        callisto({
+          logLevel: 'silent',
+          load: { configFile: false, env: false },
+          server: { workers: workers as number },
+        }),
+      ).rejects.toThrow(/server\.workers/);
+    }
+  });
 });
