@@ -82,6 +82,8 @@ export {
 } from './observability/channels.js';
 export type { Logger, LogLevel } from './observability/logger.js';
 export { callContext } from './provider/call-context.js';
+export type { ExecutorOption, ModuleLocation, WorkerExecutorOptions } from './provider/executor-options.js';
+export { workerNumber as workerProcessNumber } from './provider/process-worker.js';
 export type { ProvideOptions } from './provider/provide-options.js';
 // Contracts
 export {

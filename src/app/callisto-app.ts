@@ -9,6 +9,7 @@ import type { ReferenceOptions } from '../consumer/reference-options.js';
 import type { FilterEntry } from '../core/filter.js';
 import { createExtensionRegistry, type ExtensionRegistry } from '../extension/extension-registry.js';
 import { createConsoleLogger, type Logger } from '../observability/logger.js';
+import { onPrimaryRequest } from '../provider/process-worker.js';
 import type { ProvideOptions } from '../provider/provide-options.js';
 import { createRegistrySet } from '../registry/registry-set.js';
 import { createSerializerTable } from '../serialization/serializer-table.js';
@@ -59,8 +60,19 @@ export interface CallistoApp {
   close(): Promise<void>;
   /** Immediate: closes every socket now. */
   destroy(): void;
-  /** Closes gracefully on SIGTERM/SIGINT; the handlers are removed on close. */
+  /**
+   * Closes gracefully on SIGTERM/SIGINT; the handlers are removed on close. On the primary of
+   * `server.workers`, SIGHUP restarts the workers (`restartWorkers()`).
+   */
   handleSignals(): this;
+  /**
+   * On the primary of `server.workers` > 1: replaces the worker processes one at a time, each new one
+   * serving before the old one retires (it finishes what it runs; its consumers reconnect), so no call
+   * fails. Rejects elsewhere.
+   */
+  restartWorkers(): Promise<void>;
+  /** This process's worker number (1, 2, …) when it is a worker of `server.workers`, else undefined. */
+  readonly worker: number | undefined;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -108,12 +120,19 @@ function createApp(
   let state: AppState = 'created';
   let closing: Promise<void> | undefined;
   let signalHandler: (() => void) | undefined;
+  let hangupHandler: (() => void) | undefined;
+  /** Set when the primary of server.workers asked this worker to retire (the others go on). */
+  let retiring = false;
 
   const removeSignals = () => {
     if (signalHandler) {
       process.off('SIGTERM', signalHandler);
       process.off('SIGINT', signalHandler);
       signalHandler = undefined;
+    }
+    if (hangupHandler) {
+      process.off('SIGHUP', hangupHandler);
+      hangupHandler = undefined;
     }
   };
 
@@ -131,8 +150,9 @@ function createApp(
       return provider.advertisedAddress;
     },
     get port() {
-      return provider.server?.port;
+      return provider.port;
     },
+    worker: provider.worker,
     provide(definition, implementation, provideOptions) {
       if (state === 'stopping' || state === 'closed') throw new Error('cannot provide on a closed app');
       provider.provide(definition, implementation, provideOptions);
@@ -156,6 +176,16 @@ function createApp(
       state = 'running';
       if (provider.advertisedAddress)
         logger.info(`${config.application} serving on ${provider.advertisedAddress}`);
+      if (provider.worker !== undefined) {
+        // a worker of server.workers leaves when its primary asks (rolling restart, or the cluster stops)
+        onPrimaryRequest((kind) => {
+          retiring = kind === 'retire';
+          void app.close().then(
+            () => process.exit(0),
+            () => process.exit(1),
+          );
+        });
+      }
       return app;
     },
     close() {
@@ -168,6 +198,7 @@ function createApp(
             registries,
             logger,
             timeoutMs: config.shutdownTimeoutMs,
+            retire: retiring,
           });
         } finally {
           removeSignals();
@@ -182,6 +213,8 @@ function createApp(
       removeSignals();
       consumer.destroy();
       provider.server?.destroy();
+      provider.destroyExecutors();
+      provider.processes?.destroy();
       void registries.close();
     },
     handleSignals() {
@@ -195,7 +228,26 @@ function createApp(
       };
       process.once('SIGTERM', signalHandler);
       process.once('SIGINT', signalHandler);
+      if (config.server.workers !== 1 && provider.worker === undefined) {
+        hangupHandler = () => {
+          logger.info('SIGHUP: restarting the worker processes');
+          app.restartWorkers().then(
+            () => logger.info('worker processes restarted'),
+            (error: Error) => logger.error(`restarting the worker processes failed: ${error.message}`),
+          );
+        };
+        process.on('SIGHUP', hangupHandler);
+      }
       return app;
+    },
+    async restartWorkers() {
+      const processes = provider.processes;
+      if (processes === undefined) {
+        throw new Error(
+          'restartWorkers() restarts the worker processes of server.workers > 1, on their primary, once started',
+        );
+      }
+      await processes.restart();
     },
     [Symbol.asyncDispose]: () => app.close(),
   };

@@ -6,6 +6,7 @@ import type { CallistoConfig } from '../config/callisto-config.js';
 import type { FilterEntry } from '../core/filter.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import type { Logger } from '../observability/logger.js';
+import { workerCount } from '../provider/process-cluster.js';
 import { createProvider, type Provider } from '../provider/provider.js';
 import { resolveServerOptions } from '../provider/server-options.js';
 import type { RegistrySet } from '../registry/registry-set.js';
@@ -31,6 +32,8 @@ export function createProviderSide(
       transport: config.server.transport,
       weight: config.server.weight,
       tags: config.server.tags,
+      workers: workerCount(config.server.workers),
+      shutdownTimeoutMs: config.shutdownTimeoutMs,
     },
     transport: () => extensions.get('transport', config.server.transport)(),
     serializers,

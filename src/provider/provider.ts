@@ -10,6 +10,7 @@ export type { ProvideOptions } from './provide-options.js';
  * `observe` (Callisto's, docs/filters.md), then the app's filters, the service's, the method's (each at
  * order 500 unless they say otherwise), then `validation` when the method declares a schema.
  */
+import { ConfigError } from '../config/config-error.js';
 import { type FilterEntry, type NamedFilter, namedFilter } from '../core/filter.js';
 import { admissionFilter } from '../filters/admission.js';
 import { providerDeadlineFilter } from '../filters/deadline.js';
@@ -26,7 +27,12 @@ import { type ServiceDefinition, undeclaredFunctions } from '../service/define-s
 import type { Implementation } from '../service/service-types.js';
 import { type Transport, transportAddress } from '../transport/transport.js';
 import { advertisedHostOf } from './advertise-host.js';
+import { type ResolvedWorkerExecutor, resolveExecutor } from './executor-options.js';
+import { createWorkerPool, type WorkerPool } from './executor-pool.js';
+import { workerStep } from './executor-step.js';
 import { createLocalCalls, type LocalCalls } from './local-calls.js';
+import { createProcessCluster, type ProcessCluster } from './process-cluster.js';
+import { reportReady, workerNumber, workerPort } from './process-worker.js';
 import type { ProvideOptions } from './provide-options.js';
 import { acceptedSerializers, createRpcServer, type RpcServer } from './server.js';
 import { checkServerOptions, type ServerOptions } from './server-options.js';
@@ -47,6 +53,13 @@ export interface ProviderOptions {
   /** Weight and labels announced for every service unless it says otherwise. */
   readonly weight: number;
   readonly tags: Readonly<Record<string, string>>;
+  /**
+   * `server.workers` resolved: processes serving the port (1: this one). Above 1 this process is the
+   * primary (process-cluster.ts) unless it is itself one of the workers.
+   */
+  readonly workers: number;
+  /** How long a worker may take to leave once asked, before it is killed (the app's shutdown timeout). */
+  readonly shutdownTimeoutMs: number;
 }
 
 export interface ProviderParts {
@@ -78,6 +91,18 @@ export interface Provider {
   unregisterAll(): Promise<void>;
   /** The names of a method's filters, in running order (docs and tests). */
   filterNames(definition: ServiceDefinition<unknown>, method: string): readonly string[];
+  /** The worker pools of methods with a worker executor (executor-pool.ts). */
+  readonly executors: readonly WorkerPool[];
+  /** Waits for the worker threads to finish what they run (at most `timeoutMs`), then stops them. */
+  closeExecutors(timeoutMs: number): Promise<void>;
+  /** Stops the worker threads now. */
+  destroyExecutors(): void;
+  /** The port served (by this process, or by the workers of `server.workers`), once started. */
+  readonly port: number | undefined;
+  /** On the primary of `server.workers` > 1, once started: the worker processes. */
+  readonly processes: ProcessCluster | undefined;
+  /** This process's worker number under a primary of `server.workers`, else undefined. */
+  readonly worker: number | undefined;
 }
 
 interface Provided {
@@ -110,6 +135,11 @@ export function createProvider(parts: ProviderParts): Provider {
     namedFilter(entry, 'provider', 'callisto({ filters.provider })'),
   );
   const provided: Provided[] = [];
+  const pools: WorkerPool[] = [];
+  const worker = workerNumber();
+  const primary = worker === undefined && options.workers > 1;
+  let processes: ProcessCluster | undefined;
+  let clusterPort: number | undefined;
   let server: RpcServer | undefined;
   let advertisedHost: string | undefined;
   let started = false;
@@ -130,11 +160,13 @@ export function createProvider(parts: ProviderParts): Provider {
     return `${label} failed ${who} with a system error the caller was not shown (ref ${ref}): ${error.message}${where ? ` [${where}]` : ''}`;
   };
 
-  const local = createLocalCalls(table, serving, {
+  const localCalls = createLocalCalls(table, serving, {
     exposeStack: serverOptions.exposeStack,
     exposeErrors: serverOptions.exposeErrors,
     onScrubbed: (label, ref, error) => logger.warn(scrubbedLine(label, 'in-process', ref, error)),
   });
+  // the primary of server.workers serves nothing, in-process calls included: its consumers call the workers
+  const local: LocalCalls = primary ? { provides: () => false, serve: localCalls.serve } : localCalls;
 
   const recordOf = (entry: Provided): ProviderRecord => {
     const { definition, methods } = entry.exported;
@@ -143,7 +175,7 @@ export function createProvider(parts: ProviderParts): Provider {
       version: definition.version,
       group: definition.group,
       host: advertisedHost!,
-      port: server!.port,
+      port: server?.port ?? clusterPort!,
       protocol: 'callisto',
       ...(options.transport === 'tcp' ? {} : { transport: options.transport }),
       serializers: acceptedSerializers(serializers.serializers, serverOptions.serializers).map((s) => s.name),
@@ -152,7 +184,11 @@ export function createProvider(parts: ProviderParts): Provider {
       application: options.application,
       pid: process.pid,
       startTime,
-      tags: { ...options.tags, ...entry.options.tags },
+      tags: {
+        ...options.tags,
+        ...entry.options.tags,
+        ...(primary ? { workers: String(options.workers) } : {}),
+      },
     };
   };
 
@@ -181,10 +217,37 @@ export function createProvider(parts: ProviderParts): Provider {
           entries.map((entry) => namedFilter(entry, 'provider', `${where}.methods.${method}.filters`)),
         );
       }
+      const serviceExecutor = resolveExecutor(provideOptions.executor, `${where}.executor`);
+      const methodExecutors = new Map<string, ResolvedWorkerExecutor | undefined>();
+      for (const [method, methodOptions] of Object.entries(provideOptions.methods ?? {})) {
+        const option = (methodOptions as { executor?: unknown } | undefined)?.executor;
+        if (option !== undefined)
+          methodExecutors.set(method, resolveExecutor(option, `${where}.methods.${method}.executor`));
+      }
+      /** One pool for the service's worker methods, one per method that names its own. */
+      const servicePool: { pool?: WorkerPool; methods: string[] } = { methods: [] };
+      const newPools: WorkerPool[] = [];
+      const poolFor = (spec: ResolvedWorkerExecutor, methods: string[]): WorkerPool => {
+        const pool = createWorkerPool(spec, definition.name, methods, (message) => logger.error(message));
+        newPools.push(pool);
+        return pool;
+      };
+      const terminalOf = (method: string, label: string) => {
+        const spec = methodExecutors.has(method) ? methodExecutors.get(method) : serviceExecutor;
+        if (spec === undefined) return undefined;
+        let pool: WorkerPool;
+        if (spec === serviceExecutor) {
+          servicePool.pool ??= poolFor(spec, servicePool.methods);
+          servicePool.methods.push(method);
+          pool = servicePool.pool;
+        } else pool = poolFor(spec, [method]);
+        return workerStep(pool, label, definition.errors);
+      };
       const exported = table.add(
         definition as ServiceDefinition<unknown>,
         implementation as object,
         (method) => [...builtin, ...appFilters, ...serviceFilters, ...(methodFilters.get(method) ?? [])],
+        terminalOf,
       );
       const hidden = undeclaredFunctions(definition as ServiceDefinition<unknown>, implementation as object);
       if (hidden.length > 0) {
@@ -199,6 +262,12 @@ export function createProvider(parts: ProviderParts): Provider {
       }
       const entry: Provided = { exported, options: provideOptions as ProvideOptions };
       provided.push(entry);
+      pools.push(...newPools);
+      if (started) {
+        for (const pool of newPools) {
+          pool.start().catch((error: Error) => logger.error(error.message));
+        }
+      }
       if (started)
         void register(entry).catch((error: Error) => logger.error(`register failed: ${error.message}`));
     },
@@ -207,11 +276,45 @@ export function createProvider(parts: ProviderParts): Provider {
       // only an app that serves needs its server's limits to fit together (a consumer-only app may
       // raise maxDecodedElements for large answers)
       checkServerOptions(serverOptions);
+      const host = serverOptions.host;
+      const advertised = advertisedHostOf(serverOptions);
+      // workers of server.workers register nothing: their primary says it once
+      if (advertised.warning && worker === undefined) logger.warn(advertised.warning);
+      const advertise = advertised.host;
+      if (primary) {
+        // the workers serve; this process picks the port, watches them and registers one address
+        if (options.transport !== 'tcp') {
+          throw new ConfigError(
+            'server.workers',
+            options.workers,
+            `1 with server.transport "${options.transport}" (only tcp can be shared by processes)`,
+          );
+        }
+        processes = createProcessCluster({
+          count: options.workers,
+          host,
+          port: serverOptions.port,
+          startTimeoutMs: options.startTimeoutMs + 30_000,
+          stopTimeoutMs: options.shutdownTimeoutMs + 5_000,
+          logger,
+        });
+        clusterPort = await processes.start();
+        advertisedHost = advertise;
+        started = true;
+        logger.info(`${options.workers} worker processes serve port ${clusterPort}`);
+        await Promise.all(provided.map(register));
+        return;
+      }
+      // worker threads load their modules before the port opens: a wrong module fails the start
+      await Promise.all(pools.map((pool) => pool.start()));
       server = createRpcServer({
         transport: parts.transport(),
         table,
         serializers: serializers.serializers,
-        options: serverOptions,
+        options:
+          worker === undefined
+            ? serverOptions
+            : { ...serverOptions, port: workerPort() ?? serverOptions.port },
         serving,
         hooks: {
           onProtocolError: (remote, error) => {
@@ -230,20 +333,28 @@ export function createProvider(parts: ProviderParts): Provider {
         },
       });
       await server.listen();
-      const advertised = advertisedHostOf(serverOptions);
-      if (advertised.warning) logger.warn(advertised.warning);
-      advertisedHost = advertised.host;
+      advertisedHost = advertise;
       started = true;
-      await Promise.all(provided.map(register));
+      // a worker of server.workers does not register: its primary registers the one address
+      if (worker === undefined) await Promise.all(provided.map(register));
+      else reportReady(server.port);
     },
     get server() {
       return server;
     },
     get advertisedAddress() {
-      return server && advertisedHost
-        ? transportAddress(advertisedHost, server.port, options.transport)
+      const port = server?.port ?? clusterPort;
+      return port !== undefined && advertisedHost
+        ? transportAddress(advertisedHost, port, options.transport)
         : undefined;
     },
+    get processes() {
+      return processes;
+    },
+    get port() {
+      return server?.port ?? clusterPort;
+    },
+    worker,
     records() {
       return provided.flatMap((entry) => (entry.record ? [entry.record] : []));
     },
@@ -259,6 +370,13 @@ export function createProvider(parts: ProviderParts): Provider {
     filterNames(definition, method) {
       const exported = table.lookup(definition.name, definition.version, definition.group);
       return exported?.methods.get(method)?.chain.names ?? [];
+    },
+    executors: pools,
+    async closeExecutors(timeoutMs) {
+      await Promise.all(pools.map((pool) => pool.close(timeoutMs)));
+    },
+    destroyExecutors() {
+      for (const pool of pools) pool.destroy();
     },
   };
 }

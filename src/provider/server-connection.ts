@@ -29,8 +29,12 @@ const NO_DECLARED_ERRORS: readonly ErrorDeclaration[] = [];
 export interface ServerConnection {
   readonly remoteAddress: string;
   readonly inFlight: number;
-  /** Tells the consumer "going away" (once): it sends no new calls and closes its side when answered. */
-  goAway(): void;
+  /**
+   * Tells the consumer "going away" (once): it sends no new calls and closes its side when answered.
+   * With `reconnect`, says the address stays served (a retiring cluster worker): the consumer opens a
+   * new connection to it for new calls.
+   */
+  goAway(reconnect?: boolean): void;
   /** Answers every call still executing with `error` (their late results are dropped). */
   abandon(error: RpcError): void;
   /**
@@ -287,10 +291,10 @@ export function serveConnection(
     }
   };
 
-  const goAway = (): void => {
+  const goAway = (reconnect = false): void => {
     if (state !== 'open') return;
     state = 'draining';
-    writer.event(EventName.GoAway, 0, EMPTY_BODY);
+    writer.event(reconnect ? EventName.Reconnect : EventName.GoAway, 0, EMPTY_BODY);
     writer.flush();
   };
 

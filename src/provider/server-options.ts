@@ -66,6 +66,8 @@ export const serverConfigSchema = z.strictObject({
   weight: z.number().int().nonnegative(),
   /** Free-form labels announced to consumers. Default {}. */
   tags: z.record(z.string(), z.string()),
+  /** Processes serving the port (node:cluster; a primary registers one address): a number, or 'auto' for the machine's cores. Default 1 (this process). */
+  workers: z.union([z.number().int().min(1).max(1024), z.literal('auto')]),
 });
 
 export type ServerConfig = z.infer<typeof serverConfigSchema>;
@@ -88,6 +90,7 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   writeHighWaterBytes: 8 * 1024 * 1024,
   weight: DEFAULT_PROVIDER_WEIGHT,
   tags: {},
+  workers: 1,
 };
 
 /** What the server is built with (from `server.*` and the connection keys). */
