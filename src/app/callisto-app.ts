@@ -48,6 +48,8 @@ export interface CallistoApp {
   readonly address: string | undefined;
   /** The port listened on, once started. */
   readonly port: number | undefined;
+  /** The HTTP/JSON entry's port (`server.http`, docs/http.md), once started with it configured. */
+  readonly httpPort: number | undefined;
   provide<T>(
     definition: ServiceDefinition<T>,
     implementation: Implementation<T>,
@@ -133,6 +135,9 @@ function createApp(
     get port() {
       return provider.server?.port;
     },
+    get httpPort() {
+      return provider.http?.port;
+    },
     provide(definition, implementation, provideOptions) {
       if (state === 'stopping' || state === 'closed') throw new Error('cannot provide on a closed app');
       provider.provide(definition, implementation, provideOptions);
@@ -182,6 +187,7 @@ function createApp(
       removeSignals();
       consumer.destroy();
       provider.server?.destroy();
+      provider.http?.destroy();
       void registries.close();
     },
     handleSignals() {

@@ -29,6 +29,7 @@ export async function gracefulShutdown(parts: ShutdownParts): Promise<void> {
   const remaining = () => Math.max(0, deadline - Date.now());
   await withTimeout(provider.unregisterAll(), remaining(), () => logger.warn('unregister timed out'));
   const server = provider.server;
+  provider.http?.goAway();
   if (server) {
     server.goAway();
     const drained = await server.drain(remaining());
@@ -45,6 +46,7 @@ export async function gracefulShutdown(parts: ShutdownParts): Promise<void> {
     consumer.destroy();
   });
   if (server) await server.close();
+  await provider.http?.close();
   await registries.close();
 }
 

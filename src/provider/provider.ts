@@ -16,6 +16,7 @@ import { providerDeadlineFilter } from '../filters/deadline.js';
 import { decodeArgumentsFilter } from '../filters/decode-arguments.js';
 import { observeServerFilter } from '../filters/observe-server.js';
 import { shutdownFilter } from '../filters/shutdown.js';
+import { createHttpEntry, type HttpEntry } from '../http/http-entry.js';
 import { channels, type ProtocolErrorMessage } from '../observability/channels.js';
 import type { Logger } from '../observability/logger.js';
 import { createRateLimitedLog } from '../observability/rate-limited-log.js';
@@ -71,6 +72,8 @@ export interface Provider {
   /** Listens (when anything is provided) and registers every service. */
   start(): Promise<void>;
   readonly server: RpcServer | undefined;
+  /** The HTTP/JSON entry (`server.http`), once started with it configured. */
+  readonly http: HttpEntry | undefined;
   /** `host:port` consumers are told (`<transport>://host:port` unless over TCP), once started. */
   readonly advertisedAddress: string | undefined;
   records(): ProviderRecord[];
@@ -110,6 +113,7 @@ export function createProvider(parts: ProviderParts): Provider {
   );
   const provided: Provided[] = [];
   let server: RpcServer | undefined;
+  let http: HttpEntry | undefined;
   let advertisedHost: string | undefined;
   let started = false;
   const startTime = Date.now();
@@ -145,6 +149,7 @@ export function createProvider(parts: ProviderParts): Provider {
       port: server!.port,
       protocol: 'callisto',
       ...(options.transport === 'tcp' ? {} : { transport: options.transport }),
+      ...(http === undefined ? {} : { http: { port: http.port } }),
       serializers: acceptedSerializers(serializers.serializers, serverOptions.serializers).map((s) => s.name),
       weight: entry.options.weight ?? options.weight,
       methods: [...methods.keys()],
@@ -229,6 +234,21 @@ export function createProvider(parts: ProviderParts): Provider {
         },
       });
       await server.listen();
+      if (serverOptions.http !== undefined) {
+        http = createHttpEntry({
+          table,
+          serving,
+          json: serializers.byName('json'),
+          options: serverOptions.http,
+          decodeLimits: { maxElements: serverOptions.connection.maxDecodedElements },
+          exposeStack: serverOptions.exposeStack,
+          exposeErrors: serverOptions.exposeErrors,
+          onRefused: (remote, reason) => hostileLog.warn('refused', `refused from ${remote}: ${reason}`),
+          onScrubbed: (remote, label, ref, error) =>
+            logger.warn(scrubbedLine(label, `for ${remote}`, ref, error)),
+        });
+        await http.listen();
+      }
       const host = serverOptions.host;
       advertisedHost =
         serverOptions.advertiseHost ?? (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host);
@@ -237,6 +257,9 @@ export function createProvider(parts: ProviderParts): Provider {
     },
     get server() {
       return server;
+    },
+    get http() {
+      return http;
     },
     get advertisedAddress() {
       return server && advertisedHost

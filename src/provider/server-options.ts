@@ -12,6 +12,12 @@ import {
   type TransportName,
 } from '../extension/extension-names.js';
 import {
+  DEFAULT_HTTP_CONFIG,
+  type HttpOptions,
+  httpConfigSchema,
+  resolveHttpOptions,
+} from '../http/http-options.js';
+import {
   type ConnectionConfig,
   type ConnectionOptions,
   DEFAULT_CONNECT_TIMEOUT_MS,
@@ -61,6 +67,8 @@ export const serverConfigSchema = z.strictObject({
   weight: z.number().int().nonnegative(),
   /** Free-form labels announced to consumers. Default {}. */
   tags: z.record(z.string(), z.string()),
+  /** The HTTP/JSON entry (docs/http.md): `port` (-1: none), `host`, body and timeout limits. */
+  http: httpConfigSchema,
 });
 
 export type ServerConfig = z.infer<typeof serverConfigSchema>;
@@ -83,6 +91,7 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   writeHighWaterBytes: 8 * 1024 * 1024,
   weight: DEFAULT_PROVIDER_WEIGHT,
   tags: {},
+  http: DEFAULT_HTTP_CONFIG,
 };
 
 /** What the server is built with (from `server.*` and the connection keys). */
@@ -117,6 +126,8 @@ export interface ServerOptions {
   /** Decoded argument elements held by executing calls, across connections. */
   maxElementsInFlight: number;
   connection: ConnectionOptions;
+  /** The HTTP/JSON entry, or undefined when `server.http.port` is -1. */
+  http: HttpOptions | undefined;
 }
 
 /** The server's options from the `server.*` keys and the app's connection keys. */
@@ -141,6 +152,7 @@ export function resolveServerOptions(server: ServerConfig, connection: Connectio
       connectTimeoutMs: DEFAULT_CONNECT_TIMEOUT_MS,
       maxQueuedBytes: DEFAULT_MAX_QUEUED_BYTES,
     }),
+    http: resolveHttpOptions(server.http),
   };
 }
 

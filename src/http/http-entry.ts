@@ -1,0 +1,285 @@
+/**
+ * The provider's HTTP/JSON entry (`server.http`): `POST /<service>/<method>` with a JSON array of
+ * arguments, served by the same service table, through the same provider filter chain and under the same
+ * limits as calls over the wire (provider/dispatch.ts): shutdown refusal, deadline, admission (its
+ * elements counted before decoding, an execution slot from the provider's limits, the HTTP connection
+ * holding a connection's share), decode, observe, the app's, the service's and the method's filters,
+ * validation. Only declared methods are callable (the table's lookups are Maps).
+ *
+ * What a request costs is bounded by its bytes: headers by node:http (size and `headersTimeoutMs`), the
+ * body by `maxBodyBytes` and `bodyTimeoutMs`, its decoding by the serialization limits (elements and
+ * depth counted before `JSON.parse`, `__proto__` keys refused). Every refusal is a JSON error with a
+ * fitting status (docs/http.md); the connection is closed after one when the body was not read.
+ */
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { type ErrorExposure, toErrorPayload } from '../core/error-payload.js';
+import { errorCodeName, messageOf, RpcError } from '../core/rpc-error.js';
+import type { InflateLimits } from '../protocol/compression.js';
+import { createArgumentsReader } from '../provider/arguments-reader.js';
+import { type DispatchDone, dispatch } from '../provider/dispatch.js';
+import type { PeerSlot } from '../provider/peer-limits.js';
+import { ServerInvocation } from '../provider/server-invocation.js';
+import { methodNotFound, type ServiceTable } from '../provider/service-table.js';
+import type { Serving } from '../provider/serving.js';
+import type { DecodeLimits } from '../serialization/decode-limits.js';
+import type { Serializer } from '../serialization/serializer.js';
+import { sendError, sendRefusal, sendResult, sendSocketError } from './http-answer.js';
+import { readBody } from './http-body.js';
+import type { HttpOptions } from './http-options.js';
+import { HttpRefusal, readCallTarget } from './http-request.js';
+import { createServiceLookup } from './service-lookup.js';
+
+export interface HttpEntry {
+  /** The port listened on (the real one when configured as 0), once listening. */
+  readonly port: number;
+  readonly host: string;
+  listen(): Promise<void>;
+  /** From now on answers close their connection (clients reconnect elsewhere or get Shutdown). */
+  goAway(): void;
+  /** Stops listening; waits for answers in flight (bounded by `graceMs`), then closes every connection. */
+  close(graceMs?: number): Promise<void>;
+  /** Closes every connection at once. */
+  destroy(): void;
+}
+
+export interface HttpEntryParts {
+  readonly table: ServiceTable;
+  /** The provider's limits and shutdown state, shared with its wire and in-process calls. */
+  readonly serving: Serving;
+  /** The json serializer: the body format. */
+  readonly json: Serializer;
+  readonly options: HttpOptions;
+  readonly decodeLimits: DecodeLimits;
+  readonly exposeStack: boolean;
+  readonly exposeErrors: ErrorExposure;
+  /** A request refused for what it carries (logged, rate-limited, by the provider). */
+  onRefused(remote: string, reason: string): void;
+  /** A handler's system error the caller was not shown. */
+  onScrubbed(remote: string, label: string, ref: string, error: Error): void;
+}
+
+/** HTTP bodies are never compressed by Callisto's framing: a compressed flag is never set. */
+const NO_INFLATE: InflateLimits = { enabled: false, maxBytes: 0, maxRatio: 1 };
+
+export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
+  const { table, serving, json, options } = parts;
+  const lookup = createServiceLookup(table);
+  const slots = new WeakMap<Socket, PeerSlot>();
+  const inFlight = new Set<ServerResponse>();
+  const listCallable = parts.exposeErrors === 'all';
+  let goingAway = false;
+  let port = options.port;
+  let closing: Promise<void> | undefined;
+
+  const remoteOf = (socket: Socket): string => `${socket.remoteAddress}:${socket.remotePort}`;
+
+  const server = http.createServer({
+    headersTimeout: options.headersTimeoutMs,
+    // the body has its own timer (http-body.ts); this is node's backstop for the whole request
+    requestTimeout: options.headersTimeoutMs + options.bodyTimeoutMs + 1_000,
+    keepAliveTimeout: options.keepAliveTimeoutMs,
+    connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(options.headersTimeoutMs / 4))),
+  });
+
+  server.on('connection', (socket: Socket) => {
+    const slot = serving.limits.connect(socket.remoteAddress ?? '');
+    if (typeof slot === 'string') {
+      parts.onRefused(remoteOf(socket), `HTTP connection refused: ${slot}`);
+      socket.on('error', () => {});
+      socket.destroy();
+      return;
+    }
+    slots.set(socket, slot);
+    socket.once('close', () => slot.disconnect());
+  });
+
+  // What node:http refuses before a request exists: answered as JSON too, then closed.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    const code = error.code;
+    if (code === 'ECONNRESET' || code === 'EPIPE') {
+      socket.destroy();
+      return;
+    }
+    parts.onRefused(remoteOf(socket), `HTTP request refused: ${code ?? error.message}`);
+    if (code === 'HPE_HEADER_OVERFLOW') {
+      sendSocketError(socket, 431, 'BadRequest', 'the request headers are too large');
+    } else if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      sendSocketError(
+        socket,
+        408,
+        'Timeout',
+        `the request headers did not arrive within ${options.headersTimeoutMs} ms (server.http.headersTimeoutMs)`,
+      );
+    } else {
+      sendSocketError(socket, 400, 'BadRequest', `malformed HTTP request (${code ?? 'parse error'})`);
+    }
+  });
+
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    inFlight.add(response);
+    response.once('close', () => inFlight.delete(response));
+    if (goingAway) response.shouldKeepAlive = false;
+    void serveRequest(request, response);
+  });
+
+  const refuse = (request: IncomingMessage, response: ServerResponse, refusal: HttpRefusal): void => {
+    parts.onRefused(remoteOf(request.socket), refusal.message);
+    sendRefusal(response, json, refusal, !request.complete);
+  };
+
+  const serveRequest = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const slot = slots.get(request.socket);
+    if (slot === undefined) {
+      response.destroy();
+      return;
+    }
+    const receivedAt = Date.now();
+    let target: ReturnType<typeof readCallTarget>;
+    let body: Buffer;
+    let exported: ReturnType<typeof lookup.find>;
+    try {
+      target = readCallTarget(request);
+      exported = lookup.find(target);
+      if (!exported.methods.has(target.method)) {
+        const error = methodNotFound(exported, target.method, listCallable);
+        throw new HttpRefusal(404, 'MethodNotFound', error.message);
+      }
+      body = await readBody(request, options);
+    } catch (error) {
+      if (error instanceof HttpRefusal) refuse(request, response, error);
+      else response.destroy();
+      return;
+    }
+    const method = exported.methods.get(target.method)!;
+    const remote = remoteOf(request.socket);
+    const invocation = new ServerInvocation(
+      exported.definition,
+      method.name,
+      method.label,
+      target.attachments,
+      target.timeoutMs > 0 ? receivedAt + target.timeoutMs : 0,
+      false,
+      method.declaration.idempotent ?? false,
+      remote,
+      0,
+      json,
+      slot,
+      (called) => {
+        // the client went away before the answer: the handler's signal says so
+        response.once('close', () => {
+          if (!called.answered) {
+            called.answered = true;
+            called.abort(new RpcError('Cancelled', `the HTTP caller (${remote}) went away`));
+          }
+        });
+      },
+    );
+    const reader = createArgumentsReader({ decode: parts.decodeLimits, inflate: NO_INFLATE }, (reason) =>
+      parts.onRefused(remote, reason),
+    );
+    invocation.encoded(reader, body, 0);
+    invocation.declared = exported.definition.errors;
+    invocation.origin = response;
+    if (invocation.deadline > 0) answerAtDeadline(invocation, response);
+    dispatch(method.chain, invocation, done);
+  };
+
+  /**
+   * An HTTP caller has no consumer of its own to give up at its deadline: the entry answers 504 for it
+   * then, and aborts the handler's signal; the handler's late result is dropped.
+   */
+  const answerAtDeadline = (invocation: ServerInvocation, response: ServerResponse): void => {
+    const timer = setTimeout(
+      () => {
+        if (invocation.answered) return;
+        invocation.answered = true;
+        const error = new RpcError('Timeout', `${invocation.label}: the caller's deadline passed`);
+        invocation.abort(error);
+        sendError(response, json, 'Timeout', { name: 'RpcError', message: error.message, details: {} });
+      },
+      Math.max(0, invocation.deadline - Date.now()),
+    );
+    response.once('close', () => clearTimeout(timer));
+  };
+
+  const done: DispatchDone = (invocation, error, value) => {
+    invocation.finish();
+    serving.ended();
+    if (invocation.answered) return;
+    invocation.answered = true;
+    const response = invocation.origin as ServerResponse;
+    const attachments = invocation.answerAttachments;
+    if (error === undefined) {
+      try {
+        sendResult(response, json, value, attachments);
+        return;
+      } catch (encodeError) {
+        error = new RpcError(
+          'Internal',
+          `cannot encode the result of ${invocation.label}: ${messageOf(encodeError)}`,
+        );
+      }
+    }
+    const { status, payload, scrubbed } = toErrorPayload(error, {
+      exposeStack: parts.exposeStack,
+      exposure: parts.exposeErrors,
+      declared: invocation.declared,
+      label: invocation.label,
+    });
+    if (scrubbed !== undefined)
+      parts.onScrubbed(invocation.remoteAddress, invocation.label, scrubbed.ref, scrubbed.error);
+    sendError(response, json, errorCodeName(status), payload, attachments);
+  };
+
+  return {
+    get port() {
+      return port;
+    },
+    host: options.host,
+    listen() {
+      return new Promise<void>((resolve, reject) => {
+        const onError = (error: Error): void => reject(error);
+        server.once('error', onError);
+        server.listen(options.port, options.host, () => {
+          server.off('error', onError);
+          const address = server.address();
+          if (address !== null && typeof address === 'object') port = address.port;
+          resolve();
+        });
+      });
+    },
+    goAway() {
+      goingAway = true;
+      server.closeIdleConnections();
+    },
+    close(graceMs = 1_000) {
+      closing ??= (async () => {
+        goingAway = true;
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        if (inFlight.size > 0) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, graceMs);
+            timer.unref();
+            const check = (): void => {
+              if (inFlight.size === 0) {
+                clearTimeout(timer);
+                resolve();
+              }
+            };
+            for (const response of inFlight) response.once('close', check);
+          });
+        }
+        server.closeAllConnections();
+        await stopped;
+      })();
+      return closing;
+    },
+    destroy() {
+      goingAway = true;
+      closing ??= new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+    },
+  };
+}
