@@ -13,11 +13,15 @@ export interface BodyLimits {
 }
 
 /** Resolves with the body, or rejects with an HttpRefusal (413, 408, 400). */
-export function readBody(request: IncomingMessage, limits: BodyLimits): Promise<Buffer> {
+export function readBody(
+  request: IncomingMessage,
+  limits: BodyLimits,
+  where = 'server.http',
+): Promise<Buffer> {
   const { maxBodyBytes } = limits;
   const declared = request.headers['content-length'];
   if (declared !== undefined && Number(declared) > maxBodyBytes) {
-    return Promise.reject(tooLarge(maxBodyBytes, `${declared} bytes declared`));
+    return Promise.reject(tooLarge(maxBodyBytes, `${declared} bytes declared`, where));
   }
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -38,7 +42,7 @@ export function readBody(request: IncomingMessage, limits: BodyLimits): Promise<
     };
     const onData = (chunk: Buffer): void => {
       length += chunk.length;
-      if (length > maxBodyBytes) finish(tooLarge(maxBodyBytes, 'more sent'));
+      if (length > maxBodyBytes) finish(tooLarge(maxBodyBytes, 'more sent', where));
       else chunks.push(chunk);
     };
     const onEnd = (): void => finish(undefined);
@@ -51,7 +55,7 @@ export function readBody(request: IncomingMessage, limits: BodyLimits): Promise<
           new HttpRefusal(
             408,
             'Timeout',
-            `the request body did not arrive within ${limits.bodyTimeoutMs} ms (server.http.bodyTimeoutMs)`,
+            `the request body did not arrive within ${limits.bodyTimeoutMs} ms (${where}.bodyTimeoutMs)`,
           ),
         ),
       limits.bodyTimeoutMs,
@@ -63,10 +67,10 @@ export function readBody(request: IncomingMessage, limits: BodyLimits): Promise<
   });
 }
 
-function tooLarge(maxBodyBytes: number, what: string): HttpRefusal {
+function tooLarge(maxBodyBytes: number, what: string, where: string): HttpRefusal {
   return new HttpRefusal(
     413,
     'BadRequest',
-    `the request body is larger than ${maxBodyBytes} bytes (${what}; server.http.maxBodyBytes)`,
+    `the request body is larger than ${maxBodyBytes} bytes (${what}; ${where}.maxBodyBytes)`,
   );
 }

@@ -11,7 +11,7 @@
  * depth counted before `JSON.parse`, `__proto__` keys refused). Every refusal is a JSON error with a
  * fitting status (docs/http.md); the connection is closed after one when the body was not read.
  */
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { type ErrorExposure, toErrorPayload } from '../core/error-payload.js';
 import { errorCodeName, messageOf, RpcError } from '../core/rpc-error.js';
@@ -24,24 +24,15 @@ import { methodNotFound, type ServiceTable } from '../provider/service-table.js'
 import type { Serving } from '../provider/serving.js';
 import type { DecodeLimits } from '../serialization/decode-limits.js';
 import type { Serializer } from '../serialization/serializer.js';
-import { sendError, sendRefusal, sendResult, sendSocketError } from './http-answer.js';
+import { sendError, sendRefusal, sendResult } from './http-answer.js';
 import { readBody } from './http-body.js';
+import { createHttpListener, type HttpListener, remoteOf } from './http-listener.js';
 import type { HttpOptions } from './http-options.js';
 import { HttpRefusal, readCallTarget } from './http-request.js';
 import { createServiceLookup } from './service-lookup.js';
 
-export interface HttpEntry {
-  /** The port listened on (the real one when configured as 0), once listening. */
-  readonly port: number;
-  readonly host: string;
-  listen(): Promise<void>;
-  /** From now on answers close their connection (clients reconnect elsewhere or get Shutdown). */
-  goAway(): void;
-  /** Stops listening; waits for answers in flight (bounded by `graceMs`), then closes every connection. */
-  close(graceMs?: number): Promise<void>;
-  /** Closes every connection at once. */
-  destroy(): void;
-}
+/** The entry: listen, go away (answers close their connections), close gracefully, destroy. */
+export type HttpEntry = HttpListener;
 
 export interface HttpEntryParts {
   readonly table: ServiceTable;
@@ -66,61 +57,25 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
   const { table, serving, json, options } = parts;
   const lookup = createServiceLookup(table);
   const slots = new WeakMap<Socket, PeerSlot>();
-  const inFlight = new Set<ServerResponse>();
   const listCallable = parts.exposeErrors === 'all';
-  let goingAway = false;
-  let port = options.port;
-  let closing: Promise<void> | undefined;
 
-  const remoteOf = (socket: Socket): string => `${socket.remoteAddress}:${socket.remotePort}`;
-
-  const server = http.createServer({
-    headersTimeout: options.headersTimeoutMs,
-    // the body has its own timer (http-body.ts); this is node's backstop for the whole request
-    requestTimeout: options.headersTimeoutMs + options.bodyTimeoutMs + 1_000,
-    keepAliveTimeout: options.keepAliveTimeoutMs,
-    connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(options.headersTimeoutMs / 4))),
-  });
-
-  server.on('connection', (socket: Socket) => {
-    const slot = serving.limits.connect(socket.remoteAddress ?? '');
-    if (typeof slot === 'string') {
-      parts.onRefused(remoteOf(socket), `HTTP connection refused: ${slot}`);
-      socket.on('error', () => {});
-      socket.destroy();
-      return;
-    }
-    slots.set(socket, slot);
-    socket.once('close', () => slot.disconnect());
-  });
-
-  // What node:http refuses before a request exists: answered as JSON too, then closed.
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
-    const code = error.code;
-    if (code === 'ECONNRESET' || code === 'EPIPE') {
-      socket.destroy();
-      return;
-    }
-    parts.onRefused(remoteOf(socket), `HTTP request refused: ${code ?? error.message}`);
-    if (code === 'HPE_HEADER_OVERFLOW') {
-      sendSocketError(socket, 431, 'BadRequest', 'the request headers are too large');
-    } else if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-      sendSocketError(
-        socket,
-        408,
-        'Timeout',
-        `the request headers did not arrive within ${options.headersTimeoutMs} ms (server.http.headersTimeoutMs)`,
-      );
-    } else {
-      sendSocketError(socket, 400, 'BadRequest', `malformed HTTP request (${code ?? 'parse error'})`);
-    }
-  });
-
-  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    inFlight.add(response);
-    response.once('close', () => inFlight.delete(response));
-    if (goingAway) response.shouldKeepAlive = false;
-    void serveRequest(request, response);
+  const listener = createHttpListener({
+    options,
+    where: 'server.http',
+    admit(socket) {
+      const slot = serving.limits.connect(socket.remoteAddress ?? '');
+      if (typeof slot === 'string') {
+        parts.onRefused(remoteOf(socket), `HTTP connection refused: ${slot}`);
+        return false;
+      }
+      slots.set(socket, slot);
+      socket.once('close', () => slot.disconnect());
+      return true;
+    },
+    onRefused: parts.onRefused,
+    handle(request, response) {
+      void serveRequest(request, response);
+    },
   });
 
   const refuse = (request: IncomingMessage, response: ServerResponse, refusal: HttpRefusal): void => {
@@ -232,54 +187,5 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
     sendError(response, json, errorCodeName(status), payload, attachments);
   };
 
-  return {
-    get port() {
-      return port;
-    },
-    host: options.host,
-    listen() {
-      return new Promise<void>((resolve, reject) => {
-        const onError = (error: Error): void => reject(error);
-        server.once('error', onError);
-        server.listen(options.port, options.host, () => {
-          server.off('error', onError);
-          const address = server.address();
-          if (address !== null && typeof address === 'object') port = address.port;
-          resolve();
-        });
-      });
-    },
-    goAway() {
-      goingAway = true;
-      server.closeIdleConnections();
-    },
-    close(graceMs = 1_000) {
-      closing ??= (async () => {
-        goingAway = true;
-        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
-        if (inFlight.size > 0) {
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, graceMs);
-            timer.unref();
-            const check = (): void => {
-              if (inFlight.size === 0) {
-                clearTimeout(timer);
-                resolve();
-              }
-            };
-            for (const response of inFlight) response.once('close', check);
-          });
-        }
-        server.closeAllConnections();
-        await stopped;
-      })();
-      return closing;
-    },
-    destroy() {
-      goingAway = true;
-      closing ??= new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-    },
-  };
+  return listener;
 }

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineFilter, RpcError } from '../../src/index.js';
 import { closeAll, testApp } from '../support/apps.js';
+import { waitFor } from '../support/wait-for.js';
 import { httpPort, httpProvider, post, UserServiceDef, userService } from './support.js';
 
 afterEach(closeAll);
@@ -172,6 +173,40 @@ describe('HTTP/JSON entry', () => {
       await closeAll();
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('on close: a call in flight is answered, new connections are not taken', async () => {
+    const app = await testApp({ server: { http: { port: 0 } } as never });
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    let finish!: (value: string) => void;
+    app.provide(UserServiceDef, {
+      ...userService,
+      slow: () => {
+        started();
+        return new Promise<string>((resolve) => {
+          finish = resolve;
+        });
+      },
+    });
+    await app.start();
+    const base = `http://127.0.0.1:${httpPort(app)}`;
+    const inFlight = post(`${base}/example.UserService/slow`, '[0]');
+    await running;
+    const closing = app.close();
+    // no new connection is taken once the provider shuts down
+    await waitFor(
+      async () =>
+        (await post(`${base}/example.UserService/getUser`, '[1]').catch(() => 'refused')) === 'refused',
+    );
+    finish('done');
+    const answered = await inFlight;
+    expect(answered.status).toBe(200);
+    expect(answered.json).toBe('done');
+    expect(answered.headers.get('connection')).toBe('close');
+    await closing;
   });
 
   it('serves no HTTP unless configured, and refuses a bad port at start', async () => {
