@@ -72,6 +72,9 @@ export {
   type TransportNames,
 } from './extension/extension-names.js';
 export type { ExtensionKinds, ExtensionRegistry, ExtensionTable } from './extension/extension-registry.js';
+// HTTP gateway (docs/http.md)
+export { createGateway, type Gateway, type GatewayOptions } from './gateway/gateway.js';
+export type { HttpOptions } from './http/http-options.js';
 // Diagnostics and logs
 export {
   CHANNEL_NAMES,
