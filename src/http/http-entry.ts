@@ -79,7 +79,9 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
   });
 
   const refuse = (request: IncomingMessage, response: ServerResponse, refusal: HttpRefusal): void => {
-    parts.onRefused(remoteOf(request.socket), refusal.message);
+    // what a request carries or how it is sent is logged (rate-limited); a wrong name or verb is not
+    if (refusal.status !== 404 && refusal.status !== 405)
+      parts.onRefused(remoteOf(request.socket), refusal.message);
     sendRefusal(response, json, refusal, !request.complete);
   };
 

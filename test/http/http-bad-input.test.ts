@@ -199,7 +199,7 @@ describe('HTTP entry: bad input', () => {
   it("HTTP connections count against the provider's connection caps", async () => {
     const { app, base } = await httpProvider({
       server: { maxConnectionsPerAddress: 2, http: { port: 0 } },
-    } as unknown as AppOptions);
+    });
     const held: net.Socket[] = [];
     try {
       for (let i = 0; i < 2; i++) {

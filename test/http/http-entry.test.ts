@@ -113,7 +113,7 @@ describe('HTTP/JSON entry', () => {
         if (invocation.attachments['token'] !== 'open') throw new RpcError('Unauthorized', 'token required');
       },
     });
-    const app = await testApp({ server: { http: { port: 0 } } as never, filters: { provider: [gate] } });
+    const app = await testApp({ server: { http: { port: 0 } }, filters: { provider: [gate] } });
     app.provide(UserServiceDef, userService, {
       filters: [
         defineFilter({
@@ -176,7 +176,7 @@ describe('HTTP/JSON entry', () => {
   });
 
   it('on close: a call in flight is answered, new connections are not taken', async () => {
-    const app = await testApp({ server: { http: { port: 0 } } as never });
+    const app = await testApp({ server: { http: { port: 0 } } });
     let started!: () => void;
     const running = new Promise<void>((resolve) => {
       started = resolve;
@@ -214,8 +214,6 @@ describe('HTTP/JSON entry', () => {
     app.provide(UserServiceDef, userService);
     await app.start();
     expect(app.httpPort).toBeUndefined();
-    await expect(testApp({ server: { http: { port: 70000 } } as never })).rejects.toThrow(
-      /server\.http\.port/,
-    );
+    await expect(testApp({ server: { http: { port: 70000 } } })).rejects.toThrow(/server\.http\.port/);
   });
 });
