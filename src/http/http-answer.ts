@@ -49,6 +49,21 @@ export function sendResult(
   response.end(body);
 }
 
+export const PROTOBUF_CONTENT = 'application/x-protobuf';
+
+/** Sends a result already encoded (a protobuf response message). */
+export function sendEncoded(
+  response: ServerResponse,
+  contentType: string,
+  body: Uint8Array,
+  attachments: Attachments | undefined,
+): void {
+  if (response.headersSent || response.destroyed) return;
+  setAttachments(response, attachments);
+  response.writeHead(200, { 'content-type': contentType, 'content-length': body.length });
+  response.end(body);
+}
+
 /** Sends an error from a call (code and payload as the provider shaped them). */
 export function sendError(
   response: ServerResponse,

@@ -22,9 +22,10 @@ import type { PeerSlot } from '../provider/peer-limits.js';
 import { ServerInvocation } from '../provider/server-invocation.js';
 import { methodNotFound, type ServiceTable } from '../provider/service-table.js';
 import type { Serving } from '../provider/serving.js';
-import type { DecodeLimits } from '../serialization/decode-limits.js';
+import { type DecodeLimits, tooManyElements } from '../serialization/decode-limits.js';
 import type { Serializer } from '../serialization/serializer.js';
-import { sendError, sendRefusal, sendResult } from './http-answer.js';
+import type { ServiceDefinition } from '../service/define-service.js';
+import { PROTOBUF_CONTENT, sendEncoded, sendError, sendRefusal, sendResult } from './http-answer.js';
 import { readBody } from './http-body.js';
 import { createHttpListener, type HttpListener, remoteOf } from './http-listener.js';
 import type { HttpOptions } from './http-options.js';
@@ -95,6 +96,7 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
     let target: ReturnType<typeof readCallTarget>;
     let body: Buffer;
     let exported: ReturnType<typeof lookup.find>;
+    let bodyFormat: Serializer = json;
     try {
       target = readCallTarget(request);
       exported = lookup.find(target);
@@ -102,6 +104,7 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
         const error = methodNotFound(exported, target.method, listCallable);
         throw new HttpRefusal(404, 'MethodNotFound', error.message);
       }
+      if (target.format === 'protobuf') bodyFormat = protobufBody(exported.definition, target.method);
       body = await readBody(request, options);
     } catch (error) {
       if (error instanceof HttpRefusal) refuse(request, response, error);
@@ -120,7 +123,7 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
       method.declaration.idempotent ?? false,
       remote,
       0,
-      json,
+      bodyFormat,
       slot,
       (called) => {
         // the client went away before the answer: the handler's signal says so
@@ -169,7 +172,9 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
     const attachments = invocation.answerAttachments;
     if (error === undefined) {
       try {
-        sendResult(response, json, value, attachments);
+        const format = invocation.serializer!;
+        if (format === json) sendResult(response, json, value, attachments);
+        else sendEncoded(response, PROTOBUF_CONTENT, format.encode(value), attachments);
         return;
       } catch (encodeError) {
         error = new RpcError(
@@ -187,6 +192,30 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
     if (scrubbed !== undefined)
       parts.onScrubbed(invocation.remoteAddress, invocation.label, scrubbed.ref, scrubbed.error);
     sendError(response, json, errorCodeName(status), payload, attachments);
+  };
+
+  /** The method's protobuf messages as the body format; 415 when the service declares none. */
+  const protobufBody = (definition: ServiceDefinition<unknown>, method: string): Serializer => {
+    const codec = definition.protobuf?.method(method);
+    if (codec === undefined) {
+      throw new HttpRefusal(
+        415,
+        'BadRequest',
+        `${definition.name}.${method} declares no protobuf messages: send application/json`,
+      );
+    }
+    const limits = parts.decodeLimits;
+    return {
+      id: 0,
+      name: 'protobuf',
+      encode: (value) => codec.encodeResult(value),
+      decode: (bytes) => codec.decodeArgs(bytes, limits),
+      measure(bytes, maxElements) {
+        // a field costs at least a byte: the length bounds what the message decodes into
+        if (bytes.length > maxElements) throw tooManyElements(bytes.length, maxElements);
+        return bytes.length;
+      },
+    };
   };
 
   return listener;

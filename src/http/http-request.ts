@@ -6,7 +6,8 @@
  * - `x-callisto-timeout-ms`: the caller's deadline, from when the headers arrived;
  * - `x-callisto-attachment-<key>`: one attachment each (keys are lower case, as HTTP headers are);
  * - a body of `application/json` (or no content type): a JSON array, the arguments in order, in the
- *   json serializer's tagged format (docs/http.md).
+ *   json serializer's tagged format (docs/http.md); or of `application/x-protobuf`: the method's
+ *   protobuf request message, for a service that declares its messages.
  *
  * Anything else is an `HttpRefusal`, answered with its status and a JSON error.
  */
@@ -41,12 +42,15 @@ export interface HttpCallTarget {
   /** The caller's timeout, ms; 0 when none. */
   readonly timeoutMs: number;
   readonly attachments: Attachments;
+  /** The body's format: JSON, or a protobuf request message (`application/x-protobuf`). */
+  readonly format: 'json' | 'protobuf';
 }
 
 /** A service or method name in the path: what a declared name may hold (dots, letters, digits, _ $ -). */
 const NAME = /^[A-Za-z_$][\w$.-]{0,254}$/;
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const PROTOBUF_TYPE = /^application\/(?:x-)?protobuf\s*(?:;|$)/i;
 
 /** Reads the target of a request; throws an HttpRefusal. */
 export function readCallTarget(request: IncomingMessage): HttpCallTarget {
@@ -72,11 +76,12 @@ export function readCallTarget(request: IncomingMessage): HttpCallTarget {
     throw new HttpRefusal(404, 'MethodNotFound', `${describe(parts[2]!)} is not a method name`);
   }
   const type = request.headers['content-type'];
-  if (type !== undefined && !JSON_TYPE.test(type)) {
+  const format = type !== undefined && PROTOBUF_TYPE.test(type) ? 'protobuf' : 'json';
+  if (type !== undefined && format === 'json' && !JSON_TYPE.test(type)) {
     throw new HttpRefusal(
       415,
       'BadRequest',
-      `content type ${describe(type)} is not accepted: send application/json`,
+      `content type ${describe(type)} is not accepted: send application/json (or application/x-protobuf)`,
     );
   }
   const headers = request.headers;
@@ -101,7 +106,7 @@ export function readCallTarget(request: IncomingMessage): HttpCallTarget {
     if (key === '' || key === '__proto__') continue;
     attachments[key] = Array.isArray(value) ? value.join(', ') : value;
   }
-  return { service, method, version, group, timeoutMs, attachments };
+  return { service, method, version, group, timeoutMs, attachments, format };
 }
 
 function decodePart(part: string): string | undefined {
