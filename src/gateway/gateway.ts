@@ -13,7 +13,7 @@ import { ConfigError } from '../config/config-error.js';
 import { withOptions } from '../consumer/with-options.js';
 import { type ErrorCodeName, messageOf, RpcError } from '../core/rpc-error.js';
 import { sendError, sendRefusal, sendResult } from '../http/http-answer.js';
-import { readBody } from '../http/http-body.js';
+import { createBodyReader } from '../http/http-body.js';
 import { createHttpListener, type HttpListener, remoteOf } from '../http/http-listener.js';
 import { type HttpOptions, httpOptionsFrom } from '../http/http-options.js';
 import { HttpRefusal, readCallTarget } from '../http/http-request.js';
@@ -85,6 +85,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const json = app.extensions.get('serializer', 'json');
   const routes = createGatewayRoutes(app, { maxServices, maxPendingLookups: 64 });
   const decodeLimits = { maxElements: app.config.maxDecodedElements };
+  const bodies = createBodyReader(http, 'createGateway');
   const log = app.logger;
   let connections = 0;
   let calls = 0;
@@ -112,7 +113,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     let route: Awaited<ReturnType<typeof routes.route>>;
     try {
       target = readCallTarget(request);
-      const body = await readBody(request, http, 'createGateway');
+      const body = await bodies.read(request);
       route = await routes.route({
         name: target.service,
         version: target.version ?? defaultVersion,
@@ -204,6 +205,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         listener.goAway();
         await listener.close(app.config.shutdownTimeoutMs);
         routes.close();
+        bodies.close();
         await app.close();
       })();
       return closing;

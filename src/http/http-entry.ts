@@ -26,7 +26,7 @@ import { type DecodeLimits, tooManyElements } from '../serialization/decode-limi
 import type { Serializer } from '../serialization/serializer.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import { PROTOBUF_CONTENT, sendEncoded, sendError, sendRefusal, sendResult } from './http-answer.js';
-import { readBody } from './http-body.js';
+import { createBodyReader } from './http-body.js';
 import { createHttpListener, type HttpListener, remoteOf } from './http-listener.js';
 import type { HttpOptions } from './http-options.js';
 import { HttpRefusal, readCallTarget } from './http-request.js';
@@ -59,6 +59,7 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
   const lookup = createServiceLookup(table);
   const slots = new WeakMap<Socket, PeerSlot>();
   const listCallable = parts.exposeErrors === 'all';
+  const bodies = createBodyReader(options, 'server.http');
 
   const listener = createHttpListener({
     options,
@@ -105,7 +106,7 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
         throw new HttpRefusal(404, 'MethodNotFound', error.message);
       }
       if (target.format === 'protobuf') bodyFormat = protobufBody(exported.definition, target.method);
-      body = await readBody(request, options);
+      body = await bodies.read(request);
     } catch (error) {
       if (error instanceof HttpRefusal) refuse(request, response, error);
       else response.destroy();

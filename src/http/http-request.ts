@@ -62,7 +62,7 @@ export function readCallTarget(request: IncomingMessage): HttpCallTarget {
   const url = request.url ?? '/';
   const query = url.indexOf('?');
   const path = query < 0 ? url : url.slice(0, query);
-  const params = new URLSearchParams(query < 0 ? '' : url.slice(query + 1));
+  const params = query < 0 ? undefined : new URLSearchParams(url.slice(query + 1));
   const parts = path.split('/');
   if (parts.length !== 3 || parts[0] !== '') {
     throw new HttpRefusal(404, 'ServiceNotFound', `no such path ${describe(path)}: POST /<service>/<method>`);
@@ -85,8 +85,8 @@ export function readCallTarget(request: IncomingMessage): HttpCallTarget {
     );
   }
   const headers = request.headers;
-  const version = single(headers[VERSION_HEADER]) ?? params.get('version') ?? undefined;
-  const group = single(headers[GROUP_HEADER]) ?? params.get('group') ?? '';
+  const version = single(headers[VERSION_HEADER]) ?? params?.get('version') ?? undefined;
+  const group = single(headers[GROUP_HEADER]) ?? params?.get('group') ?? '';
   const timeoutText = single(headers[TIMEOUT_HEADER]);
   let timeoutMs = 0;
   if (timeoutText !== undefined) {
@@ -100,8 +100,10 @@ export function readCallTarget(request: IncomingMessage): HttpCallTarget {
     }
   }
   const attachments: Attachments = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (!name.startsWith(ATTACHMENT_PREFIX) || value === undefined) continue;
+  for (const name in headers) {
+    if (!name.startsWith(ATTACHMENT_PREFIX)) continue;
+    const value = headers[name];
+    if (value === undefined) continue;
     const key = name.slice(ATTACHMENT_PREFIX.length);
     if (key === '' || key === '__proto__') continue;
     attachments[key] = Array.isArray(value) ? value.join(', ') : value;

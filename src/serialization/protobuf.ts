@@ -14,7 +14,8 @@
  *   A method taking one object takes a request message with one field of that message type.
  * - **response**: the rpc's response message is the method's result as an object
  *   (`rpc getUser (GetUserRequest) returns (User)`). A response message without fields
- *   (`google.protobuf.Empty` or `message Empty {}`) is a method that returns nothing.
+ *   (`google.protobuf.Empty` or `message Empty {}`) is a method that returns nothing; one whose only
+ *   field is named `value` carries a result that is not an object (`message SayReply { string value = 1; }`).
  *
  * Decoded messages become plain objects with every field present (defaults included), enums as their
  * names, 64-bit integers as decimal strings, bytes as `Buffer`s. Decoding refuses nesting deeper than
@@ -125,6 +126,7 @@ export function bindProtobuf(
 function methodCodec(label: string, request: ProtobufType, response: ProtobufType): ProtobufMethodCodec {
   const parameters = [...request.fieldsArray].sort((a, b) => a.id - b.id).map((field) => field.name);
   const returnsNothing = response.fieldsArray.length === 0;
+  const wrapsValue = response.fieldsArray.length === 1 && response.fieldsArray[0]!.name === 'value';
   // fromObject converts what JSON-minded code holds (decimal strings or bigints for 64-bit fields, enum
   // names, base64 for bytes) and drops unknown properties
   const encode = (type: ProtobufType, object: object): Uint8Array =>
@@ -155,6 +157,7 @@ function methodCodec(label: string, request: ProtobufType, response: ProtobufTyp
       return parameters.map((name) => message[name]);
     },
     encodeResult(value) {
+      if (wrapsValue) return encode(response, value === undefined || value === null ? {} : { value });
       if (value === undefined || value === null) return encode(response, {});
       if (typeof value !== 'object') {
         throw new TypeError(
@@ -165,7 +168,7 @@ function methodCodec(label: string, request: ProtobufType, response: ProtobufTyp
     },
     decodeResult(bytes, limits) {
       const message = decode(response, bytes, limits);
-      return returnsNothing ? undefined : message;
+      return returnsNothing ? undefined : wrapsValue ? message['value'] : message;
     },
   };
 }
