@@ -86,6 +86,13 @@ export {
 export type { Logger, LogLevel } from './observability/logger.js';
 export { callContext } from './provider/call-context.js';
 export type { ProvideOptions } from './provider/provide-options.js';
+// Protocol Buffers bodies (docs/http.md): register with extend, for services that declare messages
+export {
+  createProtobufSerializer,
+  PROTOBUF_SERIALIZER_ID,
+  type ProtobufDeclaration,
+  type ProtobufRoot,
+} from './serialization/protobuf.js';
 // Contracts
 export {
   type DeclaredMethods,

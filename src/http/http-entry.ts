@@ -22,7 +22,8 @@ import type { PeerSlot } from '../provider/peer-limits.js';
 import { ServerInvocation } from '../provider/server-invocation.js';
 import { methodNotFound, type ServiceTable } from '../provider/service-table.js';
 import type { Serving } from '../provider/serving.js';
-import { type DecodeLimits, tooManyElements } from '../serialization/decode-limits.js';
+import type { DecodeLimits } from '../serialization/decode-limits.js';
+import { createProtobufSerializer } from '../serialization/protobuf.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import { PROTOBUF_CONTENT, sendEncoded, sendError, sendRefusal, sendResult } from './http-answer.js';
@@ -60,6 +61,7 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
   const slots = new WeakMap<Socket, PeerSlot>();
   const listCallable = parts.exposeErrors === 'all';
   const bodies = createBodyReader(options, 'server.http');
+  const protobufBodies = createProtobufSerializer();
 
   const listener = createHttpListener({
     options,
@@ -197,26 +199,11 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
 
   /** The method's protobuf messages as the body format; 415 when the service declares none. */
   const protobufBody = (definition: ServiceDefinition<unknown>, method: string): Serializer => {
-    const codec = definition.protobuf?.method(method);
-    if (codec === undefined) {
-      throw new HttpRefusal(
-        415,
-        'BadRequest',
-        `${definition.name}.${method} declares no protobuf messages: send application/json`,
-      );
+    try {
+      return protobufBodies.forMethod!(definition, method, 'provider');
+    } catch (error) {
+      throw new HttpRefusal(415, 'BadRequest', `${messageOf(error)}: send application/json`);
     }
-    const limits = parts.decodeLimits;
-    return {
-      id: 0,
-      name: 'protobuf',
-      encode: (value) => codec.encodeResult(value),
-      decode: (bytes) => codec.decodeArgs(bytes, limits),
-      measure(bytes, maxElements) {
-        // a field costs at least a byte: the length bounds what the message decodes into
-        if (bytes.length > maxElements) throw tooManyElements(bytes.length, maxElements);
-        return bytes.length;
-      },
-    };
   };
 
   return listener;

@@ -21,7 +21,10 @@
  * names, 64-bit integers as decimal strings, bytes as `Buffer`s. Decoding refuses nesting deeper than
  * protobufjs' limit (100) and an own `__proto__` key in a map.
  */
-import { checkDecoded, DecodeLimitError, type DecodeLimits } from './decode-limits.js';
+import type { ServiceKey } from '../core/service-key.js';
+import { checkDecoded, DecodeLimitError, type DecodeLimits, tooManyElements } from './decode-limits.js';
+import { createJsonSerializer } from './json.js';
+import type { Serializer } from './serializer.js';
 
 /** What Callisto reads of a protobufjs `Root` (structural: no import of protobufjs). */
 export interface ProtobufRoot {
@@ -183,4 +186,80 @@ function withoutBigints(value: object): object {
     }
   }
   return copy ?? value;
+}
+
+/** Wire id of the protobuf serializer (when an app registers it). */
+export const PROTOBUF_SERIALIZER_ID = 4;
+
+/**
+ * The `protobuf` serializer of the framed protocol, for services whose definition declares their
+ * messages: a call's request body is the method's request message, its answer the response message;
+ * error answers travel in json (the consumer accepts them there). Not built in: an app registers it
+ * (`callisto({ extend: (x) => x.register('serializer', 'protobuf', createProtobufSerializer()) })`) and a
+ * reference asks for it (`serializer: 'protobuf'`). A call of a service without messages is refused.
+ */
+export function createProtobufSerializer(): Serializer {
+  const json = createJsonSerializer();
+  const views = new WeakMap<object, Map<string, Serializer>>();
+  const unbound = (): never => {
+    throw new TypeError('the protobuf serializer encodes only the bodies of a method (forMethod)');
+  };
+  const viewOf = (service: ServiceKey, method: string, side: 'consumer' | 'provider'): Serializer => {
+    const codec = (service as { protobuf?: ProtobufBinding }).protobuf?.method(method);
+    if (codec === undefined) {
+      throw new TypeError(
+        `${service.name}.${method} declares no protobuf messages: the protobuf serializer cannot carry it (defineService({ protobuf }))`,
+      );
+    }
+    // bodies are bounded by their length (a field costs at least a byte), checked on decoding
+    const limits = { maxElements: Number.MAX_SAFE_INTEGER };
+    const measure = (bytes: Uint8Array, maxElements: number): number => {
+      if (bytes.length > maxElements) throw tooManyElements(bytes.length, maxElements);
+      return bytes.length;
+    };
+    return side === 'consumer'
+      ? {
+          id: PROTOBUF_SERIALIZER_ID,
+          name: 'protobuf',
+          encode: (args) => codec.encodeArgs(args as unknown[]),
+          decode: (bytes) => codec.decodeResult(bytes, limits),
+          measure,
+          errors: json,
+        }
+      : {
+          id: PROTOBUF_SERIALIZER_ID,
+          name: 'protobuf',
+          encode: (value) => codec.encodeResult(value),
+          decode: (bytes) => codec.decodeArgs(bytes, limits),
+          measure,
+          errors: json,
+        };
+  };
+  return {
+    id: PROTOBUF_SERIALIZER_ID,
+    name: 'protobuf',
+    encode: unbound,
+    decode: unbound,
+    forMethod(service, method, side) {
+      let byMethod = views.get(service);
+      if (byMethod === undefined) {
+        byMethod = new Map();
+        views.set(service, byMethod);
+      }
+      const key = `${side}:${method}`;
+      let view = byMethod.get(key);
+      if (view === undefined) {
+        view = viewOf(service, method, side);
+        byMethod.set(key, view);
+      }
+      return view;
+    },
+  };
+}
+
+declare module '../extension/extension-names.js' {
+  /** `protobuf`: a name apps register `createProtobufSerializer()` under (not built in). */
+  interface SerializerNames {
+    protobuf: true;
+  }
 }

@@ -1,34 +1,19 @@
-/** The bench client of the protobuf HTTP entry: the shared HTTP client, messages encoded with protobufjs. */
+/** Callisto's bench client with the protobuf serializer: a direct reference, the full consumer call path. */
+import { callisto, createProtobufSerializer } from '../../../src/index.js';
 import { runClientMain } from '../../lib/client-main.js';
-import { BENCH_SERVICE_NAME } from '../../lib/scenarios.js';
-import { createHttpPoster } from '../http-bare/http-client.js';
-import { benchRoot } from './service.js';
-
-const SayRequest = benchRoot.lookupType('bench.SayRequest');
-const SayReply = benchRoot.lookupType('bench.SayReply');
-const GetUserRequest = benchRoot.lookupType('bench.GetUserRequest');
-const User = benchRoot.lookupType('bench.User');
-const TYPE = 'application/x-protobuf';
+import { ProtobufBenchServiceDef } from './service.js';
 
 await runClientMain(async (port) => {
-  const poster = createHttpPoster(port);
-  return {
-    async say(msg) {
-      const answer = await poster.post(
-        `/${BENCH_SERVICE_NAME}/say`,
-        SayRequest.encode({ msg }).finish(),
-        TYPE,
-      );
-      return (SayReply.decode(answer) as unknown as { value: string }).value;
-    },
-    async getUser(id) {
-      const answer = await poster.post(
-        `/${BENCH_SERVICE_NAME}/getUser`,
-        GetUserRequest.encode({ id }).finish(),
-        TYPE,
-      );
-      return User.toObject(User.decode(answer)) as never;
-    },
-    close: () => poster.close(),
-  };
+  const app = await callisto({
+    application: 'bench-client',
+    logLevel: 'warn',
+    load: { configFile: false, env: false },
+    extend: (extensions) => extensions.register('serializer', 'protobuf', createProtobufSerializer()),
+  });
+  const ref = app.refer(ProtobufBenchServiceDef, {
+    url: `127.0.0.1:${port}`,
+    timeoutMs: 30_000,
+    serializer: 'protobuf',
+  });
+  return { say: (msg) => ref.say(msg), getUser: (id) => ref.getUser(id), close: () => app.close() };
 });

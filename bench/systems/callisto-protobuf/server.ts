@@ -1,8 +1,9 @@
 /**
- * A Callisto provider serving the bench service on its HTTP entry with protobuf bodies (the service
- * declares its messages, bench.proto). Compare with callisto-http (the same entry, JSON bodies).
+ * A Callisto provider serving the bench service over the framed protocol, accepting protobuf bodies
+ * (the protobuf serializer registered, the service declaring its messages in bench.proto). Compare with
+ * callisto (msgpack, the default).
  */
-import { callisto } from '../../../src/index.js';
+import { callisto, createProtobufSerializer } from '../../../src/index.js';
 import { benchService } from '../../lib/scenarios.js';
 import { runServerMain } from '../../lib/server-main.js';
 import { ProtobufBenchServiceDef } from './service.js';
@@ -12,9 +13,9 @@ await runServerMain(async () => {
     application: 'bench-server',
     logLevel: 'warn',
     load: { configFile: false, env: false },
-    server: { http: { port: 0 } },
+    extend: (extensions) => extensions.register('serializer', 'protobuf', createProtobufSerializer()),
   });
   app.provide(ProtobufBenchServiceDef, benchService);
   await app.start();
-  return { port: app.httpPort!, close: () => app.close() };
+  return { port: app.port!, close: () => app.close() };
 });
