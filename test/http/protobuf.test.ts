@@ -178,7 +178,7 @@ describe('protobuf on the HTTP entry', () => {
 
   it('is spoken by a Python client with hand-written protobuf bytes (standard library only)', async () => {
     const base = await provider();
-    const script = String.raw`
+    const script = `
 import json, sys, urllib.request
 def varint(n):
     out = b""
@@ -216,7 +216,7 @@ with urllib.request.urlopen(req) as res:
         elif number == 3: user["tags"].append(value.decode())
         elif number == 4:
             entry = dict(fields(value)); user["labels"][entry[1].decode()] = entry[2].decode()
-        elif number == 5: user["balance"] = value
+        elif number == 5: user["balance"] = str(value)
 print(json.dumps(user))
 `;
     const { stdout } = await promisify(execFile)('python3', ['-c', script, base]);
@@ -225,7 +225,7 @@ print(json.dumps(user))
       name: 'user-42',
       tags: ['a', 'b'],
       labels: { team: 'core' },
-      balance: 9007199254740993,
+      balance: '9007199254740993',
     });
   });
 });
