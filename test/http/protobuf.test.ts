@@ -161,6 +161,25 @@ describe('protobuf on the HTTP entry', () => {
     expect(plain.status).toBe(415);
   });
 
+  it('a message longer than maxDecodedElements bytes is refused before it is decoded', async () => {
+    const app = await testApp({ maxDecodedElements: 1_000, server: { http: { port: 0 } } });
+    app.provide(ProtoUsersDef, {
+      getUser: async (id) => ({ id }) as never,
+      rename: async () => {},
+      echoTree: async (tree) => tree,
+      label: async () => {},
+    });
+    await app.start();
+    const LabelRequest = root.lookupType('example.LabelRequest');
+    const labels: Record<string, string> = {};
+    for (let i = 0; i < 200; i++) labels[`k${i}`] = 'v';
+    const body = LabelRequest.encode({ labels }).finish(); // about 1.6 KB
+    expect(body.length).toBeGreaterThan(1_000);
+    const answer = await postBytes(`http://127.0.0.1:${app.httpPort}/example.ProtoUsers/label`, body);
+    expect(answer.status).toBe(400);
+    expect(Buffer.from(answer.bytes).toString()).toContain('maxDecodedElements');
+  });
+
   it('a definition that does not match its .proto fails where it is defined', () => {
     expect(() =>
       defineService<{ getUser(id: number): Promise<unknown>; missing(): Promise<void> }>(
