@@ -72,6 +72,9 @@ export {
   type TransportNames,
 } from './extension/extension-names.js';
 export type { ExtensionKinds, ExtensionRegistry, ExtensionTable } from './extension/extension-registry.js';
+// HTTP gateway (docs/http.md)
+export { createGateway, type Gateway, type GatewayOptions } from './gateway/gateway.js';
+export type { HttpOptions } from './http/http-options.js';
 // Diagnostics and logs
 export {
   CHANNEL_NAMES,
@@ -85,6 +88,13 @@ export { callContext } from './provider/call-context.js';
 export type { ExecutorOption, ModuleLocation, WorkerExecutorOptions } from './provider/executor-options.js';
 export { workerNumber as workerProcessNumber } from './provider/process-worker.js';
 export type { ProvideOptions } from './provider/provide-options.js';
+// Protocol Buffers bodies (docs/http.md): register with extend, for services that declare messages
+export {
+  createProtobufSerializer,
+  PROTOBUF_SERIALIZER_ID,
+  type ProtobufDeclaration,
+  type ProtobufRoot,
+} from './serialization/protobuf.js';
 // Contracts
 export {
   type DeclaredMethods,

@@ -49,6 +49,8 @@ export interface CallistoApp {
   readonly address: string | undefined;
   /** The port listened on, once started. */
   readonly port: number | undefined;
+  /** The HTTP/JSON entry's port (`server.http`, docs/http.md), once started with it configured. */
+  readonly httpPort: number | undefined;
   provide<T>(
     definition: ServiceDefinition<T>,
     implementation: Implementation<T>,
@@ -153,6 +155,9 @@ function createApp(
       return provider.port;
     },
     worker: provider.worker,
+    get httpPort() {
+      return provider.http?.port;
+    },
     provide(definition, implementation, provideOptions) {
       if (state === 'stopping' || state === 'closed') throw new Error('cannot provide on a closed app');
       provider.provide(definition, implementation, provideOptions);
@@ -215,6 +220,7 @@ function createApp(
       provider.server?.destroy();
       provider.destroyExecutors();
       provider.processes?.destroy();
+      provider.http?.destroy();
       void registries.close();
     },
     handleSignals() {

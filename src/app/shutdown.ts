@@ -37,6 +37,7 @@ export async function gracefulShutdown(parts: ShutdownParts): Promise<void> {
   // the primary of server.workers: each worker shuts down as below (it waits for them)
   await provider.processes?.close();
   const server = provider.server;
+  provider.http?.goAway();
   if (server) {
     server.goAway(parts.retire === true);
     // a retiring worker keeps answering until its consumers moved to a new connection (to the others)
@@ -56,6 +57,7 @@ export async function gracefulShutdown(parts: ShutdownParts): Promise<void> {
     consumer.destroy();
   });
   if (server) await server.close();
+  await provider.http?.close();
   await registries.close();
 }
 

@@ -59,8 +59,17 @@ export type CallistoConfigInput = {
   [K in keyof CallistoConfig]?: CallistoConfig[K] extends unknown[]
     ? CallistoConfig[K] | string
     : CallistoConfig[K] extends Record<string, unknown>
-      ? Partial<CallistoConfig[K]>
+      ? SectionInput<CallistoConfig[K]>
       : CallistoConfig[K];
+};
+
+/** A section's keys, any subset; a section inside it (`server.http`) any subset too. */
+type SectionInput<S> = {
+  [P in keyof S]?: S[P] extends unknown[]
+    ? S[P]
+    : S[P] extends Record<string, unknown>
+      ? Partial<S[P]>
+      : S[P];
 };
 
 export const DEFAULT_CONFIG: CallistoConfig = {

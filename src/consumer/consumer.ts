@@ -29,6 +29,7 @@ import { DEFAULT_LOAD_BALANCER_OPTIONS } from '../loadbalance/load-balancer.js';
 import type { Logger } from '../observability/logger.js';
 import type { ConnectionOptions } from '../protocol/connection-options.js';
 import type { RegistrySet } from '../registry/registry-set.js';
+import { methodSerializer } from '../serialization/method-serializer.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
 import type { MethodDeclaration, ServiceDefinition } from '../service/define-service.js';
 import type { Remote } from '../service/service-types.js';
@@ -339,7 +340,12 @@ export function createConsumer(parts: ConsumerParts): Consumer {
                 ]).map((filter) => filter.name);
           return {
             name,
-            route: new MethodRoute(definition, name, serializer),
+            // a format with bodies per method (protobuf) gives this method's own
+            route: new MethodRoute(
+              definition,
+              name,
+              methodSerializer(serializer, definition, name, 'consumer'),
+            ),
             timeoutMs: methodOptions.timeoutMs ?? declaration.timeoutMs ?? base.timeoutMs,
             oneway: methodOptions.oneway ?? declaration.oneway ?? false,
             idempotent: methodOptions.idempotent ?? declaration.idempotent ?? false,

@@ -17,6 +17,7 @@ import { providerDeadlineFilter } from '../filters/deadline.js';
 import { decodeArgumentsFilter } from '../filters/decode-arguments.js';
 import { observeServerFilter } from '../filters/observe-server.js';
 import { shutdownFilter } from '../filters/shutdown.js';
+import { createHttpEntry, type HttpEntry } from '../http/http-entry.js';
 import { channels, type ProtocolErrorMessage } from '../observability/channels.js';
 import type { Logger } from '../observability/logger.js';
 import { createRateLimitedLog } from '../observability/rate-limited-log.js';
@@ -85,6 +86,8 @@ export interface Provider {
   /** Listens (when anything is provided) and registers every service. */
   start(): Promise<void>;
   readonly server: RpcServer | undefined;
+  /** The HTTP/JSON entry (`server.http`), once started with it configured. */
+  readonly http: HttpEntry | undefined;
   /** `host:port` consumers are told (`<transport>://host:port` unless over TCP), once started. */
   readonly advertisedAddress: string | undefined;
   records(): ProviderRecord[];
@@ -141,6 +144,7 @@ export function createProvider(parts: ProviderParts): Provider {
   let processes: ProcessCluster | undefined;
   let clusterPort: number | undefined;
   let server: RpcServer | undefined;
+  let http: HttpEntry | undefined;
   let advertisedHost: string | undefined;
   let started = false;
   const startTime = Date.now();
@@ -178,6 +182,7 @@ export function createProvider(parts: ProviderParts): Provider {
       port: server?.port ?? clusterPort!,
       protocol: 'callisto',
       ...(options.transport === 'tcp' ? {} : { transport: options.transport }),
+      ...(http === undefined ? {} : { http: { port: http.port } }),
       serializers: acceptedSerializers(serializers.serializers, serverOptions.serializers).map((s) => s.name),
       weight: entry.options.weight ?? options.weight,
       methods: [...methods.keys()],
@@ -333,6 +338,21 @@ export function createProvider(parts: ProviderParts): Provider {
         },
       });
       await server.listen();
+      if (serverOptions.http !== undefined) {
+        http = createHttpEntry({
+          table,
+          serving,
+          json: serializers.byName('json'),
+          options: serverOptions.http,
+          decodeLimits: { maxElements: serverOptions.connection.maxDecodedElements },
+          exposeStack: serverOptions.exposeStack,
+          exposeErrors: serverOptions.exposeErrors,
+          onRefused: (remote, reason) => hostileLog.warn('refused', `refused from ${remote}: ${reason}`),
+          onScrubbed: (remote, label, ref, error) =>
+            logger.warn(scrubbedLine(label, `for ${remote}`, ref, error)),
+        });
+        await http.listen();
+      }
       advertisedHost = advertise;
       started = true;
       // a worker of server.workers does not register: its primary registers the one address
@@ -341,6 +361,9 @@ export function createProvider(parts: ProviderParts): Provider {
     },
     get server() {
       return server;
+    },
+    get http() {
+      return http;
     },
     get advertisedAddress() {
       const port = server?.port ?? clusterPort;

@@ -113,13 +113,15 @@ export function serveConnection(
       label,
     });
     if (scrubbed !== undefined) ctx.onScrubbed(remoteAddress, label ?? '', scrubbed.ref, scrubbed.error);
+    // a format that carries only a method's messages (protobuf) writes its errors in json
+    const target = serializer.errors ?? serializer;
     let body: Uint8Array;
     try {
-      body = serializer.encode(payload);
+      body = target.encode(payload);
     } catch {
-      body = serializer.encode({ name: payload.name, message: payload.message, details: {} });
+      body = target.encode({ name: payload.name, message: payload.message, details: {} });
     }
-    writer.response(id, serializer.id, status, body, 0, attachments);
+    writer.response(id, target.id, status, body, 0, attachments);
   };
 
   /** Sends a result; compressed only for a consumer that said it takes compressed answers. */
@@ -237,6 +239,15 @@ export function serveConnection(
     }
     const exported = route.exported!;
     const method = route.method!;
+    let bodies = serializer;
+    if (serializer.forMethod !== undefined) {
+      try {
+        bodies = serializer.forMethod(exported.definition, method.name, 'provider');
+      } catch (error) {
+        if (!oneway) fail(id, ctx.fallbackSerializer, new RpcError('BadRequest', messageOf(error)));
+        return;
+      }
+    }
     let meta: { timeoutMs: number; attachments: Attachments };
     try {
       meta = decodeRequestTail(frame.meta, prefixLength);
@@ -256,7 +267,7 @@ export function serveConnection(
       method.declaration.idempotent ?? false,
       remoteAddress,
       id,
-      serializer,
+      bodies,
       slot,
       trackSignal,
     );

@@ -12,6 +12,12 @@ import {
   type TransportName,
 } from '../extension/extension-names.js';
 import {
+  DEFAULT_HTTP_CONFIG,
+  type HttpOptions,
+  httpConfigSchema,
+  resolveHttpOptions,
+} from '../http/http-options.js';
+import {
   type ConnectionConfig,
   type ConnectionOptions,
   DEFAULT_CONNECT_TIMEOUT_MS,
@@ -68,6 +74,8 @@ export const serverConfigSchema = z.strictObject({
   tags: z.record(z.string(), z.string()),
   /** Processes serving the port (node:cluster; a primary registers one address): a number, or 'auto' for the machine's cores. Default 1 (this process). */
   workers: z.union([z.number().int().min(1).max(1024), z.literal('auto')]),
+  /** The HTTP/JSON entry (docs/http.md): `port` (-1: none), `host`, body and timeout limits. */
+  http: httpConfigSchema,
 });
 
 export type ServerConfig = z.infer<typeof serverConfigSchema>;
@@ -91,6 +99,7 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   weight: DEFAULT_PROVIDER_WEIGHT,
   tags: {},
   workers: 1,
+  http: DEFAULT_HTTP_CONFIG,
 };
 
 /** What the server is built with (from `server.*` and the connection keys). */
@@ -125,6 +134,8 @@ export interface ServerOptions {
   /** Decoded argument elements held by executing calls, across connections. */
   maxElementsInFlight: number;
   connection: ConnectionOptions;
+  /** The HTTP/JSON entry, or undefined when `server.http.port` is -1. */
+  http: HttpOptions | undefined;
 }
 
 /** The server's options from the `server.*` keys and the app's connection keys. */
@@ -149,6 +160,7 @@ export function resolveServerOptions(server: ServerConfig, connection: Connectio
       connectTimeoutMs: DEFAULT_CONNECT_TIMEOUT_MS,
       maxQueuedBytes: DEFAULT_MAX_QUEUED_BYTES,
     }),
+    http: resolveHttpOptions(server.http),
   };
 }
 

@@ -44,6 +44,8 @@ export async function createEtcdRegistry(
 
 interface Follow {
   watcher: Etcd3Module.Watcher | undefined;
+  /** Ends the wait for the watcher to connect when it is dropped first (an unsubscribe right away). */
+  dropped?: () => void;
   /** The stored entries by key, checked by the shell on every delivery. */
   entries: Map<string, StoredEntry>;
 }
@@ -145,6 +147,7 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
     for (const follow of follows.values()) {
       const watcher = follow.watcher;
       follow.watcher = undefined;
+      follow.dropped?.();
       if (!watcher) continue;
       watcher.removeAllListeners();
       watcher.on('error', () => {});
@@ -191,6 +194,7 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
     });
     await withTimeout(
       new Promise<void>((resolve, reject) => {
+        entry.dropped = resolve;
         watcher.once('connected', () => resolve());
         watcher.once('disconnected', reject);
         watcher.once('error', reject);
@@ -198,6 +202,9 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
       timeoutMs,
       'etcd watch',
     );
+    entry.dropped = undefined;
+    // unwatched (or all watchers stopped) while it connected: nothing more to follow
+    if (entry.watcher !== watcher) return;
     watcher.on('disconnected', fail);
     watcher.on('error', fail);
   };
@@ -334,6 +341,7 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
       follows.delete(segment);
       const watcher = entry.watcher;
       entry.watcher = undefined;
+      entry.dropped?.();
       if (watcher) {
         watcher.removeAllListeners();
         watcher.on('error', () => {});

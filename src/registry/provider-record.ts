@@ -16,6 +16,8 @@ export interface ProviderRecord {
    * `tcp`: a record without it is served over TCP.
    */
   readonly transport?: string;
+  /** The provider's HTTP/JSON entry (docs/http.md), on the record's host, when it serves one. */
+  readonly http?: { readonly port: number };
   /** Serializer names the provider accepts. */
   readonly serializers: string[];
   /** Load-balancing weight (default 100). */

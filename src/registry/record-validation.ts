@@ -9,6 +9,7 @@
  * - `protocol`: `callisto` when present;
  * - `transport`: when present, a transport name (lowercase letters, digits, `-`, at most 32); absent
  *   means `tcp`;
+ * - `http`: when present, `{ port }` with a port as above (the HTTP/JSON entry on the same host);
  * - `weight`: a number, clamped to 0..`MAX_PROVIDER_WEIGHT`; 100 when absent;
  * - `startTime`: a positive number (ms since epoch); when absent (or 0) the provider counts as just
  *   started, i.e. the time the reader first saw the entry, so warm-up applies;
@@ -65,6 +66,13 @@ const stringMap = (value: unknown): Record<string, string> => {
   return out;
 };
 
+/** `{ port }` with a port from 1 to 65535 (the HTTP entry of a record). */
+function isHttpEntry(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const port = (value as Record<string, unknown>)['port'];
+  return typeof port === 'number' && Number.isInteger(port) && port >= 1 && port <= 65_535;
+}
+
 /** Checks a parsed record; `firstSeen` is the start time given to a record without one. */
 export function validateProviderRecord(value: unknown, firstSeen: number): RecordCheck {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -88,6 +96,10 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
   if (transport !== undefined && (typeof transport !== 'string' || !TRANSPORT_NAME.test(transport))) {
     return fail(`transport ${describe(transport)} is not a transport name`);
   }
+  const http = r['http'];
+  if (http !== undefined && !isHttpEntry(http)) {
+    return fail(`http ${describe(http)} is not { port } with a port from 1 to 65535`);
+  }
   if (weight !== undefined && (typeof weight !== 'number' || Number.isNaN(weight))) {
     return fail(`weight ${describe(weight)} is not a number`);
   }
@@ -107,6 +119,7 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
       port,
       protocol: 'callisto',
       ...(transport === undefined || transport === 'tcp' ? {} : { transport }),
+      ...(http === undefined ? {} : { http: { port: (http as { port: number }).port } }),
       serializers: strings(r['serializers']),
       weight:
         weight === undefined ? DEFAULT_PROVIDER_WEIGHT : Math.min(MAX_PROVIDER_WEIGHT, Math.max(0, weight)),

@@ -10,6 +10,7 @@ import { benchCommand } from './bench.js';
 import { callCommand } from './call.js';
 import { configCommand } from './config.js';
 import { doctorCommand } from './doctor.js';
+import { gatewayCommand } from './gateway.js';
 import { lsCommand } from './ls.js';
 
 export const COMMANDS: ReadonlyArray<(io: CliIo) => Command> = [
@@ -18,4 +19,5 @@ export const COMMANDS: ReadonlyArray<(io: CliIo) => Command> = [
   benchCommand,
   configCommand,
   doctorCommand,
+  gatewayCommand,
 ];
