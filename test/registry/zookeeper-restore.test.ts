@@ -2,8 +2,8 @@
  * A ZooKeeper registry restores its registrations each time its session connects, before it reports
  * `connected` and reads its lists. One registration that cannot be written must not keep it from
  * connecting: it is reported, its own call fails, and everything else (other registrations, every
- * subscription) works. The trigger in the field is two live sessions holding the same path (two consumer
- * apps in one process share `consumers/<host>:<pid>`: each takes the node from the other); here, a
+ * subscription) works. The trigger in the field was two live sessions holding the same path (two consumer
+ * apps in one process shared `consumers/<host>:<pid>` before entries got an instance number); here, a
  * path the client library refuses, which fails the same way every time.
  */
 import { afterEach, describe, expect, it } from 'vitest';

@@ -41,8 +41,8 @@ const SERVICES = Number(env['SCALE_SERVICES'] || 20);
 const EVENTS = Number(env['SCALE_EVENTS'] || 10);
 const TTL_MS = Number(env['SCALE_TTL_MS'] || 10_000);
 /**
- * One consumer app per process by default, as deployed: apps of one process share their consumer records
- * (`consumers/<host>:<pid>`), which on ZooKeeper makes their sessions take the node from each other.
+ * One consumer app per process by default, as deployed (apps of one process each announce their own
+ * consumer entry, `consumers/<host>:<pid>:<n>`).
  */
 const CONSUMER_PROCESSES = Number(env['SCALE_CONSUMER_PROCESSES'] || APPS);
 const REGISTRAR_PROCESSES = 2;
