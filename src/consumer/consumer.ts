@@ -22,11 +22,15 @@ import { serviceKeyString } from '../core/service-key.js';
 import type { ExtensionRegistry, ExtensionTable } from '../extension/extension-registry.js';
 import { attemptDeadlineFilter } from '../filters/attempt-deadline.js';
 import { endpointStatsFilter } from '../filters/endpoint-stats.js';
+import { metricsCallFilter } from '../filters/metrics-call.js';
+import { metricsClientFilter } from '../filters/metrics-client.js';
 import { mockFallbackFilter } from '../filters/mock-fallback.js';
 import { observeClientFilter } from '../filters/observe-client.js';
 import { outlierFilter } from '../filters/outlier.js';
 import { DEFAULT_LOAD_BALANCER_OPTIONS } from '../loadbalance/load-balancer.js';
 import type { Logger } from '../observability/logger.js';
+import type { MethodMetrics } from '../observability/method-metrics.js';
+import type { MetricsStore } from '../observability/metrics-store.js';
 import type { ConnectionOptions } from '../protocol/connection-options.js';
 import type { RegistrySet } from '../registry/registry-set.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
@@ -72,6 +76,8 @@ export interface ConsumerParts {
   /** The app's consumer filters (per call, or per attempt for those that say so). */
   readonly filters: readonly FilterEntry[];
   readonly logger: Logger;
+  /** Where the `metrics` filters count (none: no metrics filters). */
+  readonly metrics?: MetricsStore | undefined;
 }
 
 export interface Consumer {
@@ -109,8 +115,10 @@ function attemptBuiltins(
   label: string,
   config: ConsumerConfig,
   directory: Directory | undefined,
+  metrics: MethodMetrics | undefined,
 ): NamedFilter[] {
   const builtin: NamedFilter[] = [attemptDeadlineFilter(label), observeClientFilter(), endpointStatsFilter()];
+  if (metrics !== undefined) builtin.push(metricsClientFilter(metrics));
   if (config.outlierDetection) {
     const detector = directory?.outlierDetector({
       maxEjectionRatio: config.maxEjectionRatio,
@@ -232,9 +240,10 @@ export function createConsumer(parts: ConsumerParts): Consumer {
     config: ConsumerConfig,
     methodOptions: MethodReferenceOptions,
     attemptFilters: readonly NamedFilter[],
+    metrics: MethodMetrics | undefined,
   ): ClusterInvoker => {
     const label = `${definition.name}.${method}`;
-    const builtin = attemptBuiltins(label, config, directory);
+    const builtin = attemptBuiltins(label, config, directory, metrics);
     const loadBalancer = extensions.get(
       'loadbalance',
       config.loadbalance,
@@ -294,6 +303,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
           const config = resolved.configOf(name);
           const own = byPosition(methodOptions.filters ?? [], `${label}.methods.${name}.filters`);
           const mock = () => mockAnswer(options.mockImpl, name, declaration);
+          const metrics = parts.metrics?.method('consumer', def, name);
           let terminal: Invoker;
           if (mode === 'force') {
             const answer = mock();
@@ -306,11 +316,15 @@ export function createConsumer(parts: ConsumerParts): Consumer {
                 // Decided at the first call: the app may provide the service after refer().
                 const inProcess = base.injvm && parts.inProcess.provides(def);
                 directory = directoryFor(def, inProcess ? 'in-process' : targets!);
-                cluster = clusterInvoker(def, name, directory, config, methodOptions, [
-                  ...app.attempt,
-                  ...reference.attempt,
-                  ...own.attempt,
-                ]);
+                cluster = clusterInvoker(
+                  def,
+                  name,
+                  directory,
+                  config,
+                  methodOptions,
+                  [...app.attempt, ...reference.attempt, ...own.attempt],
+                  metrics,
+                );
               }
               const call = invocation as ClientInvocation;
               if (directory!.isReady) return cluster(call);
@@ -319,6 +333,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
             };
           }
           const callFilters = [...app.call, ...reference.call, ...own.call];
+          if (metrics !== undefined) callFilters.push(metricsCallFilter(metrics));
           if (mode === 'fail') {
             const answer = mock();
             callFilters.push(mockFallbackFilter((invocation) => answer(invocation.args)));
@@ -328,7 +343,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
             mode === 'force'
               ? []
               : orderFilters([
-                  ...attemptBuiltins(`${definition.name}.${name}`, config, undefined),
+                  ...attemptBuiltins(`${definition.name}.${name}`, config, undefined, metrics),
                   ...app.attempt,
                   ...reference.attempt,
                   ...own.attempt,

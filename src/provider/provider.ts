@@ -14,10 +14,12 @@ import { type FilterEntry, type NamedFilter, namedFilter } from '../core/filter.
 import { admissionFilter } from '../filters/admission.js';
 import { providerDeadlineFilter } from '../filters/deadline.js';
 import { decodeArgumentsFilter } from '../filters/decode-arguments.js';
+import { metricsServerFilter } from '../filters/metrics-server.js';
 import { observeServerFilter } from '../filters/observe-server.js';
 import { shutdownFilter } from '../filters/shutdown.js';
 import { channels, type ProtocolErrorMessage } from '../observability/channels.js';
 import type { Logger } from '../observability/logger.js';
+import type { MetricsStore } from '../observability/metrics-store.js';
 import { createRateLimitedLog } from '../observability/rate-limited-log.js';
 import type { ProviderRecord } from '../registry/provider-record.js';
 import type { RegistrySet } from '../registry/registry-set.js';
@@ -46,6 +48,8 @@ export interface ProviderOptions {
   /** Weight and labels announced for every service unless it says otherwise. */
   readonly weight: number;
   readonly tags: Readonly<Record<string, string>>;
+  /** Where the app's admin endpoints are, as written in records (none when they are off). */
+  readonly admin?: (() => { host: string; port: number } | undefined) | undefined;
 }
 
 export interface ProviderParts {
@@ -57,6 +61,8 @@ export interface ProviderParts {
   /** The app's provider filters. */
   readonly filters: readonly FilterEntry[];
   readonly logger: Logger;
+  /** Where the `metrics` filter counts (none: no metrics filter). */
+  readonly metrics?: MetricsStore | undefined;
 }
 
 export interface Provider {
@@ -135,6 +141,14 @@ export function createProvider(parts: ProviderParts): Provider {
     onScrubbed: (label, ref, error) => logger.warn(scrubbedLine(label, 'in-process', ref, error)),
   });
 
+  /** The admin endpoints as other hosts reach them: the bound host, or the advertised one for a wildcard. */
+  const adminOf = (): { admin?: { host: string; port: number } } => {
+    const admin = options.admin?.();
+    if (admin === undefined) return {};
+    const wildcard = admin.host === '0.0.0.0' || admin.host === '::';
+    return { admin: { host: wildcard ? advertisedHost! : admin.host, port: admin.port } };
+  };
+
   const recordOf = (entry: Provided): ProviderRecord => {
     const { definition, methods } = entry.exported;
     return {
@@ -152,6 +166,7 @@ export function createProvider(parts: ProviderParts): Provider {
       pid: process.pid,
       startTime,
       tags: { ...options.tags, ...entry.options.tags },
+      ...adminOf(),
     };
   };
 
@@ -183,7 +198,15 @@ export function createProvider(parts: ProviderParts): Provider {
       const exported = table.add(
         definition as ServiceDefinition<unknown>,
         implementation as object,
-        (method) => [...builtin, ...appFilters, ...serviceFilters, ...(methodFilters.get(method) ?? [])],
+        (method) => [
+          ...builtin,
+          ...(parts.metrics
+            ? [metricsServerFilter(parts.metrics.method('provider', definition, method))]
+            : []),
+          ...appFilters,
+          ...serviceFilters,
+          ...(methodFilters.get(method) ?? []),
+        ],
       );
       const hidden = undeclaredFunctions(definition as ServiceDefinition<unknown>, implementation as object);
       if (hidden.length > 0) {

@@ -139,19 +139,19 @@ describe('consumer positions', () => {
     const url = providers[0]!.address;
     const plain = app.refer(FlakyDef, { url });
     expect(methodRuntimeOf(plain, 'read').filters).toEqual({
-      call: [],
-      attempt: ['deadline', 'observe', 'endpoint-stats', 'outlier'],
+      call: ['metrics'],
+      attempt: ['deadline', 'observe', 'endpoint-stats', 'outlier', 'metrics-client'],
     });
     const noOutlier = app.refer(FlakyDef, { url, outlierDetection: false, mock: 'fail' });
     expect(methodRuntimeOf(noOutlier, 'read').filters).toEqual({
-      call: ['mock'],
-      attempt: ['deadline', 'observe', 'endpoint-stats'],
+      call: ['metrics', 'mock'],
+      attempt: ['deadline', 'observe', 'endpoint-stats', 'metrics-client'],
     });
     const audit = defineFilter({ name: 'audit', position: 'attempt', order: 350, start() {} });
     const withUser = app.refer(FlakyDef, { url, filters: [audit, (next) => next] });
     expect(methodRuntimeOf(withUser, 'read').filters).toEqual({
-      call: ['anonymous'],
-      attempt: ['deadline', 'observe', 'endpoint-stats', 'audit', 'outlier'],
+      call: ['metrics', 'anonymous'],
+      attempt: ['deadline', 'observe', 'endpoint-stats', 'audit', 'outlier', 'metrics-client'],
     });
   });
 });
@@ -190,6 +190,7 @@ describe('the provider position', () => {
     provider.provide(UserServiceDef, impl, { filters: [gate] });
     await provider.start();
     expect(appInternals(provider).provider.filterNames(UserServiceDef, 'register')).toEqual([
+      'metrics',
       'shutdown',
       'deadline',
       'admission',
