@@ -46,5 +46,6 @@ export function createConsumerSide(
     filters,
     logger,
     metrics,
+    tracing: config.tracing,
   });
 }

@@ -42,5 +42,6 @@ export function createProviderSide(
     filters,
     logger,
     metrics,
+    tracing: config.tracing,
   });
 }

@@ -43,6 +43,8 @@ export class ClientInvocation implements ClusterInvocation, OutboundCall {
   attempts = 0;
   /** The provider of the attempt before. */
   lastAttemptAddress: string | undefined = undefined;
+  /** The call's span, while the `tracing` filter traces it. */
+  tracingSpan: unknown = undefined;
   #hooks: readonly Hook<ClientInvocation>[] = NO_HOOKS;
   #listener: AttemptListener | undefined = undefined;
   /** Set while the attempt's wrapping filters wait for the connection's answer. */

@@ -27,6 +27,7 @@ import { metricsClientFilter } from '../filters/metrics-client.js';
 import { mockFallbackFilter } from '../filters/mock-fallback.js';
 import { observeClientFilter } from '../filters/observe-client.js';
 import { outlierFilter } from '../filters/outlier.js';
+import { tracingClientFilter } from '../filters/tracing-client.js';
 import { DEFAULT_LOAD_BALANCER_OPTIONS } from '../loadbalance/load-balancer.js';
 import type { Logger } from '../observability/logger.js';
 import type { MethodMetrics } from '../observability/method-metrics.js';
@@ -78,6 +79,8 @@ export interface ConsumerParts {
   readonly logger: Logger;
   /** Where the `metrics` filters count (none: no metrics filters). */
   readonly metrics?: MetricsStore | undefined;
+  /** Whether every call has the `tracing` filter (it does nothing while no SDK is registered). */
+  readonly tracing?: boolean | undefined;
 }
 
 export interface Consumer {
@@ -334,6 +337,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
           }
           const callFilters = [...app.call, ...reference.call, ...own.call];
           if (metrics !== undefined) callFilters.push(metricsCallFilter(metrics));
+          if (parts.tracing) callFilters.push(tracingClientFilter());
           if (mode === 'fail') {
             const answer = mock();
             callFilters.push(mockFallbackFilter((invocation) => answer(invocation.args)));

@@ -17,6 +17,7 @@ import { decodeArgumentsFilter } from '../filters/decode-arguments.js';
 import { metricsServerFilter } from '../filters/metrics-server.js';
 import { observeServerFilter } from '../filters/observe-server.js';
 import { shutdownFilter } from '../filters/shutdown.js';
+import { tracingServerFilter } from '../filters/tracing-server.js';
 import { channels, type ProtocolErrorMessage } from '../observability/channels.js';
 import type { Logger } from '../observability/logger.js';
 import type { MetricsStore } from '../observability/metrics-store.js';
@@ -63,6 +64,8 @@ export interface ProviderParts {
   readonly logger: Logger;
   /** Where the `metrics` filter counts (none: no metrics filter). */
   readonly metrics?: MetricsStore | undefined;
+  /** Whether the `tracing` filter is in every method's chain (it does nothing while no SDK is registered). */
+  readonly tracing?: boolean | undefined;
 }
 
 export interface Provider {
@@ -110,6 +113,7 @@ export function createProvider(parts: ProviderParts): Provider {
     admissionFilter(),
     decodeArgumentsFilter(),
     observeServerFilter(),
+    ...(parts.tracing ? [tracingServerFilter] : []),
   ];
   const appFilters = parts.filters.map((entry) =>
     namedFilter(entry, 'provider', 'callisto({ filters.provider })'),

@@ -69,9 +69,10 @@ describe('callisto config explain', () => {
     expect(keys).toContain('consumer.emptyProtection');
     expect(keys.length).toBe(
       Object.keys(DEFAULT_CONFIG).length -
-        2 +
+        3 +
         Object.keys(DEFAULT_CONFIG.server).length +
-        Object.keys(DEFAULT_CONFIG.consumer).length,
+        Object.keys(DEFAULT_CONFIG.consumer).length +
+        Object.keys(DEFAULT_CONFIG.admin).length,
     );
   });
 

@@ -139,18 +139,18 @@ describe('consumer positions', () => {
     const url = providers[0]!.address;
     const plain = app.refer(FlakyDef, { url });
     expect(methodRuntimeOf(plain, 'read').filters).toEqual({
-      call: ['metrics'],
+      call: ['metrics', 'tracing'],
       attempt: ['deadline', 'observe', 'endpoint-stats', 'outlier', 'metrics-client'],
     });
     const noOutlier = app.refer(FlakyDef, { url, outlierDetection: false, mock: 'fail' });
     expect(methodRuntimeOf(noOutlier, 'read').filters).toEqual({
-      call: ['metrics', 'mock'],
+      call: ['metrics', 'tracing', 'mock'],
       attempt: ['deadline', 'observe', 'endpoint-stats', 'metrics-client'],
     });
     const audit = defineFilter({ name: 'audit', position: 'attempt', order: 350, start() {} });
     const withUser = app.refer(FlakyDef, { url, filters: [audit, (next) => next] });
     expect(methodRuntimeOf(withUser, 'read').filters).toEqual({
-      call: ['metrics', 'anonymous'],
+      call: ['metrics', 'tracing', 'anonymous'],
       attempt: ['deadline', 'observe', 'endpoint-stats', 'audit', 'outlier', 'metrics-client'],
     });
   });
@@ -196,6 +196,7 @@ describe('the provider position', () => {
       'admission',
       'decode',
       'observe',
+      'tracing',
       'gate',
       'first',
       'second',
