@@ -43,5 +43,6 @@ export function createProviderSide(
     logger,
     metrics,
     tracing: config.tracing,
+    asyncCallContext: config.asyncCallContext,
   });
 }

@@ -66,6 +66,8 @@ export interface ProviderParts {
   readonly metrics?: MetricsStore | undefined;
   /** Whether the `tracing` filter is in every method's chain (it does nothing while no SDK is registered). */
   readonly tracing?: boolean | undefined;
+  /** Whether `callContext()` is kept past a method's awaits (AsyncLocalStorage). */
+  readonly asyncCallContext?: boolean | undefined;
 }
 
 export interface Provider {
@@ -97,7 +99,7 @@ interface Provided {
 export function createProvider(parts: ProviderParts): Provider {
   const { options, serializers, registries, logger } = parts;
   const serverOptions = options.server;
-  const table = createServiceTable();
+  const table = createServiceTable({ asyncContext: parts.asyncCallContext ?? false });
   const serving = createServing({
     maxConnections: serverOptions.maxConnections,
     maxConnectionsPerAddress: serverOptions.maxConnectionsPerAddress,

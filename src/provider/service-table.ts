@@ -13,7 +13,7 @@ import {
   type MethodDeclaration,
   type ServiceDefinition,
 } from '../service/define-service.js';
-import { runInCallContext } from './call-context.js';
+import { runInAsyncCallContext, runInCallContext } from './call-context.js';
 import type { ServerInvocation } from './server-invocation.js';
 
 export interface ExportedMethod {
@@ -79,12 +79,14 @@ function exportMethod(
   implementation: object,
   name: string,
   filters: readonly NamedFilter[],
+  asyncContext: boolean,
 ): ExportedMethod {
   const declaration = definition.methods?.[name] ?? {};
   const fn = (implementation as Record<string, (...args: unknown[]) => unknown>)[name]!;
   const label = `${definition.name}.${name}`;
+  const run = asyncContext ? runInAsyncCallContext : runInCallContext;
   const call: Step<ServerInvocation> = (invocation) =>
-    runInCallContext(invocation, () => fn.apply(implementation, invocation.args));
+    run(invocation, () => fn.apply(implementation, invocation.args));
   const schema = declaration.args;
   const chain =
     schema === undefined
@@ -99,7 +101,8 @@ function exportMethod(
 
 const tableKey = (name: string, version: string, group: string): string => `${group}/${name}:${version}`;
 
-export function createServiceTable(): ServiceTable {
+/** `asyncContext`: methods run with `callContext()` kept past their awaits (AsyncLocalStorage). */
+export function createServiceTable(options: { asyncContext?: boolean } = {}): ServiceTable {
   const services = new Map<string, ExportedService>();
   let version = 0;
   return {
@@ -111,7 +114,10 @@ export function createServiceTable(): ServiceTable {
       if (services.has(key)) throw new Error(`service ${serviceKeyString(definition)} is already provided`);
       const methods = new Map<string, ExportedMethod>();
       for (const name of implementedMethodNames(definition, implementation)) {
-        methods.set(name, exportMethod(definition, implementation, name, filtersOf(name)));
+        methods.set(
+          name,
+          exportMethod(definition, implementation, name, filtersOf(name), options.asyncContext ?? false),
+        );
       }
       const exported: ExportedService = { definition, methods };
       services.set(key, exported);
