@@ -29,7 +29,7 @@ import { observeClientFilter } from '../filters/observe-client.js';
 import { outlierFilter } from '../filters/outlier.js';
 import { tracingClientFilter } from '../filters/tracing-client.js';
 import { DEFAULT_LOAD_BALANCER_OPTIONS } from '../loadbalance/load-balancer.js';
-import type { Logger } from '../observability/logger.js';
+import type { LogFields, Logger } from '../observability/logger.js';
 import type { MethodMetrics } from '../observability/method-metrics.js';
 import type { MetricsStore } from '../observability/metrics-store.js';
 import type { ConnectionOptions } from '../protocol/connection-options.js';
@@ -164,7 +164,8 @@ export function createConsumer(parts: ConsumerParts): Consumer {
   const app = byPosition(parts.filters, 'filters.consumer');
   const directories = new Map<string, Directory>();
   const closers: Array<() => void> = [];
-  const log = (level: 'info' | 'warn' | 'error', message: string) => logger[level](message);
+  const log = (level: 'info' | 'warn' | 'error', message: string, fields?: LogFields) =>
+    logger[level](message, fields);
   const pool = createConsumerPool({
     extensions,
     serializers,

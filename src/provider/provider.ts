@@ -19,7 +19,7 @@ import { observeServerFilter } from '../filters/observe-server.js';
 import { shutdownFilter } from '../filters/shutdown.js';
 import { tracingServerFilter } from '../filters/tracing-server.js';
 import { channels, type ProtocolErrorMessage } from '../observability/channels.js';
-import type { Logger } from '../observability/logger.js';
+import { type LogFields, type Logger, traceIdOf } from '../observability/logger.js';
 import type { MetricsStore } from '../observability/metrics-store.js';
 import { createRateLimitedLog } from '../observability/rate-limited-log.js';
 import type { ProviderRecord } from '../registry/provider-record.js';
@@ -141,10 +141,22 @@ export function createProvider(parts: ProviderParts): Provider {
     return `${label} failed ${who} with a system error the caller was not shown (ref ${ref}): ${error.message}${where ? ` [${where}]` : ''}`;
   };
 
+  /** The fields of a line about one call: its method, caller, reference and trace id. */
+  const callFields = (
+    label: string,
+    remote: string,
+    ref: string,
+    attachments: Readonly<Record<string, string>> | undefined,
+  ): LogFields => ({ call: label, remote, ref, traceId: traceIdOf(attachments) });
+
   const local = createLocalCalls(table, serving, {
     exposeStack: serverOptions.exposeStack,
     exposeErrors: serverOptions.exposeErrors,
-    onScrubbed: (label, ref, error) => logger.warn(scrubbedLine(label, 'in-process', ref, error)),
+    onScrubbed: (label, ref, error, attachments) =>
+      logger.warn(
+        scrubbedLine(label, 'in-process', ref, error),
+        callFields(label, 'injvm', ref, attachments),
+      ),
   });
 
   /** The admin endpoints as other hosts reach them: the bound host, or the advertised one for a wildcard. */
@@ -253,8 +265,11 @@ export function createProvider(parts: ProviderParts): Provider {
             }
           },
           onRefused: (remote, reason) => hostileLog.warn('refused', `refused from ${remote}: ${reason}`),
-          onScrubbed: (remote, label, ref, error) =>
-            logger.warn(scrubbedLine(label, `for ${remote}`, ref, error)),
+          onScrubbed: (remote, label, ref, error, attachments) =>
+            logger.warn(
+              scrubbedLine(label, `for ${remote}`, ref, error),
+              callFields(label, remote, ref, attachments),
+            ),
         },
       });
       await server.listen();

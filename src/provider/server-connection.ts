@@ -101,6 +101,7 @@ export function serveConnection(
     declared: readonly ErrorDeclaration[] = NO_DECLARED_ERRORS,
     label?: string,
     attachments?: Attachments,
+    requestAttachments?: Attachments,
   ): void => {
     const { status, payload, scrubbed } = toErrorPayload(error, {
       exposeStack: ctx.options.exposeStack,
@@ -108,7 +109,8 @@ export function serveConnection(
       declared,
       label,
     });
-    if (scrubbed !== undefined) ctx.onScrubbed(remoteAddress, label ?? '', scrubbed.ref, scrubbed.error);
+    if (scrubbed !== undefined)
+      ctx.onScrubbed(remoteAddress, label ?? '', scrubbed.ref, scrubbed.error, requestAttachments);
     let body: Uint8Array;
     try {
       body = serializer.encode(payload);
@@ -274,7 +276,15 @@ export function serveConnection(
     const serializer = invocation.serializer!;
     const attachments = invocation.answerAttachments;
     if (error !== undefined) {
-      fail(invocation.requestId, serializer, error, invocation.declared, invocation.label, attachments);
+      fail(
+        invocation.requestId,
+        serializer,
+        error,
+        invocation.declared,
+        invocation.label,
+        attachments,
+        invocation.attachments,
+      );
     } else {
       answer(
         invocation.requestId,
