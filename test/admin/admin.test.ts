@@ -5,6 +5,7 @@
  * `admin` address.
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -142,6 +143,38 @@ describe('admin endpoints', () => {
     };
     // the token itself is never shown
     expect(config.keys.find((entry) => entry.key === 'admin.token')!.value).toBe('***');
+  });
+
+  it('hold at most 64 connections: more are closed as they arrive', async () => {
+    const app = await testApp({ admin: { enabled: true } });
+    await app.start();
+    const connect = () =>
+      new Promise<net.Socket>((resolve, reject) => {
+        const socket = net.connect(app.adminPort!, '127.0.0.1', () => resolve(socket));
+        socket.once('error', reject);
+      });
+    /** Asks for /health on a new connection: its status line, or 'closed' when the server closed it. */
+    const health = async () => {
+      const socket = await connect();
+      return new Promise<string>((resolve) => {
+        socket.once('data', (data) => {
+          resolve(String(data).split('\r\n')[0]!);
+          socket.destroy();
+        });
+        socket.once('close', () => resolve('closed'));
+        socket.write('GET /health HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
+      });
+    };
+    const held: net.Socket[] = [];
+    try {
+      for (let i = 0; i < 64; i++) held.push(await connect());
+      // the server counts a connection once it accepted it: soon the next one is closed unanswered
+      await waitFor(async () => (await health()) === 'closed');
+      held.pop()!.destroy();
+      await waitFor(async () => (await health()) === 'HTTP/1.1 200 OK');
+    } finally {
+      for (const socket of held) socket.destroy();
+    }
   });
 
   it('say not ready from the start of a graceful stop, before the provider unregisters', async () => {
