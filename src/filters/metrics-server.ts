@@ -3,8 +3,10 @@
  * its latency, the calls in flight and the last failure (the app's metrics store; docs/observability.md).
  * Outermost of the provider's filters, so that refusals (`Shutdown`, `Timeout` at the deadline check,
  * `Unauthorized`, `RateLimited`, `Overloaded`) are counted by code as well as what the method answered.
- * A handful of increments per call; on by default (`metrics: false` leaves it out).
+ * A handful of increments per call and no clock reading of its own for a method that answers later (the
+ * run's shared reading, core/clock.ts); on by default (`metrics: false` leaves it out).
  */
+import { tickMonotonic } from '../core/clock.js';
 import { defineFilter, type NamedFilter } from '../core/filter.js';
 import type { Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
@@ -33,11 +35,17 @@ export function metricsServerFilter(metrics: MethodMetrics): NamedFilter {
       const call = invocation as MeteredInvocation;
       metrics.inFlight++;
       metrics.bytesIn += call.requestBytes ?? 0;
-      call.meteredAt = performance.now();
+      call.meteredAt = tickMonotonic();
     },
     end(invocation, error) {
+      const startedAt = (invocation as MeteredInvocation).meteredAt;
+      // A later run reads the clock once for every call ending in it; a call that ended in the run it
+      // started in (a synchronous method) reads it itself: its latency includes the frames of the same
+      // read that went before it, as it waited for them.
+      let now = tickMonotonic();
+      if (now === startedAt) now = performance.now();
       metrics.inFlight--;
-      metrics.latency.observe(performance.now() - (invocation as MeteredInvocation).meteredAt);
+      metrics.latency.observe(now - startedAt);
       if (error === undefined) metrics.ok++;
       else metrics.failed(outcomeCode(error), (error as Error)?.message ?? String(error));
     },
