@@ -77,9 +77,9 @@ export interface ConsumerParts {
   /** The app's consumer filters (per call, or per attempt for those that say so). */
   readonly filters: readonly FilterEntry[];
   readonly logger: Logger;
-  /** Where the `metrics` filters count (none: no metrics filters). */
+  /** Where the `metrics-call` and `metrics-client` filters count (none: no metrics filters). */
   readonly metrics?: MetricsStore | undefined;
-  /** Whether every call has the `tracing` filter (it does nothing while no SDK is registered). */
+  /** Whether every call has the `tracing-client` filter (it does nothing while no SDK is registered). */
   readonly tracing?: boolean | undefined;
 }
 

@@ -1,5 +1,5 @@
 /**
- * `metrics` (consumer, per call, order 50): counts every call a reference made, by outcome code, as its
+ * `metrics-call` (consumer, per call, order 50): counts every call a reference made, by outcome code, as its
  * caller saw it (after every retry and failover), with its latency, the calls in flight and the last
  * failure. Outermost of the per-call filters, so refusals by consumer-side limits and answers from a
  * cache are counted too. The per-attempt side is `metrics-client` (order 450).
@@ -12,7 +12,7 @@ import { METRICS_FILTER_ORDER, type MeteredInvocation } from './metrics-server.j
 
 export function metricsCallFilter(metrics: MethodMetrics): NamedFilter {
   return defineFilter({
-    name: 'metrics',
+    name: 'metrics-call',
     position: 'call',
     order: METRICS_FILTER_ORDER,
     start(invocation) {

@@ -2,7 +2,7 @@
  * `metrics-client` (consumer, per attempt, order 450): counts each attempt by provider address and
  * outcome code, and the retries (attempts after a call's first) and failovers (retries that went to
  * another provider than the attempt before). An attempt refused before this filter (by a filter in
- * front of it) is not an attempt here; its call is still counted by `metrics` (per call).
+ * front of it) is not an attempt here; its call is still counted by `metrics-call`.
  */
 import { defineFilter, type NamedFilter } from '../core/filter.js';
 import { RpcError } from '../core/rpc-error.js';

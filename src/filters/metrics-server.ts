@@ -1,5 +1,5 @@
 /**
- * `metrics` (provider, order 50): counts every call the provider was asked for, by outcome code, with
+ * `metrics-server` (provider, order 50): counts every call the provider was asked for, by outcome code, with
  * its latency, the calls in flight and the last failure (the app's metrics store; docs/observability.md).
  * Outermost of the provider's filters, so that refusals (`Shutdown`, `Timeout` at the deadline check,
  * `Unauthorized`, `RateLimited`, `Overloaded`) are counted by code as well as what the method answered.
@@ -28,7 +28,7 @@ export function outcomeCode(error: unknown): string {
 
 export function metricsServerFilter(metrics: MethodMetrics): NamedFilter {
   return defineFilter({
-    name: 'metrics',
+    name: 'metrics-server',
     position: 'provider',
     order: METRICS_FILTER_ORDER,
     start(invocation) {

@@ -1,5 +1,5 @@
 /**
- * `tracing` (consumer, per call, order 190): a CLIENT span per call (retries and failovers inside it),
+ * `tracing-client` (consumer, per call, order 190): a CLIENT span per call (retries and failovers inside it),
  * child of the active context, named `service/method` with the RPC semantic conventions' attributes;
  * its W3C trace context goes to the provider in the call's attachments (`traceparent`, `tracestate`).
  * Nothing is done while no OpenTelemetry SDK is registered.
@@ -29,7 +29,7 @@ type Span = import('@opentelemetry/api').Span;
 
 export function tracingClientFilter(): NamedFilter {
   return defineFilter({
-    name: 'tracing',
+    name: 'tracing-client',
     position: 'call',
     order: TRACING_CLIENT_ORDER,
     start(invocation) {

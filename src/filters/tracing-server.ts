@@ -1,5 +1,5 @@
 /**
- * `tracing` (provider, order 410): a SERVER span per execution, child of the caller's span (the W3C
+ * `tracing-server` (provider, order 410): a SERVER span per execution, child of the caller's span (the W3C
  * trace context in the call's attachments), named `service/method` with the RPC semantic conventions'
  * attributes; the rest of the chain and the method run with it as the active context, so calls the
  * method makes (and spans it starts) are its children. Nothing is done, and no promise is made, while
@@ -74,7 +74,7 @@ function tracingStep(next: Step<Invocation>): Step<Invocation> {
 
 /** The provider's tracing filter (a step of Callisto's: no promise for a synchronous method). */
 export const tracingServerFilter: NamedFilter = Object.freeze({
-  name: 'tracing',
+  name: 'tracing-server',
   position: 'provider',
   order: TRACING_SERVER_ORDER,
   step: tracingStep,

@@ -62,9 +62,9 @@ export interface ProviderParts {
   /** The app's provider filters. */
   readonly filters: readonly FilterEntry[];
   readonly logger: Logger;
-  /** Where the `metrics` filter counts (none: no metrics filter). */
+  /** Where the `metrics-server` filter counts (none: no metrics filter). */
   readonly metrics?: MetricsStore | undefined;
-  /** Whether the `tracing` filter is in every method's chain (it does nothing while no SDK is registered). */
+  /** Whether the `tracing-server` filter is in every method's chain (it does nothing while no SDK is registered). */
   readonly tracing?: boolean | undefined;
   /** Whether `callContext()` is kept past a method's awaits (AsyncLocalStorage). */
   readonly asyncCallContext?: boolean | undefined;

@@ -37,7 +37,7 @@ export class ServerInvocation
   answered = false;
   /** performance.now() when the `observe` filter started measuring; 0 when nobody listens. */
   observedAt = 0;
-  /** performance.now() when the `metrics` filter started measuring the call. */
+  /** When the `metrics-server` filter started measuring the call. */
   meteredAt = 0;
   /** The request's encoded argument bytes (0 in-process). */
   requestBytes = 0;
