@@ -26,7 +26,7 @@ export interface AdminSource {
   health(): { status: 'ok'; state: string; uptimeMs: number };
   readiness(): { ready: boolean; state: string; reason?: string };
   metrics(): Promise<{ contentType: string; text: string }>;
-  services(): unknown;
+  services(): unknown | Promise<unknown>;
   config(): unknown;
   stats(): unknown;
 }
@@ -107,7 +107,7 @@ export function createAdminServer(options: AdminConfig, source: AdminSource): Ad
         return;
       }
       case '/services':
-        send(request, response, 200, 'services', source.services());
+        send(request, response, 200, 'services', await source.services());
         return;
       case '/config':
         send(request, response, 200, 'configuration', source.config());

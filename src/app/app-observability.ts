@@ -17,6 +17,7 @@ import {
   registerCallistoMetrics,
 } from '../observability/prometheus.js';
 import { statsFeed } from '../observability/stats.js';
+import type { ConsumerRecord } from '../registry/provider-record.js';
 import type { RegistrySet } from '../registry/registry-set.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import type { ConsumerSide } from './consumer-side.js';
@@ -201,15 +202,51 @@ export function createAppObservability(parts: ObservabilityParts): AppObservabil
       };
     });
 
-  const services = () => {
-    const provided = provider.table.list().map(({ definition, methods }) => ({
-      side: 'provider' as const,
-      service: definition.name,
-      version: definition.version,
-      group: definition.group,
-      methods: methodsOf(definition, methods.keys()),
-      address: provider.advertisedAddress ?? null,
-    }));
+  /** The consumers the registries list for `key` (those that can tell), at most 2 s waited for. */
+  const consumersOf = async (key: ServiceKey) => {
+    const list = await registries.created().catch(() => []);
+    const found = await Promise.all(
+      list.map((registry) =>
+        registry.consumers === undefined
+          ? []
+          : new Promise<ConsumerRecord[]>((resolve) => {
+              const timer = setTimeout(() => resolve([]), 2_000);
+              registry.consumers!(key).then(
+                (records) => {
+                  clearTimeout(timer);
+                  resolve(records);
+                },
+                () => {
+                  clearTimeout(timer);
+                  resolve([]);
+                },
+              );
+            }),
+      ),
+    );
+    const seen = new Set<string>();
+    return found.flat().flatMap((record) => {
+      const id = `${record.host}|${record.pid}|${record.application}`;
+      if (seen.has(id)) return [];
+      seen.add(id);
+      return [
+        { application: record.application, host: record.host, pid: record.pid, startTime: record.startTime },
+      ];
+    });
+  };
+
+  const services = async () => {
+    const provided = await Promise.all(
+      provider.table.list().map(async ({ definition, methods }) => ({
+        side: 'provider' as const,
+        service: definition.name,
+        version: definition.version,
+        group: definition.group,
+        methods: methodsOf(definition, methods.keys()),
+        address: provider.advertisedAddress ?? null,
+        consumers: await consumersOf(definition),
+      })),
+    );
     const byKey = new Map<string, Directory[]>();
     for (const directory of directories()) {
       const key = `${directory.key.group}/${directory.key.name}:${directory.key.version}`;

@@ -79,6 +79,11 @@ describe('admin endpoints', () => {
     const flaky = provided.services.find((s) => s.service === 'test.Flaky')!;
     expect(flaky).toMatchObject({ side: 'provider', version: '1.0.0', group: '', address: provider.address });
     expect(flaky.methods).toContainEqual({ name: 'read', idempotent: true, oneway: false, hasSchema: false });
+    // who consumes it, as the registry lists them
+    const userServiceProvided = provided.services.find((s) => s.service === 'test.UserService')!;
+    expect(userServiceProvided.consumers).toEqual([
+      expect.objectContaining({ application: 'front', pid: process.pid }),
+    ]);
     // the consumer's: the providers it sees, with their state
     const consumed = (await json(consumer, '/services')).body as { services: Array<Record<string, unknown>> };
     const userService = consumed.services.find((s) => s.service === 'test.UserService')!;
