@@ -9,6 +9,7 @@ import {
   type CallistoApp,
   defineFilter,
   defineService,
+  ErrorCode,
   type ErrorCodeName,
   RpcError,
 } from '../../src/index.js';
@@ -29,8 +30,8 @@ const MeterDef = defineService<Meter>('test.Meter', {
   methods: { ok: {}, fail: {}, hang: {}, guarded: {} },
 });
 
-/** Codes a handler can answer with (thrown as RpcErrors), besides a plain Error (ProviderError). */
-const THROWN: ErrorCodeName[] = ['BadRequest', 'Overloaded', 'Unauthorized', 'RateLimited', 'Internal'];
+/** Every code a handler can answer with as an RpcError (a plain Error is ProviderError, below). */
+const THROWN = (Object.keys(ErrorCode) as ErrorCodeName[]).filter((code) => code !== 'ProviderError');
 
 const released: Array<() => void> = [];
 afterEach(() => {
