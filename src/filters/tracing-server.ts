@@ -25,6 +25,8 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   );
 }
 
+const SERVER = { kind: SpanKind.SERVER };
+
 const codeOf = (error: unknown): string => (RpcError.is(error) ? error.code : 'ProviderError');
 
 function tracingStep(next: Step<Invocation>): Step<Invocation> {
@@ -33,20 +35,17 @@ function tracingStep(next: Step<Invocation>): Step<Invocation> {
     if (tracer === undefined) return next(invocation);
     const parent = extractParent(invocation.attachments, context.active());
     const service = invocation.service.name;
-    const span = tracer.startSpan(
-      `${service}/${invocation.method}`,
-      {
-        kind: SpanKind.SERVER,
-        attributes: {
-          'rpc.system': RPC_SYSTEM,
-          'rpc.service': service,
-          'rpc.method': invocation.method,
-          'callisto.service.version': invocation.service.version,
-          ...addressAttributes('network.peer', invocation.remoteAddress),
-        },
-      },
-      parent,
-    );
+    const span = tracer.startSpan(`${service}/${invocation.method}`, SERVER, parent);
+    // an unsampled span gets no attributes: most calls of a sampled-down service cost less
+    if (span.isRecording()) {
+      span.setAttributes({
+        'rpc.system': RPC_SYSTEM,
+        'rpc.service': service,
+        'rpc.method': invocation.method,
+        'callisto.service.version': invocation.service.version,
+        ...addressAttributes('network.peer', invocation.remoteAddress),
+      });
+    }
     const active = trace.setSpan(parent, span);
     let result: unknown;
     try {

@@ -73,7 +73,7 @@ export function extractParent(attachments: Readonly<Record<string, string>>, bas
 
 /** Ends `span`, with the error's code and status when the call failed. */
 export function endSpan(span: Span, error: unknown, code: string | undefined): void {
-  if (error !== undefined) {
+  if (error !== undefined && span.isRecording()) {
     span.setAttribute('error.type', code ?? 'Internal');
     span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.message ?? String(error) });
   }
