@@ -142,6 +142,21 @@ export function createAppObservability(parts: ObservabilityParts): AppObservabil
       }),
   });
   store.addGauge({
+    name: 'callisto_endpoint_state',
+    help: 'One provider (peer) as the consumer sees it: 1 for its current state (healthy, warming, ejected, disabled, draining)',
+    type: 'gauge',
+    collect: endpointSamples((endpoint, directory) => [
+      {
+        labels: {
+          ...keyLabels(directory.key),
+          peer: endpoint.address,
+          state: endpointState(endpoint, directory, warmupMs),
+        },
+        value: 1,
+      },
+    ]),
+  });
+  store.addGauge({
     name: 'callisto_endpoint_in_flight',
     help: 'Calls in flight from this consumer to one provider (peer)',
     type: 'gauge',

@@ -215,6 +215,15 @@ describe('metrics', () => {
     expect(sampleValue(families, 'callisto_calls_total', { ...labels, side: 'consumer', code: 'OK' })).toBe(
       6,
     );
+    const peer = { application: 'retrying', service: 'test.Flaky' };
+    expect(
+      sampleValue(families, 'callisto_endpoint_state', { ...peer, peer: a.address!, state: 'ejected' }),
+    ).toBe(1);
+    expect(sampleValue(families, 'callisto_endpoint_state', { ...peer, peer: b.address! })).toBe(1);
+    expect(sampleValue(families, 'callisto_endpoint_in_flight', { ...peer, peer: b.address! })).toBe(0);
+    expect(
+      sampleValue(families, 'callisto_endpoint_latency_seconds', { ...peer, peer: b.address! }),
+    ).toBeGreaterThan(0);
   });
 
   it('are left out with metrics: false', async () => {
