@@ -3,6 +3,7 @@
  * `callisto(options)` loads and validates configuration once; `start()` listens and registers;
  * `close()` shuts down gracefully (see shutdown.ts); `destroy()` stops at once.
  */
+import { adminWanted } from '../admin/admin-options.js';
 import { type AdminServer, createAdminServer } from '../admin/admin-server.js';
 import type { CallistoConfig, CallistoConfigInput } from '../config/callisto-config.js';
 import { type LoadConfigOptions, type LoadedConfig, loadConfigWithSources } from '../config/load-config.js';
@@ -54,7 +55,7 @@ export interface CallistoApp {
   readonly address: string | undefined;
   /** The port listened on, once started. */
   readonly port: number | undefined;
-  /** The admin endpoints' port, once started with `admin.enabled`. */
+  /** The admin endpoints' port, once started with `admin.enabled` or `admin.port`. */
   readonly adminPort: number | undefined;
   /** The prom-client registry holding the app's metrics (the one given as `metricsRegistry`, or its own). */
   readonly metricsRegistry: Registry;
@@ -188,7 +189,7 @@ function createApp(
       state = 'starting';
       if (config.handleSignals) app.handleSignals();
       try {
-        if (config.admin.enabled) {
+        if (adminWanted(config.admin)) {
           admin = createAdminServer(
             config.admin,
             observability.adminSource(() => ({ state, ready: app.ready })),

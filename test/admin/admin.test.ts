@@ -135,6 +135,17 @@ describe('admin endpoints', () => {
       expect(record.admin).toEqual({ host: '127.0.0.1', port: provider.adminPort });
   });
 
+  it('are on when a port is given', async () => {
+    const free = net.createServer();
+    await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
+    const port = (free.address() as net.AddressInfo).port;
+    await new Promise((resolve) => free.close(resolve));
+    const app = await testApp({ admin: { port } });
+    await app.start();
+    expect(app.adminPort).toBe(port);
+    expect((await json(app, '/ready')).status).toBe(200);
+  });
+
   it('answer 401 without the bearer token when one is set', async () => {
     const app = await testApp({ admin: { enabled: true, token: 's3cret' } });
     await app.start();
