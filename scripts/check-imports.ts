@@ -20,7 +20,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['extension', 'serialization', 'observability'],
   ['transport', 'loadbalance', 'service'],
   ['protocol', 'registry', 'cluster', 'filters'],
-  ['provider', 'consumer', 'http'],
+  ['provider', 'consumer', 'http', 'admin'],
   ['config'],
   ['app'],
   ['decorators', 'gateway'],

@@ -22,6 +22,8 @@ export const SCHEMA_SOURCES = [
   'src/provider/server-options.ts',
   'src/consumer/consumer-options.ts',
   'src/protocol/connection-options.ts',
+  'src/observability/observability-options.ts',
+  'src/admin/admin-options.ts',
   'src/config/callisto-config.ts',
 ].map((file) => path.join(root, file));
 export const CONFIG_DOCS = path.join(root, 'docs/configuration.md');

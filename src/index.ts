@@ -6,6 +6,7 @@
  * `callisto/testing`.
  */
 
+export { ADMIN_PATHS } from './admin/admin-server.js';
 export type { AppState } from './app/app-state.js';
 // Apps and services
 export { type AppOptions, type CallistoApp, callisto } from './app/callisto-app.js';
@@ -83,7 +84,10 @@ export {
   type ProtocolErrorMessage,
   type ServerCallMessage,
 } from './observability/channels.js';
+export { LATENCY_BUCKETS_SECONDS } from './observability/latency-histogram.js';
 export type { Logger, LogLevel } from './observability/logger.js';
+export { type LogFields, type PinoLike, pinoLogger } from './observability/logger.js';
+export type { MethodStats, StatsFeed } from './observability/stats.js';
 export { callContext } from './provider/call-context.js';
 export type { ExecutorOption, ModuleLocation, WorkerExecutorOptions } from './provider/executor-options.js';
 export { workerNumber as workerProcessNumber } from './provider/process-worker.js';

@@ -3,18 +3,23 @@
  * `callisto(options)` loads and validates configuration once; `start()` listens and registers;
  * `close()` shuts down gracefully (see shutdown.ts); `destroy()` stops at once.
  */
+import { adminWanted } from '../admin/admin-options.js';
+import { type AdminServer, createAdminServer } from '../admin/admin-server.js';
 import type { CallistoConfig, CallistoConfigInput } from '../config/callisto-config.js';
-import { type LoadConfigOptions, loadConfigWithSources } from '../config/load-config.js';
+import { type LoadConfigOptions, type LoadedConfig, loadConfigWithSources } from '../config/load-config.js';
 import type { ReferenceOptions } from '../consumer/reference-options.js';
 import type { FilterEntry } from '../core/filter.js';
 import { createExtensionRegistry, type ExtensionRegistry } from '../extension/extension-registry.js';
 import { createConsoleLogger, type Logger } from '../observability/logger.js';
+import { createMetricsStore } from '../observability/metrics-store.js';
+import { detachCallistoMetrics, type Registry } from '../observability/prometheus.js';
 import { onPrimaryRequest } from '../provider/process-worker.js';
 import type { ProvideOptions } from '../provider/provide-options.js';
 import { createRegistrySet } from '../registry/registry-set.js';
 import { createSerializerTable } from '../serialization/serializer-table.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import type { Implementation, Remote } from '../service/service-types.js';
+import { createAppObservability } from './app-observability.js';
 import type { AppState } from './app-state.js';
 import { builtinExtensions } from './builtin-extensions.js';
 import { checkAppConfig } from './check-app-config.js';
@@ -33,6 +38,8 @@ export interface AppOptions extends CallistoConfigInput {
   extend?: (extensions: ExtensionRegistry) => void;
   /** How configuration files and environment variables are read. */
   load?: LoadConfigOptions;
+  /** A prom-client registry to register Callisto's metrics in (the app makes its own otherwise). */
+  metricsRegistry?: Registry;
 }
 
 export interface CallistoApp {
@@ -51,6 +58,12 @@ export interface CallistoApp {
   readonly port: number | undefined;
   /** The HTTP/JSON entry's port (`server.http`, docs/http.md), once started with it configured. */
   readonly httpPort: number | undefined;
+  /** The admin endpoints' port, once started with `admin.enabled` or `admin.port`. */
+  readonly adminPort: number | undefined;
+  /** The prom-client registry holding the app's metrics (the one given as `metricsRegistry`, or its own). */
+  readonly metricsRegistry: Registry;
+  /** The Prometheus exposition text of the app's metrics registry (what the admin port's /metrics serves). */
+  metrics(): Promise<string>;
   provide<T>(
     definition: ServiceDefinition<T>,
     implementation: Implementation<T>,
@@ -84,24 +97,35 @@ export interface CallistoApp {
  * rejects here with a ConfigError, before anything is listened on or connected to.
  */
 export async function callisto(options: AppOptions = {}): Promise<CallistoApp> {
-  const { logger: userLogger, filters, extend, load, ...input } = options;
+  const { logger: userLogger, filters, extend, load, metricsRegistry, ...input } = options;
   const loaded = loadConfigWithSources(input, load);
   const { config } = loaded;
   const extensions = createExtensionRegistry(builtinExtensions);
   await loadExtensionModules(config.extensions, extensions, loaded.sourceOf('extensions'));
   extend?.(extensions);
   checkAppConfig(loaded, extensions);
-  return createApp(config, extensions, userLogger ?? createConsoleLogger(config.logLevel), filters ?? {});
+  return createApp(
+    loaded,
+    extensions,
+    userLogger ?? createConsoleLogger(config.logLevel),
+    filters ?? {},
+    metricsRegistry,
+  );
 }
 
 function createApp(
-  config: CallistoConfig,
+  loaded: LoadedConfig,
   extensions: ExtensionRegistry,
   logger: Logger,
   filters: { provider?: FilterEntry[]; consumer?: FilterEntry[] },
+  metricsRegistry: Registry | undefined,
 ): CallistoApp {
+  const { config } = loaded;
   const serializers = createSerializerTable(extensions);
   const registries = createRegistrySet(extensions, config.registryTtlMs, logger);
+  const store = createMetricsStore(config.application);
+  const counted = config.metrics ? store : undefined;
+  let admin: AdminServer | undefined;
   const provider = createProviderSide(
     config,
     extensions,
@@ -109,6 +133,8 @@ function createApp(
     registries,
     filters.provider ?? [],
     logger,
+    counted,
+    () => (admin ? { host: admin.host, port: admin.port } : undefined),
   );
   const consumer = createConsumerSide(
     config,
@@ -118,7 +144,17 @@ function createApp(
     provider.local,
     filters.consumer ?? [],
     logger,
+    counted,
   );
+  const observability = createAppObservability({
+    config,
+    sourceOf: loaded.sourceOf,
+    provider,
+    consumer,
+    registries,
+    store,
+    registry: metricsRegistry,
+  });
   let state: AppState = 'created';
   let closing: Promise<void> | undefined;
   let signalHandler: (() => void) | undefined;
@@ -158,6 +194,11 @@ function createApp(
     get httpPort() {
       return provider.http?.port;
     },
+    get adminPort() {
+      return admin?.port;
+    },
+    metricsRegistry: observability.registry,
+    metrics: () => observability.metricsText(),
     provide(definition, implementation, provideOptions) {
       if (state === 'stopping' || state === 'closed') throw new Error('cannot provide on a closed app');
       provider.provide(definition, implementation, provideOptions);
@@ -165,6 +206,7 @@ function createApp(
     },
     refer(definition, referOptions) {
       if (state === 'stopping' || state === 'closed') throw new Error('cannot refer on a closed app');
+      observability.referred(definition as ServiceDefinition<unknown>);
       return consumer.refer(definition, referOptions);
     },
     async start() {
@@ -172,6 +214,13 @@ function createApp(
       state = 'starting';
       if (config.handleSignals) app.handleSignals();
       try {
+        if (adminWanted(config.admin)) {
+          admin = createAdminServer(
+            config.admin,
+            observability.adminSource(() => ({ state, ready: app.ready })),
+          );
+          await admin.listen();
+        }
         await provider.start();
       } catch (error) {
         state = 'running';
@@ -208,6 +257,8 @@ function createApp(
         } finally {
           removeSignals();
           state = 'closed';
+          await admin?.close();
+          if (metricsRegistry !== undefined) detachCallistoMetrics(store, metricsRegistry);
         }
       })();
       return closing;
@@ -216,6 +267,8 @@ function createApp(
       state = 'closed';
       closing ??= Promise.resolve();
       removeSignals();
+      void admin?.close();
+      if (metricsRegistry !== undefined) detachCallistoMetrics(store, metricsRegistry);
       consumer.destroy();
       provider.server?.destroy();
       provider.destroyExecutors();

@@ -15,4 +15,8 @@ export interface AttemptInvocation extends Invocation {
   readonly attemptStartedAt: number;
   /** performance.now() when diagnostics started measuring, 0 when nobody listens. */
   observedAt: number;
+  /** Attempts of this call so far (the `metrics-client` filter counts them). */
+  attempts: number;
+  /** The provider of the attempt before, for telling a failover from a retry. */
+  lastAttemptAddress: string | undefined;
 }

@@ -15,11 +15,14 @@ import { type FilterEntry, type NamedFilter, namedFilter } from '../core/filter.
 import { admissionFilter } from '../filters/admission.js';
 import { providerDeadlineFilter } from '../filters/deadline.js';
 import { decodeArgumentsFilter } from '../filters/decode-arguments.js';
+import { metricsServerFilter } from '../filters/metrics-server.js';
 import { observeServerFilter } from '../filters/observe-server.js';
 import { shutdownFilter } from '../filters/shutdown.js';
+import { tracingServerFilter } from '../filters/tracing-server.js';
 import { createHttpEntry, type HttpEntry } from '../http/http-entry.js';
 import { channels, type ProtocolErrorMessage } from '../observability/channels.js';
-import type { Logger } from '../observability/logger.js';
+import { type LogFields, type Logger, traceIdOf } from '../observability/logger.js';
+import type { MetricsStore } from '../observability/metrics-store.js';
 import { createRateLimitedLog } from '../observability/rate-limited-log.js';
 import type { ProviderRecord } from '../registry/provider-record.js';
 import type { RegistrySet } from '../registry/registry-set.js';
@@ -61,6 +64,8 @@ export interface ProviderOptions {
   readonly workers: number;
   /** How long a worker may take to leave once asked, before it is killed (the app's shutdown timeout). */
   readonly shutdownTimeoutMs: number;
+  /** Where the app's admin endpoints are, as written in records (none when they are off). */
+  readonly admin?: (() => { host: string; port: number } | undefined) | undefined;
 }
 
 export interface ProviderParts {
@@ -72,6 +77,12 @@ export interface ProviderParts {
   /** The app's provider filters. */
   readonly filters: readonly FilterEntry[];
   readonly logger: Logger;
+  /** Where the `metrics-server` filter counts (none: no metrics filter). */
+  readonly metrics?: MetricsStore | undefined;
+  /** Whether the `tracing-server` filter is in every method's chain (it does nothing while no SDK is registered). */
+  readonly tracing?: boolean | undefined;
+  /** Whether `callContext()` is kept past a method's awaits (AsyncLocalStorage). */
+  readonly asyncCallContext?: boolean | undefined;
 }
 
 export interface Provider {
@@ -117,7 +128,7 @@ interface Provided {
 export function createProvider(parts: ProviderParts): Provider {
   const { options, serializers, registries, logger } = parts;
   const serverOptions = options.server;
-  const table = createServiceTable();
+  const table = createServiceTable({ asyncContext: parts.asyncCallContext ?? false });
   const serving = createServing({
     maxConnections: serverOptions.maxConnections,
     maxConnectionsPerAddress: serverOptions.maxConnectionsPerAddress,
@@ -133,6 +144,7 @@ export function createProvider(parts: ProviderParts): Provider {
     admissionFilter(),
     decodeArgumentsFilter(),
     observeServerFilter(),
+    ...(parts.tracing ? [tracingServerFilter] : []),
   ];
   const appFilters = parts.filters.map((entry) =>
     namedFilter(entry, 'provider', 'callisto({ filters.provider })'),
@@ -164,13 +176,33 @@ export function createProvider(parts: ProviderParts): Provider {
     return `${label} failed ${who} with a system error the caller was not shown (ref ${ref}): ${error.message}${where ? ` [${where}]` : ''}`;
   };
 
+  /** The fields of a line about one call: its method, caller, reference and trace id. */
+  const callFields = (
+    label: string,
+    remote: string,
+    ref: string,
+    attachments: Readonly<Record<string, string>> | undefined,
+  ): LogFields => ({ call: label, remote, ref, traceId: traceIdOf(attachments) });
+
   const localCalls = createLocalCalls(table, serving, {
     exposeStack: serverOptions.exposeStack,
     exposeErrors: serverOptions.exposeErrors,
-    onScrubbed: (label, ref, error) => logger.warn(scrubbedLine(label, 'in-process', ref, error)),
+    onScrubbed: (label, ref, error, attachments) =>
+      logger.warn(
+        scrubbedLine(label, 'in-process', ref, error),
+        callFields(label, 'injvm', ref, attachments),
+      ),
   });
   // the primary of server.workers serves nothing, in-process calls included: its consumers call the workers
   const local: LocalCalls = primary ? { provides: () => false, serve: localCalls.serve } : localCalls;
+
+  /** The admin endpoints as other hosts reach them: the bound host, or the advertised one for a wildcard. */
+  const adminOf = (): { admin?: { host: string; port: number } } => {
+    const admin = options.admin?.();
+    if (admin === undefined) return {};
+    const wildcard = admin.host === '0.0.0.0' || admin.host === '::';
+    return { admin: { host: wildcard ? advertisedHost! : admin.host, port: admin.port } };
+  };
 
   const recordOf = (entry: Provided): ProviderRecord => {
     const { definition, methods } = entry.exported;
@@ -194,6 +226,7 @@ export function createProvider(parts: ProviderParts): Provider {
         ...entry.options.tags,
         ...(primary ? { workers: String(options.workers) } : {}),
       },
+      ...adminOf(),
     };
   };
 
@@ -251,7 +284,15 @@ export function createProvider(parts: ProviderParts): Provider {
       const exported = table.add(
         definition as ServiceDefinition<unknown>,
         implementation as object,
-        (method) => [...builtin, ...appFilters, ...serviceFilters, ...(methodFilters.get(method) ?? [])],
+        (method) => [
+          ...builtin,
+          ...(parts.metrics
+            ? [metricsServerFilter(parts.metrics.method('provider', definition, method))]
+            : []),
+          ...appFilters,
+          ...serviceFilters,
+          ...(methodFilters.get(method) ?? []),
+        ],
         terminalOf,
       );
       const hidden = undeclaredFunctions(definition as ServiceDefinition<unknown>, implementation as object);
@@ -333,8 +374,11 @@ export function createProvider(parts: ProviderParts): Provider {
             }
           },
           onRefused: (remote, reason) => hostileLog.warn('refused', `refused from ${remote}: ${reason}`),
-          onScrubbed: (remote, label, ref, error) =>
-            logger.warn(scrubbedLine(label, `for ${remote}`, ref, error)),
+          onScrubbed: (remote, label, ref, error, attachments) =>
+            logger.warn(
+              scrubbedLine(label, `for ${remote}`, ref, error),
+              callFields(label, remote, ref, attachments),
+            ),
         },
       });
       await server.listen();

@@ -105,6 +105,7 @@ export function serveConnection(
     declared: readonly ErrorDeclaration[] = NO_DECLARED_ERRORS,
     label?: string,
     attachments?: Attachments,
+    requestAttachments?: Attachments,
   ): void => {
     const { status, payload, scrubbed } = toErrorPayload(error, {
       exposeStack: ctx.options.exposeStack,
@@ -112,7 +113,8 @@ export function serveConnection(
       declared,
       label,
     });
-    if (scrubbed !== undefined) ctx.onScrubbed(remoteAddress, label ?? '', scrubbed.ref, scrubbed.error);
+    if (scrubbed !== undefined)
+      ctx.onScrubbed(remoteAddress, label ?? '', scrubbed.ref, scrubbed.error, requestAttachments);
     // a format that carries only a method's messages (protobuf) writes its errors in json
     const target = serializer.errors ?? serializer;
     let body: Uint8Array;
@@ -289,7 +291,15 @@ export function serveConnection(
     const serializer = invocation.serializer!;
     const attachments = invocation.answerAttachments;
     if (error !== undefined) {
-      fail(invocation.requestId, serializer, error, invocation.declared, invocation.label, attachments);
+      fail(
+        invocation.requestId,
+        serializer,
+        error,
+        invocation.declared,
+        invocation.label,
+        attachments,
+        invocation.attachments,
+      );
     } else {
       answer(
         invocation.requestId,

@@ -13,7 +13,7 @@ import {
   type MethodDeclaration,
   type ServiceDefinition,
 } from '../service/define-service.js';
-import { runInCallContext } from './call-context.js';
+import { runInAsyncCallContext, runInCallContext } from './call-context.js';
 import type { ServerInvocation } from './server-invocation.js';
 
 export interface ExportedMethod {
@@ -85,13 +85,14 @@ function exportMethod(
   name: string,
   filters: readonly NamedFilter[],
   terminal: Step<ServerInvocation> | undefined,
+  asyncContext: boolean,
 ): ExportedMethod {
   const declaration = definition.methods?.[name] ?? {};
   const fn = (implementation as Record<string, (...args: unknown[]) => unknown>)[name]!;
   const label = `${definition.name}.${name}`;
+  const run = asyncContext ? runInAsyncCallContext : runInCallContext;
   const call: Step<ServerInvocation> =
-    terminal ??
-    ((invocation) => runInCallContext(invocation, () => fn.apply(implementation, invocation.args)));
+    terminal ?? ((invocation) => run(invocation, () => fn.apply(implementation, invocation.args)));
   const schema = declaration.args;
   const chain =
     schema === undefined
@@ -106,7 +107,8 @@ function exportMethod(
 
 const tableKey = (name: string, version: string, group: string): string => `${group}/${name}:${version}`;
 
-export function createServiceTable(): ServiceTable {
+/** `asyncContext`: methods run with `callContext()` kept past their awaits (AsyncLocalStorage). */
+export function createServiceTable(options: { asyncContext?: boolean } = {}): ServiceTable {
   const services = new Map<string, ExportedService>();
   let version = 0;
   return {
@@ -119,7 +121,17 @@ export function createServiceTable(): ServiceTable {
       const methods = new Map<string, ExportedMethod>();
       for (const name of implementedMethodNames(definition, implementation)) {
         const terminal = terminalOf?.(name, `${definition.name}.${name}`);
-        methods.set(name, exportMethod(definition, implementation, name, filtersOf(name), terminal));
+        methods.set(
+          name,
+          exportMethod(
+            definition,
+            implementation,
+            name,
+            filtersOf(name),
+            terminal,
+            options.asyncContext ?? false,
+          ),
+        );
       }
       const exported: ExportedService = { definition, methods };
       services.set(key, exported);

@@ -31,6 +31,8 @@ export interface ProviderRecord {
   readonly startTime: number;
   /** Free-form labels (zone, env, ...). */
   readonly tags: Record<string, string>;
+  /** Where the providing app's admin endpoints are (docs/observability.md), when it serves them. */
+  readonly admin?: { readonly host: string; readonly port: number };
 }
 
 /** What a consumer announces for one service it refers to. */

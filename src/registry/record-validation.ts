@@ -13,6 +13,8 @@
  * - `weight`: a number, clamped to 0..`MAX_PROVIDER_WEIGHT`; 100 when absent;
  * - `startTime`: a positive number (ms since epoch); when absent (or 0) the provider counts as just
  *   started, i.e. the time the reader first saw the entry, so warm-up applies;
+ * - `admin`: when present, `{ host, port }` (where the provider's admin endpoints are), as `host` and
+ *   `port` are checked;
  * - descriptive fields (`serializers`, `methods`, `application`, `pid`, `tags`) of the wrong type fall
  *   back to their defaults; unknown fields are ignored (and not copied).
  *
@@ -110,6 +112,9 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
   ) {
     return fail(`startTime ${describe(startTime)} is not a time in ms`);
   }
+  const admin = r['admin'];
+  if (admin !== undefined && !isAdminAddress(admin))
+    return fail(`admin ${describe(admin)} is not { host, port } of the admin endpoints`);
   return {
     record: {
       service,
@@ -128,8 +133,23 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
       pid: typeof r['pid'] === 'number' && Number.isInteger(r['pid']) ? r['pid'] : 0,
       startTime: typeof startTime === 'number' && startTime > 0 ? startTime : firstSeen,
       tags: stringMap(r['tags']),
+      ...(admin === undefined ? {} : { admin: { host: admin.host, port: admin.port } }),
     },
   };
+}
+
+/** `admin`: where the provider's admin endpoints are (a host name and a port). */
+function isAdminAddress(value: unknown): value is { host: string; port: number } {
+  if (typeof value !== 'object' || value === null) return false;
+  const { host, port } = value as Record<string, unknown>;
+  return (
+    typeof host === 'string' &&
+    isHostName(host) &&
+    typeof port === 'number' &&
+    Number.isInteger(port) &&
+    port >= 1 &&
+    port <= 65_535
+  );
 }
 
 /** Parses stored bytes and checks the record; the problem names what is wrong. */
