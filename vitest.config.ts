@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import { standardDecorators } from './test/support/standard-decorators.js';
 
 export default defineConfig({
@@ -6,6 +6,8 @@ export default defineConfig({
   plugins: [standardDecorators(['test/decorators', 'examples/decorators'])],
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // the scale scenarios run apart: `npm run test:scale` (vitest.scale.config.ts)
+    exclude: [...configDefaults.exclude, 'test/scale/**'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -20,10 +20,10 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['extension', 'serialization', 'observability'],
   ['transport', 'loadbalance', 'service'],
   ['protocol', 'registry', 'cluster', 'filters'],
-  ['provider', 'consumer'],
+  ['provider', 'consumer', 'http', 'admin'],
   ['config'],
   ['app'],
-  ['decorators'],
+  ['decorators', 'gateway'],
   ['index.ts', 'extend.ts', 'testing'],
   ['nestjs', 'cli', 'dashboard'],
 ];

@@ -18,9 +18,12 @@ export const CONFIG_SOURCE = path.join(root, 'src/config/callisto-config.ts');
 const ROOT_SCHEMA = 'callistoConfigSchema';
 /** Where the keys are declared: each part's schema, and the app's (which composes them), last. */
 export const SCHEMA_SOURCES = [
+  'src/http/http-options.ts',
   'src/provider/server-options.ts',
   'src/consumer/consumer-options.ts',
   'src/protocol/connection-options.ts',
+  'src/observability/observability-options.ts',
+  'src/admin/admin-options.ts',
   'src/config/callisto-config.ts',
 ].map((file) => path.join(root, file));
 export const CONFIG_DOCS = path.join(root, 'docs/configuration.md');
@@ -57,12 +60,23 @@ function schemaBlocks(source: string): Map<string, KeyDoc[]> {
   return blocks;
 }
 
-/** Nested sections of the root schema: `server: serverConfigSchema` -> serverConfigSchema is `server`. */
-function sectionsOf(source: string): Map<string, string> {
-  const sections = new Map<string, string>();
-  for (const match of source.matchAll(/^ {2}(\w+): (\w+ConfigSchema),$/gm))
-    sections.set(match[2]!, match[1]!);
-  return sections;
+/**
+ * Nested sections: `server: serverConfigSchema` in the root schema makes serverConfigSchema `server`;
+ * `http: httpConfigSchema` inside serverConfigSchema makes httpConfigSchema `server.http`.
+ */
+function sectionsOf(source: string): Map<string, string[]> {
+  const parents = new Map<string, { parent: string; key: string }>();
+  for (const block of source.matchAll(/^export const (\w+) = z\.strictObject\(\{\n([\s\S]*?)^\}\);/gm)) {
+    for (const match of block[2]!.matchAll(/^ {2}(\w+): (\w+ConfigSchema),$/gm))
+      parents.set(match[2]!, { parent: block[1]!, key: match[1]! });
+  }
+  const pathOf = (name: string): string[] => {
+    const entry = parents.get(name)!;
+    return entry.parent === ROOT_SCHEMA || !parents.has(entry.parent)
+      ? [entry.key]
+      : [...pathOf(entry.parent), entry.key];
+  };
+  return new Map([...parents.keys()].map((name) => [name, pathOf(name)]));
 }
 
 function formatDefault(value: unknown): string {
@@ -109,13 +123,17 @@ export function renderKeyTable(
   const blocks = schemaBlocks(source);
   const sections = sectionsOf(source);
   const rows = ['| key | default | environment | meaning |', '|---|---|---|---|'];
-  for (const [name, entries] of blocks) {
-    const section = sections.get(name);
-    // a part's block that is spread into the app's (connection keys) is listed there, in place
-    if (section === undefined && name !== ROOT_SCHEMA) continue;
-    for (const { key, comment } of entries) {
-      if ([...sections.values()].includes(key) && section === undefined) continue; // a section, not a key
-      const keyPath = section ? [section, key] : [key];
+  const sectionKeys = new Set([...sections.values()].map((keyPath) => keyPath.join('.')));
+  // a section's keys are listed where the section is, in place
+  const rowsOf = (name: string, section: string[]): void => {
+    for (const { key, comment } of blocks.get(name) ?? []) {
+      const keyPath = [...section, key];
+      if (sectionKeys.has(keyPath.join('.'))) {
+        // the root's sections come first (below); a section inside one is listed in place
+        const child = [...sections].find(([, at]) => at.join('.') === keyPath.join('.'));
+        if (child && section.length > 0) rowsOf(child[0], keyPath);
+        continue;
+      }
       const value = defaultAt(keyPath);
       if (value === undefined) throw new Error(`${keyPath.join('.')} has no entry in DEFAULT_CONFIG`);
       const { meaning, defaultText } = splitComment(comment);
@@ -125,7 +143,12 @@ export function renderKeyTable(
         `| \`${keyPath.join('.')}\` | ${cell(shown)} | \`${configEnvName(keyPath)}\` | ${cell(meaning)} |`,
       );
     }
+  };
+  for (const name of blocks.keys()) {
+    const section = sections.get(name);
+    if (section?.length === 1) rowsOf(name, section);
   }
+  rowsOf(ROOT_SCHEMA, []);
   return rows.join('\n');
 }
 

@@ -6,6 +6,7 @@
  * `callisto/testing`.
  */
 
+export { ADMIN_PATHS } from './admin/admin-server.js';
 export type { AppState } from './app/app-state.js';
 // Apps and services
 export { type AppOptions, type CallistoApp, callisto } from './app/callisto-app.js';
@@ -72,6 +73,9 @@ export {
   type TransportNames,
 } from './extension/extension-names.js';
 export type { ExtensionKinds, ExtensionRegistry, ExtensionTable } from './extension/extension-registry.js';
+// HTTP gateway (docs/http.md)
+export { createGateway, type Gateway, type GatewayOptions } from './gateway/gateway.js';
+export type { HttpOptions } from './http/http-options.js';
 // Diagnostics and logs
 export {
   CHANNEL_NAMES,
@@ -80,9 +84,21 @@ export {
   type ProtocolErrorMessage,
   type ServerCallMessage,
 } from './observability/channels.js';
+export { LATENCY_BUCKETS_SECONDS } from './observability/latency-histogram.js';
 export type { Logger, LogLevel } from './observability/logger.js';
+export { type LogFields, type PinoLike, pinoLogger } from './observability/logger.js';
+export type { MethodStats, StatsFeed } from './observability/stats.js';
 export { callContext } from './provider/call-context.js';
+export type { ExecutorOption, ModuleLocation, WorkerExecutorOptions } from './provider/executor-options.js';
+export { workerNumber as workerProcessNumber } from './provider/process-worker.js';
 export type { ProvideOptions } from './provider/provide-options.js';
+// Protocol Buffers bodies (docs/http.md): register with extend, for services that declare messages
+export {
+  createProtobufSerializer,
+  PROTOBUF_SERIALIZER_ID,
+  type ProtobufDeclaration,
+  type ProtobufRoot,
+} from './serialization/protobuf.js';
 // Contracts
 export {
   type DeclaredMethods,

@@ -3,7 +3,7 @@
  * optionally pinned to one CPU with `taskset`. Every child is killed when the harness exits.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { MEASURE_START_LINE } from './client-main.js';
 import type { ScenarioResult } from './driver.js';
@@ -139,16 +139,44 @@ export function startServer(script: string, pinning: Pinning, timeoutMs: number)
   });
 }
 
-/** CPU time of a process from /proc/<pid>/stat (utime + stime, in clock ticks of 10 ms). */
-function processCpuMs(pid: number): number | undefined {
+/** Fields 3… of /proc/<pid>/stat (state first), or undefined. */
+function statFields(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // fields[0] is field 3 (state); utime and stime are fields 14 and 15
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
+}
+
+/**
+ * CPU time of a process and its descendants (a server of several processes, `server.workers`) from
+ * /proc/<pid>/stat (utime + stime, in clock ticks of 10 ms).
+ */
+function processCpuMs(pid: number): number | undefined {
+  const own = statFields(pid);
+  if (own === undefined) return undefined;
+  // fields[0] is field 3 (state); ppid is field 4; utime and stime are fields 14 and 15
+  const cpu = (fields: string[]) => (Number(fields[11]) + Number(fields[12])) * 10;
+  const parents = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = statFields(Number(entry));
+    if (fields === undefined) continue;
+    const ppid = Number(fields[1]);
+    const list = parents.get(ppid) ?? [];
+    list.push(Number(entry));
+    parents.set(ppid, list);
+  }
+  let total = cpu(own);
+  const pending = [...(parents.get(pid) ?? [])];
+  while (pending.length > 0) {
+    const child = pending.pop()!;
+    const fields = statFields(child);
+    if (fields !== undefined) total += cpu(fields);
+    pending.push(...(parents.get(child) ?? []));
+  }
+  return total;
 }
 
 /**

@@ -59,7 +59,7 @@ export const SCENARIOS: readonly Scenario[] = [
     method: 'say',
     calls: 20_000,
     concurrency: 1,
-    target: { kind: 'p50', maxRatio: 1.25 },
+    target: { kind: 'p50', maxRatio: 1.1 },
   },
   {
     name: 'S2',
@@ -67,7 +67,7 @@ export const SCENARIOS: readonly Scenario[] = [
     method: 'getUser',
     calls: 200_000,
     concurrency: 256,
-    target: { kind: 'throughput', minRatio: 0.75 },
+    target: { kind: 'throughput', minRatio: 0.9 },
   },
   {
     name: 'S3',
@@ -75,7 +75,7 @@ export const SCENARIOS: readonly Scenario[] = [
     method: 'say',
     calls: 200_000,
     concurrency: 1_000,
-    target: { kind: 'throughput', minRatio: 0.65 },
+    target: { kind: 'throughput', minRatio: 0.85 },
   },
 ];
 

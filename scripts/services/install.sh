@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Installs the registry servers the tests use (etcd, ZooKeeper, Redis) and the headless Chromium of the
-# dashboard tests from Debian packages, only when missing, and makes sure none of the servers stays
-# running as a system service: the test setup starts its own instances on free ports in temporary
-# directories (test/setup/servers.ts).
+# Installs the registry servers the tests use (etcd, ZooKeeper, Redis and Redis Sentinel) and the
+# headless Chromium of the dashboard tests from Debian packages, only when missing, and makes sure none
+# of the servers stays running as a system service: the test setup starts its own instances on free
+# ports in temporary directories (test/setup/servers.ts).
 #
 # Idempotent and quick when everything is already installed. Needs root (or sudo) for apt-get.
 set -euo pipefail
@@ -16,7 +16,11 @@ missing=()
 command -v etcd >/dev/null 2>&1 || [ -x /usr/bin/etcd ] || missing+=(etcd-server)
 dpkg-query -W -f='${Status}' zookeeper 2>/dev/null | grep -q 'install ok installed' || missing+=(zookeeper)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+# Sentinel for the replicated-Redis tests (test/multihost/, test/setup/clusters.ts)
+command -v redis-sentinel >/dev/null 2>&1 || [ -x /usr/bin/redis-sentinel ] || missing+=(redis-sentinel)
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
+# `ip` for the multi-host tests' network namespaces (test/multihost/support/netns.ts)
+command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || missing+=(iproute2)
 # Headless Chromium for the dashboard's browser tests (test/dashboard, driven through playwright-core).
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
 
@@ -33,11 +37,11 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   if [ -n "$policy_created" ]; then $SUDO rm -f /usr/sbin/policy-rc.d; fi
 else
-  echo "etcd, zookeeper, redis and chromium are already installed"
+  echo "etcd, zookeeper, redis, redis-sentinel and chromium are already installed"
 fi
 
 # Stop and disable whatever the packages may have started; we run our own instances.
-for svc in etcd redis-server redis zookeeper; do
+for svc in etcd redis-server redis redis-sentinel zookeeper; do
   if command -v systemctl >/dev/null 2>&1 && systemctl is-system-running >/dev/null 2>&1; then
     $SUDO systemctl disable --now "$svc" >/dev/null 2>&1 || true
   fi
@@ -62,11 +66,13 @@ kill_system_daemon() {
   fi
 }
 id -u redis >/dev/null 2>&1 && kill_system_daemon redis 'redis-server'
+id -u redis >/dev/null 2>&1 && kill_system_daemon redis 'redis-sentinel'
 id -u etcd >/dev/null 2>&1 && kill_system_daemon etcd '/usr/bin/etcd'
 id -u zookeeper >/dev/null 2>&1 && kill_system_daemon zookeeper 'org.apache.zookeeper.server'
 
 echo "etcd:      $(etcd --version 2>/dev/null | sed -n 1p)"
 echo "redis:     $(redis-server --version 2>/dev/null | sed -n 1p)"
+echo "sentinel:  $(command -v redis-sentinel || echo missing)"
 zk_jar=""; for j in /usr/share/java/zookeeper.jar /usr/share/zookeeper/zookeeper.jar; do [ -f "$j" ] && zk_jar="$j" && break; done
 echo "zookeeper: ${zk_jar:-missing}"
 echo "chromium:  $(chromium --version 2>/dev/null || echo missing)"

@@ -3,17 +3,23 @@
  * `callisto(options)` loads and validates configuration once; `start()` listens and registers;
  * `close()` shuts down gracefully (see shutdown.ts); `destroy()` stops at once.
  */
+import { adminWanted } from '../admin/admin-options.js';
+import { type AdminServer, createAdminServer } from '../admin/admin-server.js';
 import type { CallistoConfig, CallistoConfigInput } from '../config/callisto-config.js';
-import { type LoadConfigOptions, loadConfigWithSources } from '../config/load-config.js';
+import { type LoadConfigOptions, type LoadedConfig, loadConfigWithSources } from '../config/load-config.js';
 import type { ReferenceOptions } from '../consumer/reference-options.js';
 import type { FilterEntry } from '../core/filter.js';
 import { createExtensionRegistry, type ExtensionRegistry } from '../extension/extension-registry.js';
 import { createConsoleLogger, type Logger } from '../observability/logger.js';
+import { createMetricsStore } from '../observability/metrics-store.js';
+import { detachCallistoMetrics, type Registry } from '../observability/prometheus.js';
+import { onPrimaryRequest } from '../provider/process-worker.js';
 import type { ProvideOptions } from '../provider/provide-options.js';
 import { createRegistrySet } from '../registry/registry-set.js';
 import { createSerializerTable } from '../serialization/serializer-table.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import type { Implementation, Remote } from '../service/service-types.js';
+import { createAppObservability } from './app-observability.js';
 import type { AppState } from './app-state.js';
 import { builtinExtensions } from './builtin-extensions.js';
 import { checkAppConfig } from './check-app-config.js';
@@ -32,6 +38,8 @@ export interface AppOptions extends CallistoConfigInput {
   extend?: (extensions: ExtensionRegistry) => void;
   /** How configuration files and environment variables are read. */
   load?: LoadConfigOptions;
+  /** A prom-client registry to register Callisto's metrics in (the app makes its own otherwise). */
+  metricsRegistry?: Registry;
 }
 
 export interface CallistoApp {
@@ -48,6 +56,14 @@ export interface CallistoApp {
   readonly address: string | undefined;
   /** The port listened on, once started. */
   readonly port: number | undefined;
+  /** The HTTP/JSON entry's port (`server.http`, docs/http.md), once started with it configured. */
+  readonly httpPort: number | undefined;
+  /** The admin endpoints' port, once started with `admin.enabled` or `admin.port`. */
+  readonly adminPort: number | undefined;
+  /** The prom-client registry holding the app's metrics (the one given as `metricsRegistry`, or its own). */
+  readonly metricsRegistry: Registry;
+  /** The Prometheus exposition text of the app's metrics registry (what the admin port's /metrics serves). */
+  metrics(): Promise<string>;
   provide<T>(
     definition: ServiceDefinition<T>,
     implementation: Implementation<T>,
@@ -59,8 +75,19 @@ export interface CallistoApp {
   close(): Promise<void>;
   /** Immediate: closes every socket now. */
   destroy(): void;
-  /** Closes gracefully on SIGTERM/SIGINT; the handlers are removed on close. */
+  /**
+   * Closes gracefully on SIGTERM/SIGINT; the handlers are removed on close. On the primary of
+   * `server.workers`, SIGHUP restarts the workers (`restartWorkers()`).
+   */
   handleSignals(): this;
+  /**
+   * On the primary of `server.workers` > 1: replaces the worker processes one at a time, each new one
+   * serving before the old one retires (it finishes what it runs; its consumers reconnect), so no call
+   * fails. Rejects elsewhere.
+   */
+  restartWorkers(): Promise<void>;
+  /** This process's worker number (1, 2, …) when it is a worker of `server.workers`, else undefined. */
+  readonly worker: number | undefined;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -70,24 +97,35 @@ export interface CallistoApp {
  * rejects here with a ConfigError, before anything is listened on or connected to.
  */
 export async function callisto(options: AppOptions = {}): Promise<CallistoApp> {
-  const { logger: userLogger, filters, extend, load, ...input } = options;
+  const { logger: userLogger, filters, extend, load, metricsRegistry, ...input } = options;
   const loaded = loadConfigWithSources(input, load);
   const { config } = loaded;
   const extensions = createExtensionRegistry(builtinExtensions);
   await loadExtensionModules(config.extensions, extensions, loaded.sourceOf('extensions'));
   extend?.(extensions);
   checkAppConfig(loaded, extensions);
-  return createApp(config, extensions, userLogger ?? createConsoleLogger(config.logLevel), filters ?? {});
+  return createApp(
+    loaded,
+    extensions,
+    userLogger ?? createConsoleLogger(config.logLevel),
+    filters ?? {},
+    metricsRegistry,
+  );
 }
 
 function createApp(
-  config: CallistoConfig,
+  loaded: LoadedConfig,
   extensions: ExtensionRegistry,
   logger: Logger,
   filters: { provider?: FilterEntry[]; consumer?: FilterEntry[] },
+  metricsRegistry: Registry | undefined,
 ): CallistoApp {
+  const { config } = loaded;
   const serializers = createSerializerTable(extensions);
   const registries = createRegistrySet(extensions, config.registryTtlMs, logger);
+  const store = createMetricsStore(config.application);
+  const counted = config.metrics ? store : undefined;
+  let admin: AdminServer | undefined;
   const provider = createProviderSide(
     config,
     extensions,
@@ -95,6 +133,8 @@ function createApp(
     registries,
     filters.provider ?? [],
     logger,
+    counted,
+    () => (admin ? { host: admin.host, port: admin.port } : undefined),
   );
   const consumer = createConsumerSide(
     config,
@@ -104,16 +144,33 @@ function createApp(
     provider.local,
     filters.consumer ?? [],
     logger,
+    counted,
   );
+  const observability = createAppObservability({
+    config,
+    sourceOf: loaded.sourceOf,
+    provider,
+    consumer,
+    registries,
+    store,
+    registry: metricsRegistry,
+  });
   let state: AppState = 'created';
   let closing: Promise<void> | undefined;
   let signalHandler: (() => void) | undefined;
+  let hangupHandler: (() => void) | undefined;
+  /** Set when the primary of server.workers asked this worker to retire (the others go on). */
+  let retiring = false;
 
   const removeSignals = () => {
     if (signalHandler) {
       process.off('SIGTERM', signalHandler);
       process.off('SIGINT', signalHandler);
       signalHandler = undefined;
+    }
+    if (hangupHandler) {
+      process.off('SIGHUP', hangupHandler);
+      hangupHandler = undefined;
     }
   };
 
@@ -131,8 +188,17 @@ function createApp(
       return provider.advertisedAddress;
     },
     get port() {
-      return provider.server?.port;
+      return provider.port;
     },
+    worker: provider.worker,
+    get httpPort() {
+      return provider.http?.port;
+    },
+    get adminPort() {
+      return admin?.port;
+    },
+    metricsRegistry: observability.registry,
+    metrics: () => observability.metricsText(),
     provide(definition, implementation, provideOptions) {
       if (state === 'stopping' || state === 'closed') throw new Error('cannot provide on a closed app');
       provider.provide(definition, implementation, provideOptions);
@@ -140,6 +206,7 @@ function createApp(
     },
     refer(definition, referOptions) {
       if (state === 'stopping' || state === 'closed') throw new Error('cannot refer on a closed app');
+      observability.referred(definition as ServiceDefinition<unknown>);
       return consumer.refer(definition, referOptions);
     },
     async start() {
@@ -147,6 +214,13 @@ function createApp(
       state = 'starting';
       if (config.handleSignals) app.handleSignals();
       try {
+        if (adminWanted(config.admin)) {
+          admin = createAdminServer(
+            config.admin,
+            observability.adminSource(() => ({ state, ready: app.ready })),
+          );
+          await admin.listen();
+        }
         await provider.start();
       } catch (error) {
         state = 'running';
@@ -156,6 +230,16 @@ function createApp(
       state = 'running';
       if (provider.advertisedAddress)
         logger.info(`${config.application} serving on ${provider.advertisedAddress}`);
+      if (provider.worker !== undefined) {
+        // a worker of server.workers leaves when its primary asks (rolling restart, or the cluster stops)
+        onPrimaryRequest((kind) => {
+          retiring = kind === 'retire';
+          void app.close().then(
+            () => process.exit(0),
+            () => process.exit(1),
+          );
+        });
+      }
       return app;
     },
     close() {
@@ -168,10 +252,13 @@ function createApp(
             registries,
             logger,
             timeoutMs: config.shutdownTimeoutMs,
+            retire: retiring,
           });
         } finally {
           removeSignals();
           state = 'closed';
+          await admin?.close();
+          if (metricsRegistry !== undefined) detachCallistoMetrics(store, metricsRegistry);
         }
       })();
       return closing;
@@ -180,8 +267,13 @@ function createApp(
       state = 'closed';
       closing ??= Promise.resolve();
       removeSignals();
+      void admin?.close();
+      if (metricsRegistry !== undefined) detachCallistoMetrics(store, metricsRegistry);
       consumer.destroy();
       provider.server?.destroy();
+      provider.destroyExecutors();
+      provider.processes?.destroy();
+      provider.http?.destroy();
       void registries.close();
     },
     handleSignals() {
@@ -195,7 +287,26 @@ function createApp(
       };
       process.once('SIGTERM', signalHandler);
       process.once('SIGINT', signalHandler);
+      if (config.server.workers !== 1 && provider.worker === undefined) {
+        hangupHandler = () => {
+          logger.info('SIGHUP: restarting the worker processes');
+          app.restartWorkers().then(
+            () => logger.info('worker processes restarted'),
+            (error: Error) => logger.error(`restarting the worker processes failed: ${error.message}`),
+          );
+        };
+        process.on('SIGHUP', hangupHandler);
+      }
       return app;
+    },
+    async restartWorkers() {
+      const processes = provider.processes;
+      if (processes === undefined) {
+        throw new Error(
+          'restartWorkers() restarts the worker processes of server.workers > 1, on their primary, once started',
+        );
+      }
+      await processes.restart();
     },
     [Symbol.asyncDispose]: () => app.close(),
   };

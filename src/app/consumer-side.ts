@@ -9,6 +9,7 @@ import type { InProcessProvider } from '../consumer/in-process.js';
 import type { FilterEntry } from '../core/filter.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import type { Logger } from '../observability/logger.js';
+import type { MetricsStore } from '../observability/metrics-store.js';
 import { resolveConnectionOptions } from '../protocol/connection-options.js';
 import type { RegistrySet } from '../registry/registry-set.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
@@ -23,6 +24,7 @@ export function createConsumerSide(
   inProcess: InProcessProvider,
   filters: readonly FilterEntry[],
   logger: Logger,
+  metrics?: MetricsStore,
 ): ConsumerSide {
   return createConsumer({
     settings: {
@@ -43,5 +45,7 @@ export function createConsumerSide(
     inProcess,
     filters,
     logger,
+    metrics,
+    tracing: config.tracing,
   });
 }

@@ -6,6 +6,8 @@ import type { CallistoConfig } from '../config/callisto-config.js';
 import type { FilterEntry } from '../core/filter.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import type { Logger } from '../observability/logger.js';
+import type { MetricsStore } from '../observability/metrics-store.js';
+import { workerCount } from '../provider/process-cluster.js';
 import { createProvider, type Provider } from '../provider/provider.js';
 import { resolveServerOptions } from '../provider/server-options.js';
 import type { RegistrySet } from '../registry/registry-set.js';
@@ -21,6 +23,8 @@ export function createProviderSide(
   registries: RegistrySet,
   filters: readonly FilterEntry[],
   logger: Logger,
+  metrics?: MetricsStore,
+  admin?: () => { host: string; port: number } | undefined,
 ): ProviderSide {
   return createProvider({
     options: {
@@ -31,11 +35,17 @@ export function createProviderSide(
       transport: config.server.transport,
       weight: config.server.weight,
       tags: config.server.tags,
+      workers: workerCount(config.server.workers),
+      shutdownTimeoutMs: config.shutdownTimeoutMs,
+      admin,
     },
     transport: () => extensions.get('transport', config.server.transport)(),
     serializers,
     registries,
     filters,
     logger,
+    metrics,
+    tracing: config.tracing,
+    asyncCallContext: config.asyncCallContext,
   });
 }

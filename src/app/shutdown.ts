@@ -6,8 +6,9 @@
  *      side of the connection once every call they sent is answered)
  *   4. keep serving calls in flight until they finish or the deadline passes; the rest are answered
  *      with a Shutdown error
- *   5. close the consumer side (waits for its own pending responses, bounded by their timeouts)
- *   6. close server connections, each once its consumer has closed its side (1 s grace), then the
+ *   5. stop the worker threads of worker executors once they finished what they run (same deadline)
+ *   6. close the consumer side (waits for its own pending responses, bounded by their timeouts)
+ *   7. close server connections, each once its consumer has closed its side (1 s grace), then the
  *      registries, last
  */
 import type { Logger } from '../observability/logger.js';
@@ -21,6 +22,11 @@ export interface ShutdownParts {
   registries: RegistrySet;
   logger: Logger;
   timeoutMs: number;
+  /**
+   * A worker of `server.workers` leaving while the others go on (a rolling restart): it stops
+   * listening and tells its consumers to reconnect to the same address, instead of "going away".
+   */
+  retire?: boolean;
 }
 
 export async function gracefulShutdown(parts: ShutdownParts): Promise<void> {
@@ -28,9 +34,14 @@ export async function gracefulShutdown(parts: ShutdownParts): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const remaining = () => Math.max(0, deadline - Date.now());
   await withTimeout(provider.unregisterAll(), remaining(), () => logger.warn('unregister timed out'));
+  // the primary of server.workers: each worker shuts down as below (it waits for them)
+  await provider.processes?.close();
   const server = provider.server;
+  provider.http?.goAway();
   if (server) {
-    server.goAway();
+    server.goAway(parts.retire === true);
+    // a retiring worker keeps answering until its consumers moved to a new connection (to the others)
+    if (parts.retire) await server.close(remaining());
     const drained = await server.drain(remaining());
     server.refuse();
     if (!drained) {
@@ -40,11 +51,13 @@ export async function gracefulShutdown(parts: ShutdownParts): Promise<void> {
       server.abandonInFlight();
     }
   }
+  await provider.closeExecutors(remaining());
   await withTimeout(consumer.close(), remaining(), () => {
     logger.warn('consumer calls still pending at the shutdown deadline; closing their connections');
     consumer.destroy();
   });
   if (server) await server.close();
+  await provider.http?.close();
   await registries.close();
 }
 

@@ -81,6 +81,8 @@ export interface OutlierDetector {
   snapshot(): OutlierSnapshot[];
   /** Drops what is known about `address` (a provider that left for good). */
   forget(address: string): void;
+  /** Ejections since the detector was made, every provider together (metrics). */
+  readonly ejectionsTotal: number;
 }
 
 interface Health {
@@ -131,6 +133,7 @@ export function createOutlierDetector(options: Partial<OutlierDetectorOptions> =
   const table = new Map<string, Health>();
   /** How many providers are ejected (open or half-open): 0 makes `filter` free. */
   let ejectedCount = 0;
+  let ejectionsTotal = 0;
   /**
    * Ejected providers the last `filter` kept selectable because of `maxEjectionRatio` (or to avoid an
    * empty list): `allow` agrees with `filter` for them, as the two are used together, synchronously.
@@ -165,6 +168,7 @@ export function createOutlierDetector(options: Partial<OutlierDetectorOptions> =
       h.ejected = true;
       ejectedCount++;
     }
+    ejectionsTotal++;
     h.ejections++;
     const period = o.baseEjectionMs * 2 ** (h.ejections - 1);
     h.ejectedUntil = now + Math.min(period, o.maxEjectionMs);
@@ -195,6 +199,9 @@ export function createOutlierDetector(options: Partial<OutlierDetectorOptions> =
   }
 
   return {
+    get ejectionsTotal() {
+      return ejectionsTotal;
+    },
     record(address, ok, errorIsNetworkOrTimeout = true) {
       const now = o.now();
       const h = health(address);

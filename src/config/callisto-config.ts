@@ -7,11 +7,16 @@
  * (`npm run docs:config`).
  */
 import { z } from 'zod';
+import { adminConfigSchema, DEFAULT_ADMIN_CONFIG } from '../admin/admin-options.js';
 import {
   type ConsumerConfig,
   consumerConfigSchema,
   DEFAULT_CONSUMER_CONFIG,
 } from '../consumer/consumer-options.js';
+import {
+  DEFAULT_OBSERVABILITY_CONFIG,
+  observabilityConfigSchema,
+} from '../observability/observability-options.js';
 import { connectionConfigSchema, DEFAULT_CONNECTION_CONFIG } from '../protocol/connection-options.js';
 import { DEFAULT_SERVER_CONFIG, type ServerConfig, serverConfigSchema } from '../provider/server-options.js';
 import { DEFAULT_REGISTRY_OPTIONS } from '../registry/registry.js';
@@ -50,6 +55,8 @@ export const callistoConfigSchema = z.strictObject({
   extensions: z.array(z.string()),
   server: serverConfigSchema,
   consumer: consumerConfigSchema,
+  ...observabilityConfigSchema.shape,
+  admin: adminConfigSchema,
 });
 
 export type CallistoConfig = z.infer<typeof callistoConfigSchema>;
@@ -59,8 +66,17 @@ export type CallistoConfigInput = {
   [K in keyof CallistoConfig]?: CallistoConfig[K] extends unknown[]
     ? CallistoConfig[K] | string
     : CallistoConfig[K] extends Record<string, unknown>
-      ? Partial<CallistoConfig[K]>
+      ? SectionInput<CallistoConfig[K]>
       : CallistoConfig[K];
+};
+
+/** A section's keys, any subset; a section inside it (`server.http`) any subset too. */
+type SectionInput<S> = {
+  [P in keyof S]?: S[P] extends unknown[]
+    ? S[P]
+    : S[P] extends Record<string, unknown>
+      ? Partial<S[P]>
+      : S[P];
 };
 
 export const DEFAULT_CONFIG: CallistoConfig = {
@@ -75,4 +91,6 @@ export const DEFAULT_CONFIG: CallistoConfig = {
   extensions: [],
   server: DEFAULT_SERVER_CONFIG,
   consumer: DEFAULT_CONSUMER_CONFIG,
+  ...DEFAULT_OBSERVABILITY_CONFIG,
+  admin: DEFAULT_ADMIN_CONFIG,
 };

@@ -115,8 +115,12 @@ function closestVariable(name: string): string | undefined {
   const close = closestMatch(wanted, byStripped.keys());
   if (close !== undefined) return byStripped.get(close);
   // A key named without its section: CALLISTO_PORT -> CALLISTO_SERVER_PORT.
+  // (the least nested one when several end so: CALLISTO_PORT -> SERVER_PORT, not SERVER_HTTP_PORT)
   const sameEnding = [...byStripped.keys()].filter((known) => known.endsWith(`_${wanted}`));
-  return sameEnding.length === 1 ? byStripped.get(sameEnding[0]!) : undefined;
+  const depth = (known: string) => known.split('_').length;
+  const least = Math.min(...sameEnding.map(depth));
+  const nearest = sameEnding.filter((known) => depth(known) === least);
+  return nearest.length === 1 ? byStripped.get(nearest[0]!) : undefined;
 }
 
 function setPath(target: Plain, keyPath: string[], value: unknown): void {

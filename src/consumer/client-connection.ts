@@ -68,7 +68,11 @@ export function createClientConnection(
     {
       onFrame(frame) {
         if (frame.kind === FrameKind.Response) onResponse(frame);
-        else if (frame.kind === FrameKind.Event && readEventName(frame.meta) === EventName.GoAway) goAway();
+        else if (frame.kind === FrameKind.Event) {
+          const name = readEventName(frame.meta);
+          if (name === EventName.GoAway) goAway(false);
+          else if (name === EventName.Reconnect) goAway(true);
+        }
       },
       onPong: (rttMs) => events.onHeartbeatRtt?.(connection, rttMs),
       onPeerFailure(peerFailure) {
@@ -148,10 +152,10 @@ export function createClientConnection(
   });
   readyPromise.catch(() => {});
 
-  const goAway = (): void => {
+  const goAway = (addressStays: boolean): void => {
     if (state.kind === 'closed' || (state.kind === 'draining' && state.goneAway)) return;
     state = { kind: 'draining', goneAway: true };
-    events.onGoAway?.(connection);
+    events.onGoAway?.(connection, addressStays);
     afterSettle();
   };
 

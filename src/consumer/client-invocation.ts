@@ -37,6 +37,14 @@ export class ClientInvocation implements ClusterInvocation, OutboundCall {
   attemptStartedAt = 0;
   /** performance.now() when the `observe` filter started measuring the attempt; 0 when nobody listens. */
   observedAt = 0;
+  /** When the `metrics-call` filter started measuring the call. */
+  meteredAt = 0;
+  /** Attempts so far (the `metrics-client` filter counts them, and tells retries and failovers). */
+  attempts = 0;
+  /** The provider of the attempt before. */
+  lastAttemptAddress: string | undefined = undefined;
+  /** The call's span, while the `tracing-client` filter traces it. */
+  tracingSpan: unknown = undefined;
   #hooks: readonly Hook<ClientInvocation>[] = NO_HOOKS;
   #listener: AttemptListener | undefined = undefined;
   /** Set while the attempt's wrapping filters wait for the connection's answer. */

@@ -9,6 +9,7 @@
  * connection, and the connection's answer ends the hooks and tells the strategy's listener
  * (client-invocation.ts). Wrapping attempt filters, when configured, wait on a promise of the wire.
  */
+
 import type {
   AttemptListener,
   ClusterContext,
@@ -21,6 +22,7 @@ import { tickMonotonic, tickNow } from '../core/clock.js';
 import { type CompiledChain, type Step, startHooks } from '../core/filter.js';
 import { type ErrorCodeName, RpcError } from '../core/rpc-error.js';
 import type { LoadBalancer } from '../loadbalance/load-balancer.js';
+import { type LogFields, traceIdOf } from '../observability/logger.js';
 import { ClientInvocation } from './client-invocation.js';
 import type { Directory } from './directory.js';
 import type { ProviderEndpoint } from './endpoint.js';
@@ -37,7 +39,7 @@ export interface ClusterContextParts {
   readonly retryBudgetRatio: number;
   /** The per-attempt chain (see attemptChain). */
   readonly attempt: CompiledChain<ClientInvocation>;
-  readonly log: (level: 'info' | 'warn' | 'error', message: string) => void;
+  readonly log: (level: 'info' | 'warn' | 'error', message: string, fields?: LogFields) => void;
 }
 
 /** Errors produced before the provider executed anything: safe to send elsewhere, whatever the method. */
@@ -145,7 +147,10 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
       const delay = retryPolicy.nextDelayMs(attempts, now - invocation.startedAt);
       if (delay === undefined) return undefined;
       if (!budget.tryAcquireRetry()) {
-        parts.log('warn', `${parts.label}: retry budget exhausted, not retrying: ${error.message}`);
+        parts.log('warn', `${parts.label}: retry budget exhausted, not retrying: ${error.message}`, {
+          call: parts.label,
+          traceId: traceIdOf(invocation.attachments),
+        });
         return undefined;
       }
       return delay;

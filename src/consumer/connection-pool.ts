@@ -176,9 +176,14 @@ export function createConnectionPool(
           serializers,
           options.connection,
           {
-            onGoAway: () => {
+            onGoAway: (_c, addressStays) => {
               saidGoodbye = true;
               if (this.current !== connection) return;
+              if (addressStays) {
+                // another process serves the address: new calls go on a new connection to it
+                this.current = undefined;
+                return;
+              }
               this.goneAway = true;
               events.onGoAway?.(this.address);
               healthChanged(this.address);

@@ -58,8 +58,11 @@ export interface ClientConnection {
 }
 
 export interface ConnectionEvents {
-  /** The provider announced it is shutting down. */
-  onGoAway?(connection: ClientConnection): void;
+  /**
+   * The provider announced it is shutting down; `addressStays` when only this process leaves and the
+   * address stays served (a retiring worker of `server.workers`): a new connection reaches another.
+   */
+  onGoAway?(connection: ClientConnection, addressStays: boolean): void;
   /** A heartbeat answer arrived: the round-trip time, ms. */
   onHeartbeatRtt?(connection: ClientConnection, rttMs: number): void;
   /** The connection closed; `local` is true when this side closed it on purpose (close/destroy). */

@@ -33,6 +33,8 @@ export const consumerConfigSchema = z.strictObject({
   cluster: extensionNameSchema<ClusterName>(),
   /** failover: extra attempts. Default 2. */
   retries: nonNegativeInt,
+  /** Longest wait for one attempt of an idempotent method, ms; a slower attempt fails Timeout and is tried on another provider while the call's deadline lasts (a host that went silent costs this, not the whole deadline). 0: every attempt may use what is left of the deadline. Default 0. */
+  attemptTimeoutMs: nonNegativeInt,
   /** Retry delay policy: 'none' (never retry), 'fixed' (every retryDelayMs), 'exponential' (with jitter). Default 'fixed'. */
   retry: extensionNameSchema<RetryPolicyName>(),
   /** Delay of 'fixed', first delay of 'exponential' (which starts from 100 when this is 0), ms. Default 0 (retry at once). */
@@ -83,6 +85,7 @@ export const DEFAULT_CONSUMER_CONFIG: ConsumerConfig = {
   loadbalance: DEFAULT_LOAD_BALANCER,
   cluster: 'failover',
   retries: 2,
+  attemptTimeoutMs: 0,
   retry: 'fixed',
   retryDelayMs: 0,
   retryMaxDelayMs: 1_000,

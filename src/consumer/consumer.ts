@@ -22,13 +22,19 @@ import { serviceKeyString } from '../core/service-key.js';
 import type { ExtensionRegistry, ExtensionTable } from '../extension/extension-registry.js';
 import { attemptDeadlineFilter } from '../filters/attempt-deadline.js';
 import { endpointStatsFilter } from '../filters/endpoint-stats.js';
+import { metricsCallFilter } from '../filters/metrics-call.js';
+import { metricsClientFilter } from '../filters/metrics-client.js';
 import { mockFallbackFilter } from '../filters/mock-fallback.js';
 import { observeClientFilter } from '../filters/observe-client.js';
 import { outlierFilter } from '../filters/outlier.js';
+import { tracingClientFilter } from '../filters/tracing-client.js';
 import { DEFAULT_LOAD_BALANCER_OPTIONS } from '../loadbalance/load-balancer.js';
-import type { Logger } from '../observability/logger.js';
+import type { LogFields, Logger } from '../observability/logger.js';
+import type { MethodMetrics } from '../observability/method-metrics.js';
+import type { MetricsStore } from '../observability/metrics-store.js';
 import type { ConnectionOptions } from '../protocol/connection-options.js';
 import type { RegistrySet } from '../registry/registry-set.js';
+import { methodSerializer } from '../serialization/method-serializer.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
 import type { MethodDeclaration, ServiceDefinition } from '../service/define-service.js';
 import type { Remote } from '../service/service-types.js';
@@ -72,6 +78,10 @@ export interface ConsumerParts {
   /** The app's consumer filters (per call, or per attempt for those that say so). */
   readonly filters: readonly FilterEntry[];
   readonly logger: Logger;
+  /** Where the `metrics-call` and `metrics-client` filters count (none: no metrics filters). */
+  readonly metrics?: MetricsStore | undefined;
+  /** Whether every call has the `tracing-client` filter (it does nothing while no SDK is registered). */
+  readonly tracing?: boolean | undefined;
 }
 
 export interface Consumer {
@@ -109,8 +119,14 @@ function attemptBuiltins(
   label: string,
   config: ConsumerConfig,
   directory: Directory | undefined,
+  metrics: MethodMetrics | undefined,
 ): NamedFilter[] {
-  const builtin: NamedFilter[] = [attemptDeadlineFilter(label), observeClientFilter(), endpointStatsFilter()];
+  const builtin: NamedFilter[] = [
+    attemptDeadlineFilter(label, config.attemptTimeoutMs),
+    observeClientFilter(),
+    endpointStatsFilter(),
+  ];
+  if (metrics !== undefined) builtin.push(metricsClientFilter(metrics));
   if (config.outlierDetection) {
     const detector = directory?.outlierDetector({
       maxEjectionRatio: config.maxEjectionRatio,
@@ -153,7 +169,8 @@ export function createConsumer(parts: ConsumerParts): Consumer {
   const app = byPosition(parts.filters, 'filters.consumer');
   const directories = new Map<string, Directory>();
   const closers: Array<() => void> = [];
-  const log = (level: 'info' | 'warn' | 'error', message: string) => logger[level](message);
+  const log = (level: 'info' | 'warn' | 'error', message: string, fields?: LogFields) =>
+    logger[level](message, fields);
   const pool = createConsumerPool({
     extensions,
     serializers,
@@ -232,9 +249,10 @@ export function createConsumer(parts: ConsumerParts): Consumer {
     config: ConsumerConfig,
     methodOptions: MethodReferenceOptions,
     attemptFilters: readonly NamedFilter[],
+    metrics: MethodMetrics | undefined,
   ): ClusterInvoker => {
     const label = `${definition.name}.${method}`;
-    const builtin = attemptBuiltins(label, config, directory);
+    const builtin = attemptBuiltins(label, config, directory, metrics);
     const loadBalancer = extensions.get(
       'loadbalance',
       config.loadbalance,
@@ -294,6 +312,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
           const config = resolved.configOf(name);
           const own = byPosition(methodOptions.filters ?? [], `${label}.methods.${name}.filters`);
           const mock = () => mockAnswer(options.mockImpl, name, declaration);
+          const metrics = parts.metrics?.method('consumer', def, name);
           let terminal: Invoker;
           if (mode === 'force') {
             const answer = mock();
@@ -306,11 +325,15 @@ export function createConsumer(parts: ConsumerParts): Consumer {
                 // Decided at the first call: the app may provide the service after refer().
                 const inProcess = base.injvm && parts.inProcess.provides(def);
                 directory = directoryFor(def, inProcess ? 'in-process' : targets!);
-                cluster = clusterInvoker(def, name, directory, config, methodOptions, [
-                  ...app.attempt,
-                  ...reference.attempt,
-                  ...own.attempt,
-                ]);
+                cluster = clusterInvoker(
+                  def,
+                  name,
+                  directory,
+                  config,
+                  methodOptions,
+                  [...app.attempt, ...reference.attempt, ...own.attempt],
+                  metrics,
+                );
               }
               const call = invocation as ClientInvocation;
               if (directory!.isReady) return cluster(call);
@@ -319,6 +342,8 @@ export function createConsumer(parts: ConsumerParts): Consumer {
             };
           }
           const callFilters = [...app.call, ...reference.call, ...own.call];
+          if (metrics !== undefined) callFilters.push(metricsCallFilter(metrics));
+          if (parts.tracing) callFilters.push(tracingClientFilter());
           if (mode === 'fail') {
             const answer = mock();
             callFilters.push(mockFallbackFilter((invocation) => answer(invocation.args)));
@@ -328,14 +353,19 @@ export function createConsumer(parts: ConsumerParts): Consumer {
             mode === 'force'
               ? []
               : orderFilters([
-                  ...attemptBuiltins(`${definition.name}.${name}`, config, undefined),
+                  ...attemptBuiltins(`${definition.name}.${name}`, config, undefined, metrics),
                   ...app.attempt,
                   ...reference.attempt,
                   ...own.attempt,
                 ]).map((filter) => filter.name);
           return {
             name,
-            route: new MethodRoute(definition, name, serializer),
+            // a format with bodies per method (protobuf) gives this method's own
+            route: new MethodRoute(
+              definition,
+              name,
+              methodSerializer(serializer, definition, name, 'consumer'),
+            ),
             timeoutMs: methodOptions.timeoutMs ?? declaration.timeoutMs ?? base.timeoutMs,
             oneway: methodOptions.oneway ?? declaration.oneway ?? false,
             idempotent: methodOptions.idempotent ?? declaration.idempotent ?? false,

@@ -83,6 +83,9 @@ export interface RegistryFeedOptions {
   readonly logger: Logger;
 }
 
+/** Registry feeds made by this process: each announces its consumer under its own key. */
+let announcedFeeds = 0;
+
 export function registryFeed(options: RegistryFeedOptions): DirectoryFeed {
   const { key, logger } = options;
   let targets: Registry[] = [];
@@ -113,7 +116,7 @@ export function registryFeed(options: RegistryFeedOptions): DirectoryFeed {
       throw error;
     }
     if (closed) return;
-    // Announce this consumer (`.../consumers/<host>:<pid>`) without holding up discovery.
+    // Announce this consumer (`.../consumers/<host>:<pid>:<instance>`) without holding up discovery.
     const record: ConsumerRecord = {
       service: key.name,
       version: key.version,
@@ -122,6 +125,7 @@ export function registryFeed(options: RegistryFeedOptions): DirectoryFeed {
       pid: process.pid,
       application: options.application,
       startTime: Date.now(),
+      instance: String(++announcedFeeds),
     };
     announced = { registries: targets, record };
     for (const registry of targets) {

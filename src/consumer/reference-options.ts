@@ -9,6 +9,7 @@ export const METHOD_CONSUMER_KEYS = [
   'loadbalance',
   'cluster',
   'retries',
+  'attemptTimeoutMs',
   'retry',
   'retryDelayMs',
   'retryMaxDelayMs',

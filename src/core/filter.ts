@@ -39,6 +39,11 @@ export interface FilterSpec {
   readonly start?: (invocation: Invocation) => void;
   /** Hook form: after the rest ended; `error` is what it failed with, undefined on success. */
   readonly end?: (invocation: Invocation, error: unknown) => void;
+  /**
+   * @internal Callisto's own wrapping form: `(next) => step`, where a step may return a value or a
+   * promise (no promise is made for a synchronous rest). Not for users (`filter` is theirs).
+   */
+  readonly step?: (next: Step<Invocation>) => Step<Invocation>;
 }
 
 /** A filter as the chain builder takes it (see `defineFilter`). */
@@ -175,7 +180,8 @@ export function compileChain<I extends Invocation>(
   internal: ReadonlyMap<string, (next: Step<I>) => Step<I>> = new Map(),
 ): CompiledChain<I> {
   const ordered = orderFilters(filters);
-  const isHook = (filter: NamedFilter) => filter.filter === undefined && !internal.has(filter.name);
+  const isHook = (filter: NamedFilter) =>
+    filter.filter === undefined && filter.step === undefined && !internal.has(filter.name);
   let head = 0;
   while (head < ordered.length && isHook(ordered[head]!)) head++;
   const hooks: Hook<I>[] = ordered.slice(0, head).map((filter) => ({
@@ -186,7 +192,8 @@ export function compileChain<I extends Invocation>(
   let rest: Step<I> = terminal;
   for (let i = ordered.length - 1; i >= head; i--) {
     const filter = ordered[i]!;
-    const wrapInternal = internal.get(filter.name);
+    const wrapInternal =
+      internal.get(filter.name) ?? (filter.step as ((next: Step<I>) => Step<I>) | undefined);
     if (wrapInternal !== undefined) rest = wrapInternal(rest);
     else if (filter.filter !== undefined) {
       const inner = asInvoker(rest);

@@ -22,7 +22,7 @@ export const BUILTIN_EXTENSION_NAMES = {
   loadbalance: ['random', 'roundrobin', 'consistenthash', 'leastactive', 'shortestresponse', 'p2c'],
   cluster: ['failover', 'failfast', 'failsafe', 'failback', 'forking', 'broadcast'],
   retry: ['none', 'fixed', 'exponential'],
-  registry: ['file', 'direct', 'etcd', 'zookeeper', 'zk', 'redis'],
+  registry: ['file', 'direct', 'etcd', 'zookeeper', 'zk', 'redis', 'redis-sentinel'],
   transport: ['tcp', 'memory'],
 } as const;
 

@@ -5,7 +5,9 @@ import type { EndpointStatsRecorder } from '../loadbalance/endpoint-stats.js';
 export interface AttemptInvocation extends Invocation {
   /** The provider the balancer picked for this attempt. */
   readonly endpoint: { readonly address: string; readonly stats: EndpointStatsRecorder } | undefined;
-  /** The attempt's budget, ms until the call's deadline (0 for none). */
+  /** Whether the method may run twice (an attempt that timed out may be tried elsewhere). */
+  readonly idempotent: boolean;
+  /** The attempt's budget, ms until the call's deadline or the attempt's own cap (0 for none). */
   attemptTimeoutMs: number;
   /** The request reached the wire (the provider may have seen it). */
   readonly sent: boolean;
@@ -13,4 +15,8 @@ export interface AttemptInvocation extends Invocation {
   readonly attemptStartedAt: number;
   /** performance.now() when diagnostics started measuring, 0 when nobody listens. */
   observedAt: number;
+  /** Attempts of this call so far (the `metrics-client` filter counts them). */
+  attempts: number;
+  /** The provider of the attempt before, for telling a failover from a retry. */
+  lastAttemptAddress: string | undefined;
 }

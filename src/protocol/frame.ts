@@ -61,4 +61,9 @@ export const EventName = {
   GoAway: 'goaway',
   /** The consumer gave up the call whose request id the frame carries: abort its handler's signal. */
   Cancel: 'cancel',
+  /**
+   * This process is leaving but its address stays served (a worker of `server.workers` retiring): route
+   * no new calls on this connection, open a new one to the same address for them.
+   */
+  Reconnect: 'reconnect',
 } as const;

@@ -2,22 +2,44 @@
  * The provider's view of the call being served, like Dubbo's RpcContext. `callContext()` returns it
  * during the synchronous part of a method (read it before the first `await`, keep the reference);
  * filters receive the invocation directly. Nothing is paid per call when nobody reads it.
+ *
+ * With `asyncCallContext: true` the method also runs inside an AsyncLocalStorage holding the
+ * invocation, so `callContext()` answers after an `await` too (and in callbacks and timers the method
+ * starts). That costs a little per call (docs/observability.md has the figures), so it is opt-in.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Invocation } from '../core/invocation.js';
 
 let current: Invocation | undefined;
+/** Made by the first method that runs with an async call context. */
+let storage: AsyncLocalStorage<Invocation> | undefined;
 
-/** The invocation being served, or undefined outside a provider method's synchronous part. */
+/**
+ * The invocation being served: during a provider method's synchronous part, or anywhere in its
+ * asynchronous continuation with `asyncCallContext`; undefined elsewhere.
+ */
 export function callContext(): Invocation | undefined {
-  return current;
+  return current ?? storage?.getStore();
 }
 
-/** Runs `fn` with `invocation` as the current call context. */
+/** Runs `fn` with `invocation` as the current call context (its synchronous part). */
 export function runInCallContext<R>(invocation: Invocation, fn: () => R): R {
   const previous = current;
   current = invocation;
   try {
     return fn();
+  } finally {
+    current = previous;
+  }
+}
+
+/** Runs `fn` with `invocation` as the call context of everything it starts, past its awaits. */
+export function runInAsyncCallContext<R>(invocation: Invocation, fn: () => R): R {
+  storage ??= new AsyncLocalStorage<Invocation>();
+  const previous = current;
+  current = invocation;
+  try {
+    return storage.run(invocation, fn);
   } finally {
     current = previous;
   }

@@ -50,7 +50,7 @@ export interface LocalCallOptions {
   readonly exposeStack: boolean;
   readonly exposeErrors: 'declared' | 'all';
   /** A handler's system error was not shown to the caller; it is logged here under `ref`. */
-  onScrubbed(label: string, ref: string, error: Error): void;
+  onScrubbed(label: string, ref: string, error: Error, attachments?: Attachments): void;
 }
 
 const NOTHING_TO_CANCEL: LocalHandle = { cancel() {} };
@@ -88,7 +88,8 @@ export function createLocalCalls(
       declared: invocation.declared,
       label: invocation.label,
     });
-    if (scrubbed !== undefined) options.onScrubbed(invocation.label, scrubbed.ref, scrubbed.error);
+    if (scrubbed !== undefined)
+      options.onScrubbed(invocation.label, scrubbed.ref, scrubbed.error, invocation.attachments);
     call.failed(fromErrorPayload(status, payload));
   };
 

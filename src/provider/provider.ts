@@ -10,14 +10,19 @@ export type { ProvideOptions } from './provide-options.js';
  * `observe` (Callisto's, docs/filters.md), then the app's filters, the service's, the method's (each at
  * order 500 unless they say otherwise), then `validation` when the method declares a schema.
  */
+import { ConfigError } from '../config/config-error.js';
 import { type FilterEntry, type NamedFilter, namedFilter } from '../core/filter.js';
 import { admissionFilter } from '../filters/admission.js';
 import { providerDeadlineFilter } from '../filters/deadline.js';
 import { decodeArgumentsFilter } from '../filters/decode-arguments.js';
+import { metricsServerFilter } from '../filters/metrics-server.js';
 import { observeServerFilter } from '../filters/observe-server.js';
 import { shutdownFilter } from '../filters/shutdown.js';
+import { tracingServerFilter } from '../filters/tracing-server.js';
+import { createHttpEntry, type HttpEntry } from '../http/http-entry.js';
 import { channels, type ProtocolErrorMessage } from '../observability/channels.js';
-import type { Logger } from '../observability/logger.js';
+import { type LogFields, type Logger, traceIdOf } from '../observability/logger.js';
+import type { MetricsStore } from '../observability/metrics-store.js';
 import { createRateLimitedLog } from '../observability/rate-limited-log.js';
 import type { ProviderRecord } from '../registry/provider-record.js';
 import type { RegistrySet } from '../registry/registry-set.js';
@@ -25,7 +30,13 @@ import type { SerializerTable } from '../serialization/serializer-table.js';
 import { type ServiceDefinition, undeclaredFunctions } from '../service/define-service.js';
 import type { Implementation } from '../service/service-types.js';
 import { type Transport, transportAddress } from '../transport/transport.js';
+import { advertisedHostOf } from './advertise-host.js';
+import { type ResolvedWorkerExecutor, resolveExecutor } from './executor-options.js';
+import { createWorkerPool, type WorkerPool } from './executor-pool.js';
+import { workerStep } from './executor-step.js';
 import { createLocalCalls, type LocalCalls } from './local-calls.js';
+import { createProcessCluster, type ProcessCluster } from './process-cluster.js';
+import { reportReady, workerNumber, workerPort } from './process-worker.js';
 import type { ProvideOptions } from './provide-options.js';
 import { acceptedSerializers, createRpcServer, type RpcServer } from './server.js';
 import { checkServerOptions, type ServerOptions } from './server-options.js';
@@ -46,6 +57,15 @@ export interface ProviderOptions {
   /** Weight and labels announced for every service unless it says otherwise. */
   readonly weight: number;
   readonly tags: Readonly<Record<string, string>>;
+  /**
+   * `server.workers` resolved: processes serving the port (1: this one). Above 1 this process is the
+   * primary (process-cluster.ts) unless it is itself one of the workers.
+   */
+  readonly workers: number;
+  /** How long a worker may take to leave once asked, before it is killed (the app's shutdown timeout). */
+  readonly shutdownTimeoutMs: number;
+  /** Where the app's admin endpoints are, as written in records (none when they are off). */
+  readonly admin?: (() => { host: string; port: number } | undefined) | undefined;
 }
 
 export interface ProviderParts {
@@ -57,6 +77,12 @@ export interface ProviderParts {
   /** The app's provider filters. */
   readonly filters: readonly FilterEntry[];
   readonly logger: Logger;
+  /** Where the `metrics-server` filter counts (none: no metrics filter). */
+  readonly metrics?: MetricsStore | undefined;
+  /** Whether the `tracing-server` filter is in every method's chain (it does nothing while no SDK is registered). */
+  readonly tracing?: boolean | undefined;
+  /** Whether `callContext()` is kept past a method's awaits (AsyncLocalStorage). */
+  readonly asyncCallContext?: boolean | undefined;
 }
 
 export interface Provider {
@@ -71,12 +97,26 @@ export interface Provider {
   /** Listens (when anything is provided) and registers every service. */
   start(): Promise<void>;
   readonly server: RpcServer | undefined;
+  /** The HTTP/JSON entry (`server.http`), once started with it configured. */
+  readonly http: HttpEntry | undefined;
   /** `host:port` consumers are told (`<transport>://host:port` unless over TCP), once started. */
   readonly advertisedAddress: string | undefined;
   records(): ProviderRecord[];
   unregisterAll(): Promise<void>;
   /** The names of a method's filters, in running order (docs and tests). */
   filterNames(definition: ServiceDefinition<unknown>, method: string): readonly string[];
+  /** The worker pools of methods with a worker executor (executor-pool.ts). */
+  readonly executors: readonly WorkerPool[];
+  /** Waits for the worker threads to finish what they run (at most `timeoutMs`), then stops them. */
+  closeExecutors(timeoutMs: number): Promise<void>;
+  /** Stops the worker threads now. */
+  destroyExecutors(): void;
+  /** The port served (by this process, or by the workers of `server.workers`), once started. */
+  readonly port: number | undefined;
+  /** On the primary of `server.workers` > 1, once started: the worker processes. */
+  readonly processes: ProcessCluster | undefined;
+  /** This process's worker number under a primary of `server.workers`, else undefined. */
+  readonly worker: number | undefined;
 }
 
 interface Provided {
@@ -88,7 +128,7 @@ interface Provided {
 export function createProvider(parts: ProviderParts): Provider {
   const { options, serializers, registries, logger } = parts;
   const serverOptions = options.server;
-  const table = createServiceTable();
+  const table = createServiceTable({ asyncContext: parts.asyncCallContext ?? false });
   const serving = createServing({
     maxConnections: serverOptions.maxConnections,
     maxConnectionsPerAddress: serverOptions.maxConnectionsPerAddress,
@@ -104,12 +144,19 @@ export function createProvider(parts: ProviderParts): Provider {
     admissionFilter(),
     decodeArgumentsFilter(),
     observeServerFilter(),
+    ...(parts.tracing ? [tracingServerFilter] : []),
   ];
   const appFilters = parts.filters.map((entry) =>
     namedFilter(entry, 'provider', 'callisto({ filters.provider })'),
   );
   const provided: Provided[] = [];
+  const pools: WorkerPool[] = [];
+  const worker = workerNumber();
+  const primary = worker === undefined && options.workers > 1;
+  let processes: ProcessCluster | undefined;
+  let clusterPort: number | undefined;
   let server: RpcServer | undefined;
+  let http: HttpEntry | undefined;
   let advertisedHost: string | undefined;
   let started = false;
   const startTime = Date.now();
@@ -129,11 +176,33 @@ export function createProvider(parts: ProviderParts): Provider {
     return `${label} failed ${who} with a system error the caller was not shown (ref ${ref}): ${error.message}${where ? ` [${where}]` : ''}`;
   };
 
-  const local = createLocalCalls(table, serving, {
+  /** The fields of a line about one call: its method, caller, reference and trace id. */
+  const callFields = (
+    label: string,
+    remote: string,
+    ref: string,
+    attachments: Readonly<Record<string, string>> | undefined,
+  ): LogFields => ({ call: label, remote, ref, traceId: traceIdOf(attachments) });
+
+  const localCalls = createLocalCalls(table, serving, {
     exposeStack: serverOptions.exposeStack,
     exposeErrors: serverOptions.exposeErrors,
-    onScrubbed: (label, ref, error) => logger.warn(scrubbedLine(label, 'in-process', ref, error)),
+    onScrubbed: (label, ref, error, attachments) =>
+      logger.warn(
+        scrubbedLine(label, 'in-process', ref, error),
+        callFields(label, 'injvm', ref, attachments),
+      ),
   });
+  // the primary of server.workers serves nothing, in-process calls included: its consumers call the workers
+  const local: LocalCalls = primary ? { provides: () => false, serve: localCalls.serve } : localCalls;
+
+  /** The admin endpoints as other hosts reach them: the bound host, or the advertised one for a wildcard. */
+  const adminOf = (): { admin?: { host: string; port: number } } => {
+    const admin = options.admin?.();
+    if (admin === undefined) return {};
+    const wildcard = admin.host === '0.0.0.0' || admin.host === '::';
+    return { admin: { host: wildcard ? advertisedHost! : admin.host, port: admin.port } };
+  };
 
   const recordOf = (entry: Provided): ProviderRecord => {
     const { definition, methods } = entry.exported;
@@ -142,16 +211,22 @@ export function createProvider(parts: ProviderParts): Provider {
       version: definition.version,
       group: definition.group,
       host: advertisedHost!,
-      port: server!.port,
+      port: server?.port ?? clusterPort!,
       protocol: 'callisto',
       ...(options.transport === 'tcp' ? {} : { transport: options.transport }),
+      ...(http === undefined ? {} : { http: { port: http.port } }),
       serializers: acceptedSerializers(serializers.serializers, serverOptions.serializers).map((s) => s.name),
       weight: entry.options.weight ?? options.weight,
       methods: [...methods.keys()],
       application: options.application,
       pid: process.pid,
       startTime,
-      tags: { ...options.tags, ...entry.options.tags },
+      tags: {
+        ...options.tags,
+        ...entry.options.tags,
+        ...(primary ? { workers: String(options.workers) } : {}),
+      },
+      ...adminOf(),
     };
   };
 
@@ -180,10 +255,45 @@ export function createProvider(parts: ProviderParts): Provider {
           entries.map((entry) => namedFilter(entry, 'provider', `${where}.methods.${method}.filters`)),
         );
       }
+      const serviceExecutor = resolveExecutor(provideOptions.executor, `${where}.executor`);
+      const methodExecutors = new Map<string, ResolvedWorkerExecutor | undefined>();
+      for (const [method, methodOptions] of Object.entries(provideOptions.methods ?? {})) {
+        const option = (methodOptions as { executor?: unknown } | undefined)?.executor;
+        if (option !== undefined)
+          methodExecutors.set(method, resolveExecutor(option, `${where}.methods.${method}.executor`));
+      }
+      /** One pool for the service's worker methods, one per method that names its own. */
+      const servicePool: { pool?: WorkerPool; methods: string[] } = { methods: [] };
+      const newPools: WorkerPool[] = [];
+      const poolFor = (spec: ResolvedWorkerExecutor, methods: string[]): WorkerPool => {
+        const pool = createWorkerPool(spec, definition.name, methods, (message) => logger.error(message));
+        newPools.push(pool);
+        return pool;
+      };
+      const terminalOf = (method: string, label: string) => {
+        const spec = methodExecutors.has(method) ? methodExecutors.get(method) : serviceExecutor;
+        if (spec === undefined) return undefined;
+        let pool: WorkerPool;
+        if (spec === serviceExecutor) {
+          servicePool.pool ??= poolFor(spec, servicePool.methods);
+          servicePool.methods.push(method);
+          pool = servicePool.pool;
+        } else pool = poolFor(spec, [method]);
+        return workerStep(pool, label, definition.errors);
+      };
       const exported = table.add(
         definition as ServiceDefinition<unknown>,
         implementation as object,
-        (method) => [...builtin, ...appFilters, ...serviceFilters, ...(methodFilters.get(method) ?? [])],
+        (method) => [
+          ...builtin,
+          ...(parts.metrics
+            ? [metricsServerFilter(parts.metrics.method('provider', definition, method))]
+            : []),
+          ...appFilters,
+          ...serviceFilters,
+          ...(methodFilters.get(method) ?? []),
+        ],
+        terminalOf,
       );
       const hidden = undeclaredFunctions(definition as ServiceDefinition<unknown>, implementation as object);
       if (hidden.length > 0) {
@@ -198,6 +308,12 @@ export function createProvider(parts: ProviderParts): Provider {
       }
       const entry: Provided = { exported, options: provideOptions as ProvideOptions };
       provided.push(entry);
+      pools.push(...newPools);
+      if (started) {
+        for (const pool of newPools) {
+          pool.start().catch((error: Error) => logger.error(error.message));
+        }
+      }
       if (started)
         void register(entry).catch((error: Error) => logger.error(`register failed: ${error.message}`));
     },
@@ -206,11 +322,45 @@ export function createProvider(parts: ProviderParts): Provider {
       // only an app that serves needs its server's limits to fit together (a consumer-only app may
       // raise maxDecodedElements for large answers)
       checkServerOptions(serverOptions);
+      const host = serverOptions.host;
+      const advertised = advertisedHostOf(serverOptions);
+      // workers of server.workers register nothing: their primary says it once
+      if (advertised.warning && worker === undefined) logger.warn(advertised.warning);
+      const advertise = advertised.host;
+      if (primary) {
+        // the workers serve; this process picks the port, watches them and registers one address
+        if (options.transport !== 'tcp') {
+          throw new ConfigError(
+            'server.workers',
+            options.workers,
+            `1 with server.transport "${options.transport}" (only tcp can be shared by processes)`,
+          );
+        }
+        processes = createProcessCluster({
+          count: options.workers,
+          host,
+          port: serverOptions.port,
+          startTimeoutMs: options.startTimeoutMs + 30_000,
+          stopTimeoutMs: options.shutdownTimeoutMs + 5_000,
+          logger,
+        });
+        clusterPort = await processes.start();
+        advertisedHost = advertise;
+        started = true;
+        logger.info(`${options.workers} worker processes serve port ${clusterPort}`);
+        await Promise.all(provided.map(register));
+        return;
+      }
+      // worker threads load their modules before the port opens: a wrong module fails the start
+      await Promise.all(pools.map((pool) => pool.start()));
       server = createRpcServer({
         transport: parts.transport(),
         table,
         serializers: serializers.serializers,
-        options: serverOptions,
+        options:
+          worker === undefined
+            ? serverOptions
+            : { ...serverOptions, port: workerPort() ?? serverOptions.port },
         serving,
         hooks: {
           onProtocolError: (remote, error) => {
@@ -224,25 +374,54 @@ export function createProvider(parts: ProviderParts): Provider {
             }
           },
           onRefused: (remote, reason) => hostileLog.warn('refused', `refused from ${remote}: ${reason}`),
-          onScrubbed: (remote, label, ref, error) =>
-            logger.warn(scrubbedLine(label, `for ${remote}`, ref, error)),
+          onScrubbed: (remote, label, ref, error, attachments) =>
+            logger.warn(
+              scrubbedLine(label, `for ${remote}`, ref, error),
+              callFields(label, remote, ref, attachments),
+            ),
         },
       });
       await server.listen();
-      const host = serverOptions.host;
-      advertisedHost =
-        serverOptions.advertiseHost ?? (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host);
+      if (serverOptions.http !== undefined) {
+        http = createHttpEntry({
+          table,
+          serving,
+          json: serializers.byName('json'),
+          options: serverOptions.http,
+          decodeLimits: { maxElements: serverOptions.connection.maxDecodedElements },
+          exposeStack: serverOptions.exposeStack,
+          exposeErrors: serverOptions.exposeErrors,
+          onRefused: (remote, reason) => hostileLog.warn('refused', `refused from ${remote}: ${reason}`),
+          onScrubbed: (remote, label, ref, error) =>
+            logger.warn(scrubbedLine(label, `for ${remote}`, ref, error)),
+        });
+        await http.listen();
+      }
+      advertisedHost = advertise;
       started = true;
-      await Promise.all(provided.map(register));
+      // a worker of server.workers does not register: its primary registers the one address
+      if (worker === undefined) await Promise.all(provided.map(register));
+      else reportReady(server.port);
     },
     get server() {
       return server;
     },
+    get http() {
+      return http;
+    },
     get advertisedAddress() {
-      return server && advertisedHost
-        ? transportAddress(advertisedHost, server.port, options.transport)
+      const port = server?.port ?? clusterPort;
+      return port !== undefined && advertisedHost
+        ? transportAddress(advertisedHost, port, options.transport)
         : undefined;
     },
+    get processes() {
+      return processes;
+    },
+    get port() {
+      return server?.port ?? clusterPort;
+    },
+    worker,
     records() {
       return provided.flatMap((entry) => (entry.record ? [entry.record] : []));
     },
@@ -258,6 +437,13 @@ export function createProvider(parts: ProviderParts): Provider {
     filterNames(definition, method) {
       const exported = table.lookup(definition.name, definition.version, definition.group);
       return exported?.methods.get(method)?.chain.names ?? [];
+    },
+    executors: pools,
+    async closeExecutors(timeoutMs) {
+      await Promise.all(pools.map((pool) => pool.close(timeoutMs)));
+    },
+    destroyExecutors() {
+      for (const pool of pools) pool.destroy();
     },
   };
 }

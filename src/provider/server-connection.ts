@@ -29,8 +29,12 @@ const NO_DECLARED_ERRORS: readonly ErrorDeclaration[] = [];
 export interface ServerConnection {
   readonly remoteAddress: string;
   readonly inFlight: number;
-  /** Tells the consumer "going away" (once): it sends no new calls and closes its side when answered. */
-  goAway(): void;
+  /**
+   * Tells the consumer "going away" (once): it sends no new calls and closes its side when answered.
+   * With `reconnect`, says the address stays served (a retiring cluster worker): the consumer opens a
+   * new connection to it for new calls.
+   */
+  goAway(reconnect?: boolean): void;
   /** Answers every call still executing with `error` (their late results are dropped). */
   abandon(error: RpcError): void;
   /**
@@ -101,6 +105,7 @@ export function serveConnection(
     declared: readonly ErrorDeclaration[] = NO_DECLARED_ERRORS,
     label?: string,
     attachments?: Attachments,
+    requestAttachments?: Attachments,
   ): void => {
     const { status, payload, scrubbed } = toErrorPayload(error, {
       exposeStack: ctx.options.exposeStack,
@@ -108,14 +113,17 @@ export function serveConnection(
       declared,
       label,
     });
-    if (scrubbed !== undefined) ctx.onScrubbed(remoteAddress, label ?? '', scrubbed.ref, scrubbed.error);
+    if (scrubbed !== undefined)
+      ctx.onScrubbed(remoteAddress, label ?? '', scrubbed.ref, scrubbed.error, requestAttachments);
+    // a format that carries only a method's messages (protobuf) writes its errors in json
+    const target = serializer.errors ?? serializer;
     let body: Uint8Array;
     try {
-      body = serializer.encode(payload);
+      body = target.encode(payload);
     } catch {
-      body = serializer.encode({ name: payload.name, message: payload.message, details: {} });
+      body = target.encode({ name: payload.name, message: payload.message, details: {} });
     }
-    writer.response(id, serializer.id, status, body, 0, attachments);
+    writer.response(id, target.id, status, body, 0, attachments);
   };
 
   /** Sends a result; compressed only for a consumer that said it takes compressed answers. */
@@ -233,6 +241,15 @@ export function serveConnection(
     }
     const exported = route.exported!;
     const method = route.method!;
+    let bodies = serializer;
+    if (serializer.forMethod !== undefined) {
+      try {
+        bodies = serializer.forMethod(exported.definition, method.name, 'provider');
+      } catch (error) {
+        if (!oneway) fail(id, ctx.fallbackSerializer, new RpcError('BadRequest', messageOf(error)));
+        return;
+      }
+    }
     let meta: { timeoutMs: number; attachments: Attachments };
     try {
       meta = decodeRequestTail(frame.meta, prefixLength);
@@ -252,7 +269,7 @@ export function serveConnection(
       method.declaration.idempotent ?? false,
       remoteAddress,
       id,
-      serializer,
+      bodies,
       slot,
       trackSignal,
     );
@@ -274,7 +291,15 @@ export function serveConnection(
     const serializer = invocation.serializer!;
     const attachments = invocation.answerAttachments;
     if (error !== undefined) {
-      fail(invocation.requestId, serializer, error, invocation.declared, invocation.label, attachments);
+      fail(
+        invocation.requestId,
+        serializer,
+        error,
+        invocation.declared,
+        invocation.label,
+        attachments,
+        invocation.attachments,
+      );
     } else {
       answer(
         invocation.requestId,
@@ -287,10 +312,10 @@ export function serveConnection(
     }
   };
 
-  const goAway = (): void => {
+  const goAway = (reconnect = false): void => {
     if (state !== 'open') return;
     state = 'draining';
-    writer.event(EventName.GoAway, 0, EMPTY_BODY);
+    writer.event(reconnect ? EventName.Reconnect : EventName.GoAway, 0, EMPTY_BODY);
     writer.flush();
   };
 

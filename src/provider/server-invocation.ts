@@ -13,6 +13,7 @@ import { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
 import type { Admission, AdmittedInvocation } from '../filters/admission.js';
 import type { EncodedInvocation } from '../filters/decode-arguments.js';
+import type { MeteredInvocation } from '../filters/metrics-server.js';
 import type { ObservedInvocation } from '../filters/observe-server.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ArgumentsReader } from './arguments-reader.js';
@@ -20,7 +21,9 @@ import type { ArgumentsReader } from './arguments-reader.js';
 const NO_ARGS: unknown[] = [];
 const NO_ERRORS: readonly ErrorDeclaration[] = [];
 
-export class ServerInvocation implements AdmittedInvocation, EncodedInvocation, ObservedInvocation {
+export class ServerInvocation
+  implements AdmittedInvocation, EncodedInvocation, ObservedInvocation, MeteredInvocation
+{
   #controller: AbortController | undefined;
   #timer: NodeJS.Timeout | undefined;
   #onSignal: ((invocation: ServerInvocation) => void) | undefined;
@@ -34,6 +37,10 @@ export class ServerInvocation implements AdmittedInvocation, EncodedInvocation, 
   answered = false;
   /** performance.now() when the `observe` filter started measuring; 0 when nobody listens. */
   observedAt = 0;
+  /** When the `metrics-server` filter started measuring the call. */
+  meteredAt = 0;
+  /** The request's encoded argument bytes (0 in-process). */
+  requestBytes = 0;
   /** Decoded argument elements this call holds of the limits (counted before decoding). */
   elements = 0;
   /** The errors the service declares (they travel with their fields). */
@@ -71,6 +78,7 @@ export class ServerInvocation implements AdmittedInvocation, EncodedInvocation, 
     this.#reader = reader;
     this.#body = body;
     this.#flags = flags;
+    this.requestBytes = body.length;
   }
 
   measureArguments(): number {

@@ -12,6 +12,12 @@ import {
   type TransportName,
 } from '../extension/extension-names.js';
 import {
+  DEFAULT_HTTP_CONFIG,
+  type HttpOptions,
+  httpConfigSchema,
+  resolveHttpOptions,
+} from '../http/http-options.js';
+import {
   type ConnectionConfig,
   type ConnectionOptions,
   DEFAULT_CONNECT_TIMEOUT_MS,
@@ -27,12 +33,17 @@ const positiveInt = z.number().int().positive();
 const share = z.number().gt(0).max(1);
 
 export const serverConfigSchema = z.strictObject({
-  /** Interface to listen on. Default '127.0.0.1'; '0.0.0.0' with `advertiseHost` to serve other hosts. */
+  /** Interface to listen on. Default '127.0.0.1'; '0.0.0.0' (or '::') serves other hosts. */
   host: z.string().min(1),
   /** Port; 0 picks a free one. Default 0. */
   port: z.number().int().min(0).max(65535),
-  /** Host written to the registry; '' means `host` (127.0.0.1 for a wildcard host). Default ''. */
-  advertiseHost: z.string(),
+  /** Host written to the registry, for consumers to connect to; '' means `host`, or for a wildcard `host` the first non-internal interface address (IPv4 first). Default ''. */
+  advertiseHost: z
+    .string()
+    .regex(/^(?!(?:0\.0\.0\.0|::|\[::\]|0:0:0:0:0:0:0:0)$)(?![^:]*:[^:]*$)[^\s/]*$/)
+    .describe(
+      "'' or a host name or address consumers can reach: not a wildcard such as 0.0.0.0, without a port",
+    ),
   /** Transport to listen on: 'tcp', or 'memory' (apps of the same process, no socket); announced to consumers. Default 'tcp'. */
   transport: extensionNameSchema<TransportName>(),
   /** Serializer names accepted from consumers; empty means all registered except v8 (trusted peers only: name it to accept it). Default []. */
@@ -61,6 +72,10 @@ export const serverConfigSchema = z.strictObject({
   weight: z.number().int().nonnegative(),
   /** Free-form labels announced to consumers. Default {}. */
   tags: z.record(z.string(), z.string()),
+  /** Processes serving the port (node:cluster; a primary registers one address): a number, or 'auto' for the machine's cores. Default 1 (this process). */
+  workers: z.union([z.number().int().min(1).max(1024), z.literal('auto')]),
+  /** The HTTP/JSON entry (docs/http.md): `port` (-1: none), `host`, body and timeout limits. */
+  http: httpConfigSchema,
 });
 
 export type ServerConfig = z.infer<typeof serverConfigSchema>;
@@ -83,6 +98,8 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   writeHighWaterBytes: 8 * 1024 * 1024,
   weight: DEFAULT_PROVIDER_WEIGHT,
   tags: {},
+  workers: 1,
+  http: DEFAULT_HTTP_CONFIG,
 };
 
 /** What the server is built with (from `server.*` and the connection keys). */
@@ -117,6 +134,8 @@ export interface ServerOptions {
   /** Decoded argument elements held by executing calls, across connections. */
   maxElementsInFlight: number;
   connection: ConnectionOptions;
+  /** The HTTP/JSON entry, or undefined when `server.http.port` is -1. */
+  http: HttpOptions | undefined;
 }
 
 /** The server's options from the `server.*` keys and the app's connection keys. */
@@ -141,6 +160,7 @@ export function resolveServerOptions(server: ServerConfig, connection: Connectio
       connectTimeoutMs: DEFAULT_CONNECT_TIMEOUT_MS,
       maxQueuedBytes: DEFAULT_MAX_QUEUED_BYTES,
     }),
+    http: resolveHttpOptions(server.http),
   };
 }
 

@@ -5,6 +5,7 @@
  * those connecting from now on), `drain(timeoutMs)` (wait for calls in flight), `close()` (close every
  * connection once its consumer has closed its side, or after a grace period). `destroy()` is immediate.
  */
+import type { Attachments } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import { createByteBudget } from '../protocol/byte-budget.js';
 import type { Serializer } from '../serialization/serializer.js';
@@ -26,7 +27,7 @@ export interface RpcServer {
   /** From now on, new calls are answered with a Shutdown error. */
   refuse(): void;
   /** Sends every connected consumer a "going away" event. */
-  goAway(): void;
+  goAway(reconnect?: boolean): void;
   /** Resolves when no call is executing, or after `timeoutMs`; resolves true when drained. */
   drain(timeoutMs: number): Promise<boolean>;
   /** Answers every call still executing with a Shutdown error. */
@@ -35,7 +36,7 @@ export interface RpcServer {
    * Stops listening and closes every connection gracefully: consumers are told "going away" (if not
    * yet), get every answer, and close their side; one that has not within 1 s is cut off. Idempotent.
    */
-  close(): Promise<void>;
+  close(graceMs?: number): Promise<void>;
   /** Stops listening and destroys every connection at once. */
   destroy(): void;
 }
@@ -46,7 +47,7 @@ export interface RpcServerHooks {
   /** A connection was refused as it arrived (connection caps), or a request for what it carries. */
   onRefused?(remote: string, reason: string): void;
   /** A handler's system error was not shown to the caller; it is reported here under `ref`. */
-  onScrubbed?(remote: string, label: string, ref: string, error: Error): void;
+  onScrubbed?(remote: string, label: string, ref: string, error: Error, attachments?: Attachments): void;
 }
 
 /**
@@ -100,11 +101,13 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
     onRefused(remote, reason) {
       hooks.onRefused?.(remote, reason);
     },
-    onScrubbed(remote, label, ref, error) {
-      hooks.onScrubbed?.(remote, label, ref, error);
+    onScrubbed(remote, label, ref, error, attachments) {
+      hooks.onScrubbed?.(remote, label, ref, error, attachments);
     },
   };
   let goingAway = false;
+  /** Going away as a retiring cluster worker: consumers reconnect to the same address. */
+  let reconnect = false;
   const accept = (socket: ByteStream): void => {
     const slot = limits.connect(socket.remoteAddress ?? '');
     if (typeof slot === 'string') {
@@ -116,7 +119,7 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
     const served = serveConnection(socket, ctx, slot, () => connections.delete(served));
     connections.add(served);
     // A consumer reconnecting while we shut down learns it at once.
-    if (goingAway) served.goAway();
+    if (goingAway) served.goAway(reconnect);
   };
   let listener: TransportListener | undefined;
   let port = options.port;
@@ -141,9 +144,12 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
     refuse() {
       serving.refusing = true;
     },
-    goAway() {
+    goAway(andReconnect = false) {
       goingAway = true;
-      for (const connection of connections) connection.goAway();
+      reconnect = andReconnect;
+      // a retiring cluster worker stops taking connections first: the others take the new ones
+      if (andReconnect) void stopListening();
+      for (const connection of connections) connection.goAway(andReconnect);
     },
     drain: serving.drain,
     abandonInFlight() {
@@ -153,11 +159,11 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
       });
       for (const connection of connections) connection.abandon(error);
     },
-    close() {
+    close(graceMs = 1_000) {
       closed ??= (async () => {
         goingAway = true;
         const stopped = stopListening();
-        await Promise.all([...connections].map((connection) => connection.end(1_000)));
+        await Promise.all([...connections].map((connection) => connection.end(graceMs)));
         await stopped;
       })();
       return closed;

@@ -13,7 +13,7 @@ import {
   type MethodDeclaration,
   type ServiceDefinition,
 } from '../service/define-service.js';
-import { runInCallContext } from './call-context.js';
+import { runInAsyncCallContext, runInCallContext } from './call-context.js';
 import type { ServerInvocation } from './server-invocation.js';
 
 export interface ExportedMethod {
@@ -34,11 +34,16 @@ export interface ExportedService {
 }
 
 export interface ServiceTable {
-  /** Exports a service; `filtersOf(method)` gives each method's provider filters (in any order). */
+  /**
+   * Exports a service; `filtersOf(method)` gives each method's provider filters (in any order), and
+   * `terminalOf(method)`, when it gives one, what runs in place of the implementation on the loop (a
+   * worker executor, executor-step.ts).
+   */
   add(
     definition: ServiceDefinition<unknown>,
     implementation: object,
     filtersOf: (method: string) => readonly NamedFilter[],
+    terminalOf?: (method: string, label: string) => Step<ServerInvocation> | undefined,
   ): ExportedService;
   /** Removes a service; calls to it then get ServiceNotFound. */
   remove(definition: ServiceDefinition<unknown>): void;
@@ -79,12 +84,15 @@ function exportMethod(
   implementation: object,
   name: string,
   filters: readonly NamedFilter[],
+  terminal: Step<ServerInvocation> | undefined,
+  asyncContext: boolean,
 ): ExportedMethod {
   const declaration = definition.methods?.[name] ?? {};
   const fn = (implementation as Record<string, (...args: unknown[]) => unknown>)[name]!;
   const label = `${definition.name}.${name}`;
-  const call: Step<ServerInvocation> = (invocation) =>
-    runInCallContext(invocation, () => fn.apply(implementation, invocation.args));
+  const run = asyncContext ? runInAsyncCallContext : runInCallContext;
+  const call: Step<ServerInvocation> =
+    terminal ?? ((invocation) => run(invocation, () => fn.apply(implementation, invocation.args)));
   const schema = declaration.args;
   const chain =
     schema === undefined
@@ -99,19 +107,31 @@ function exportMethod(
 
 const tableKey = (name: string, version: string, group: string): string => `${group}/${name}:${version}`;
 
-export function createServiceTable(): ServiceTable {
+/** `asyncContext`: methods run with `callContext()` kept past their awaits (AsyncLocalStorage). */
+export function createServiceTable(options: { asyncContext?: boolean } = {}): ServiceTable {
   const services = new Map<string, ExportedService>();
   let version = 0;
   return {
     get version() {
       return version;
     },
-    add(definition, implementation, filtersOf) {
+    add(definition, implementation, filtersOf, terminalOf) {
       const key = tableKey(definition.name, definition.version, definition.group);
       if (services.has(key)) throw new Error(`service ${serviceKeyString(definition)} is already provided`);
       const methods = new Map<string, ExportedMethod>();
       for (const name of implementedMethodNames(definition, implementation)) {
-        methods.set(name, exportMethod(definition, implementation, name, filtersOf(name)));
+        const terminal = terminalOf?.(name, `${definition.name}.${name}`);
+        methods.set(
+          name,
+          exportMethod(
+            definition,
+            implementation,
+            name,
+            filtersOf(name),
+            terminal,
+            options.asyncContext ?? false,
+          ),
+        );
       }
       const exported: ExportedService = { definition, methods };
       services.set(key, exported);

@@ -8,7 +8,7 @@ import { parseRegistryAddress } from './registry-address.js';
 describe('built-in registries', () => {
   it('are registered as registry extensions', () => {
     expect(builtinExtensions.names('registry')).toEqual(
-      expect.arrayContaining(['file', 'direct', 'etcd', 'zookeeper', 'zk', 'redis']),
+      expect.arrayContaining(['file', 'direct', 'etcd', 'zookeeper', 'zk', 'redis', 'redis-sentinel']),
     );
   });
 

@@ -1,6 +1,7 @@
 /**
  * The built-in registry kinds (kind `registry`, in app/builtin-extensions.ts's constant table): `file`,
- * `direct`, `etcd`, `zookeeper` (alias `zk`) and `redis`. The heavy clients are imported only when their
+ * `direct`, `etcd`, `zookeeper` (alias `zk`), `redis` and
+ * `redis-sentinel`. The heavy clients are imported only when their
  * kind is used.
  */
 import { createDirectRegistry } from './direct-registry.js';
@@ -18,4 +19,5 @@ export const BUILTIN_REGISTRY_FACTORIES: Readonly<Record<string, RegistryFactory
   zookeeper: createZooKeeperRegistry,
   zk: createZooKeeperRegistry,
   redis: createRedisRegistry,
+  'redis-sentinel': createRedisRegistry,
 };

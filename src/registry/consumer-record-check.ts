@@ -6,7 +6,8 @@
  * - a JSON object of at most `MAX_RECORD_BYTES` bytes;
  * - `service`: a non-empty string; `version` and `group`: strings when present;
  * - `host`: a host name or address (as for providers); `pid`: an integer >= 0;
- * - `application` (a string) and `startTime` (a number) fall back to '' and 0; unknown fields are
+ * - `application` (a string) and `startTime` (a number) fall back to '' and 0; `instance` is kept when
+ *   it is 1-32 word characters or dashes; unknown fields are
  *   ignored (and not copied).
  */
 import type { ConsumerRecord } from './provider-record.js';
@@ -28,7 +29,10 @@ export function validateConsumerRecord(value: unknown): ConsumerRecordCheck {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return fail(`not a JSON object (${describe(value)})`);
   }
-  const { service, version, group, host, pid, application, startTime } = value as Record<string, unknown>;
+  const { service, version, group, host, pid, application, startTime, instance } = value as Record<
+    string,
+    unknown
+  >;
   if (typeof service !== 'string' || service === '')
     return fail(`service ${describe(service)} is not a name`);
   if (version !== undefined && typeof version !== 'string')
@@ -48,6 +52,7 @@ export function validateConsumerRecord(value: unknown): ConsumerRecordCheck {
       pid,
       application: typeof application === 'string' ? application : '',
       startTime: typeof startTime === 'number' && Number.isFinite(startTime) ? startTime : 0,
+      ...(typeof instance === 'string' && /^[\w-]{1,32}$/.test(instance) ? { instance } : {}),
     },
   };
 }

@@ -1,5 +1,9 @@
 /**
- * etcd registry (`etcd://h1:2379,h2:2379`), via the optional package `etcd3`, loaded on first use.
+ * etcd registry (`etcd://h1:2379,h2:2379`), via the optional package `etcd3`, loaded on first use. With
+ * several members, a member that fails is skipped while others answer (etcd-client.ts), a lease
+ * keepalive that fails on one member is sent again to another, and a failure is reported as a
+ * disconnection only when the next attempt (on the other members) fails too: losing a member costs a
+ * watch re-established, not a registry that flaps.
  *
  * - One lease per registry instance (TTL = ttlMs rounded up to seconds), kept alive every TTL/3 by this
  *   driver; every key this instance writes is attached to it, so a dead process's keys vanish when the
@@ -40,6 +44,8 @@ export async function createEtcdRegistry(
 
 interface Follow {
   watcher: Etcd3Module.Watcher | undefined;
+  /** Ends the wait for the watcher to connect when it is dropped first (an unsubscribe right away). */
+  dropped?: () => void;
   /** The stored entries by key, checked by the shell on every delivery. */
   entries: Map<string, StoredEntry>;
 }
@@ -90,12 +96,27 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
     }
   };
 
+  /**
+   * Runs `operation`, again on another member (once per member) when a member fails it: etcd3 opens a
+   * keepalive stream on a random member, which may be one that is down while the others serve.
+   */
+  const onAnyMember = async <T>(operation: () => Promise<T>): Promise<T> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await operation();
+      } catch (error) {
+        const recoverable = error instanceof Error && etcd.isRecoverableError(error);
+        if (!recoverable || attempt >= address.hosts.length || isClosed()) throw error;
+      }
+    }
+  };
+
   /** Keeps the lease alive; when etcd no longer knows it, grants a new one and writes everything again. */
   const keepalive = async (): Promise<void> => {
     if (!lease) return putAll();
     const current = lease;
     try {
-      await withTimeout(current.keepaliveOnce(), timeoutMs, 'etcd lease keepalive');
+      await onAnyMember(() => withTimeout(current.keepaliveOnce(), timeoutMs, 'etcd lease keepalive'));
     } catch (error) {
       if (!(error instanceof etcd.EtcdLeaseInvalidError)) throw error;
       await replaceLease(current);
@@ -126,6 +147,7 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
     for (const follow of follows.values()) {
       const watcher = follow.watcher;
       follow.watcher = undefined;
+      follow.dropped?.();
       if (!watcher) continue;
       watcher.removeAllListeners();
       watcher.on('error', () => {});
@@ -142,7 +164,9 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
     }
     state = 'recovering';
     stopWatchers();
-    context.setStatus('disconnected', describeError(error));
+    // Reported by the recovery if its first attempt (~100 ms later) fails too: one member lost while
+    // the others serve is repaired by that attempt, and is no disconnection from the cluster.
+    context.log('info', `${describeError(error)}; reconnecting`);
     schedule(backoff.next(), recover);
   };
 
@@ -170,6 +194,7 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
     });
     await withTimeout(
       new Promise<void>((resolve, reject) => {
+        entry.dropped = resolve;
         watcher.once('connected', () => resolve());
         watcher.once('disconnected', reject);
         watcher.once('error', reject);
@@ -177,6 +202,9 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
       timeoutMs,
       'etcd watch',
     );
+    entry.dropped = undefined;
+    // unwatched (or all watchers stopped) while it connected: nothing more to follow
+    if (entry.watcher !== watcher) return;
     watcher.on('disconnected', fail);
     watcher.on('error', fail);
   };
@@ -194,7 +222,7 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
     }
   };
 
-  const unwatched = (): [string, Follow] | undefined => [...follows].find(([, entry]) => !entry.watcher);
+  const unwatched = (): Array<[string, Follow]> => [...follows].filter(([, entry]) => !entry.watcher);
 
   /** Brings everything back after a failure (or at start): lease, keys, removals, lists, watchers. */
   const recover = async (): Promise<void> => {
@@ -206,8 +234,13 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
         await keepalive();
         leaseLiveWhileRecovering = !failedWhileRecovering;
       } else if (follows.size === 0) await client.get(`${options.root}/`).exec(); // a probe
-      // last, until every subscription has a watcher: watch() may add one while anything above awaits
-      for (let next = unwatched(); next && !isClosed(); next = unwatched()) await follow(...next);
+      // last, until every subscription has a watcher (watch() may add one while anything above awaits);
+      // together, not one after the other: a consumer following 20 services waited 20 round trips
+      for (let batch = unwatched(); batch.length > 0 && !isClosed(); batch = unwatched()) {
+        const results = await Promise.allSettled(batch.map(([segment, entry]) => follow(segment, entry)));
+        const failure = results.find((result) => result.status === 'rejected');
+        if (failure) throw (failure as PromiseRejectedResult).reason;
+      }
       if (failedWhileRecovering) throw new Error('connection lost while recovering');
       if (isClosed()) return;
       state = 'connected';
@@ -308,6 +341,7 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
       follows.delete(segment);
       const watcher = entry.watcher;
       entry.watcher = undefined;
+      entry.dropped?.();
       if (watcher) {
         watcher.removeAllListeners();
         watcher.on('error', () => {});

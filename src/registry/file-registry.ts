@@ -3,12 +3,19 @@
  * shared directory.
  *
  *   <dir>/callisto/<service>:<version>/providers/<host>:<port>.json
- *   <dir>/callisto/<service>:<version>/consumers/<host>:<pid>.json
+ *   <dir>/callisto/<service>:<version>/consumers/<host>:<pid>:<instance>.json
  *
  * Files are written atomically (temp file + rename) and touched every ttl/3 while this instance lives;
  * a file whose mtime is older than the TTL belongs to a dead process: it is ignored and deleted.
  * Subscribers follow a directory with `fs.watch` plus polling every min(ttl/5, 500 ms), so a SIGKILLed
- * provider disappears within TTL + 0.5 s and a clean unregister is seen at once.
+ * provider disappears within TTL + 0.5 s and a clean unregister is seen at once. What a poll costs does
+ * not grow with the number of files: the whole directory is read again only when it changed (its own
+ * mtime moves with every create, remove and rename), a rename event names the one file to look at, and
+ * each file is looked at again only when its expiry comes (mtime + TTL), not at every poll nor at every
+ * touch; a file whose inode and size did not change is taken as touched, and its content read again at
+ * the latest 2 TTLs after the last read (so an edit in place that keeps the size is seen within 2 TTLs;
+ * Callisto replaces files, which is seen at once). Thousands of files in directories followed by dozens
+ * of consumers made polls and touch events saturate a machine before: docs/scaling.md.
  *
  * Reading never blocks and one bad entry never stops the list: only regular files are opened (a
  * directory, FIFO or socket named `x.json` is reported and skipped), they are opened non-blocking and
@@ -117,6 +124,16 @@ async function readRecordFile(file: string): Promise<StoredEntry | undefined> {
   }
 }
 
+interface CachedEntry {
+  /** The stat it was read at (`ino:size:mtime`). */
+  version: string;
+  entry: StoredEntry;
+  /** When its content was last read (a touched file is read again after 2 TTLs at the latest). */
+  readAt: number;
+  /** When it would be stale unless touched again (mtime + TTL): checked then, not before. */
+  expiresAt: number;
+}
+
 /**
  * The entry files of a directory that are not stale (written or touched within the TTL; anything that
  * is not a regular file counts, as an entry that cannot be read). Nothing is deleted: a listing only
@@ -148,13 +165,32 @@ interface WatchState {
   readonly dir: string;
   watcher: FSWatcher | undefined;
   readonly poll: NodeJS.Timeout;
-  /** Per file name: the stat it was read at, and what was read. */
-  readonly cache: Map<string, { version: string; entry: StoredEntry }>;
+  /** Per file name: what was read, and when to check it again. */
+  readonly cache: Map<string, CachedEntry>;
+  /** The directory's stat at the last full read: entries are created, removed and replaced by rename. */
+  dirVersion: string | undefined;
+  /** A full read is wanted (at the start, after the directory changed). */
+  full: boolean;
+  /** File names an `fs.watch` rename event named, to look at one by one. */
+  readonly named: Set<string>;
   running: boolean;
   dirty: boolean;
   closed: boolean;
   /** Why the directory itself could not be listed (reported once), if it could not. */
   failure: string | undefined;
+}
+
+const versionOf = (info: Stats): string => `${info.ino}:${info.size}:${info.mtimeMs}`;
+
+/** Whether two `ino:size:mtime` versions have the same inode and size (a touch moves only the times). */
+function sameInodeAndSize(a: string, b: string): boolean {
+  return a.slice(0, a.lastIndexOf(':')) === b.slice(0, b.lastIndexOf(':'));
+}
+
+function sameEntry(a: StoredEntry, b: StoredEntry): boolean {
+  if (a.problem !== b.problem) return false;
+  if (a.value === undefined || b.value === undefined) return a.value === b.value;
+  return Buffer.from(a.value).equals(Buffer.from(b.value));
 }
 
 function createFileDriver(base: string, context: RegistryContext): RegistryDriver {
@@ -199,48 +235,110 @@ function createFileDriver(base: string, context: RegistryContext): RegistryDrive
     );
   };
 
-  /** One file of a list; undefined when it is gone, or stale (then it is deleted). */
-  const readEntry = async (state: WatchState, name: string): Promise<StoredEntry | undefined> => {
+  /**
+   * Looks at one file of a directory and updates the cache: read when new or changed, dropped when gone,
+   * deleted when stale (its writer is dead). Returns whether the list changed.
+   */
+  const lookAt = async (state: WatchState, name: string): Promise<boolean> => {
+    if (!name.endsWith('.json') || name.startsWith('.')) return false;
     const file = join(state.dir, name);
+    const cached = state.cache.get(name);
     let info: Stats;
     try {
       info = await stat(file);
     } catch (error) {
-      return isNotFound(error) ? undefined : { key: file, problem: `cannot stat: ${describeError(error)}` };
+      if (isNotFound(error)) return state.cache.delete(name);
+      const entry = { key: file, problem: `cannot stat: ${describeError(error)}` };
+      state.cache.set(name, {
+        version: entry.problem,
+        entry,
+        readAt: Date.now(),
+        expiresAt: Date.now() + ttlMs,
+      });
+      return cached?.entry.problem !== entry.problem;
     }
-    if (!info.isFile()) return { key: file, problem: `${fileKind(info)}, not a record file` };
-    if (Date.now() - info.mtimeMs > ttlMs) {
+    const expiresAt = info.mtimeMs + ttlMs;
+    if (!info.isFile()) {
+      const entry = { key: file, problem: `${fileKind(info)}, not a record file` };
+      state.cache.set(name, {
+        version: versionOf(info),
+        entry,
+        readAt: Date.now(),
+        expiresAt: Date.now() + ttlMs,
+      });
+      return cached?.entry.problem !== entry.problem;
+    }
+    if (expiresAt < Date.now()) {
       await unlink(file).catch(() => {});
-      return undefined;
+      return state.cache.delete(name);
     }
-    const version = `${info.ino}:${info.size}:${info.mtimeMs}`;
-    const cached = state.cache.get(name);
-    if (cached?.version === version) return cached.entry;
+    const version = versionOf(info);
+    if (cached?.version === version) {
+      cached.expiresAt = expiresAt;
+      return false;
+    }
+    const now = Date.now();
+    if (
+      cached?.entry.value !== undefined &&
+      sameInodeAndSize(cached.version, version) &&
+      now - cached.readAt < 2 * ttlMs
+    ) {
+      // only the times moved: a keep-alive touch (an edit in place that keeps the size is read at the
+      // latest 2 TTLs after the last read; a replaced or resized file at once)
+      cached.version = version;
+      cached.expiresAt = expiresAt;
+      return false;
+    }
+    // new, replaced, resized, or not read for 2 TTLs: read it (the content decides whether it changed)
     const entry = await readRecordFile(file);
-    if (entry) state.cache.set(name, { version, entry });
-    return entry;
+    if (entry === undefined) return state.cache.delete(name);
+    state.cache.set(name, { version, entry, expiresAt, readAt: now });
+    return cached === undefined || !sameEntry(cached.entry, entry);
   };
 
-  const readList = async (state: WatchState): Promise<StoredEntry[]> => {
+  /** Lists the directory and looks at every file in it. */
+  const readAll = async (state: WatchState): Promise<void> => {
+    let dirInfo: Stats;
     let names: string[];
     try {
+      // the directory's stat before its listing: a change during the listing is seen at the next poll
+      dirInfo = await stat(state.dir);
       names = await readdir(state.dir);
     } catch (error) {
       if (!isNotFound(error)) throw error;
+      // not there yet: create it, then list it like any other (a writer may have been quicker)
       await mkdir(state.dir, { recursive: true });
-      names = [];
+      dirInfo = await stat(state.dir);
+      names = await readdir(state.dir);
     }
-    const entries: StoredEntry[] = [];
-    const seen = new Set<string>();
-    for (const name of names) {
-      if (!name.endsWith('.json') || name.startsWith('.')) continue;
-      const entry = await readEntry(state, name);
-      if (entry === undefined) continue;
-      seen.add(name);
-      entries.push(entry);
+    state.dirVersion = versionOf(dirInfo);
+    const present = new Set(names);
+    for (const name of [...state.cache.keys()]) if (!present.has(name)) state.cache.delete(name);
+    for (const name of names) await lookAt(state, name);
+  };
+
+  /**
+   * What changed since the last look, at the least cost: the whole directory when it changed (or a
+   * full read is due), else the files an event named and the files whose expiry has come.
+   */
+  const update = async (state: WatchState): Promise<boolean> => {
+    if (!state.full) {
+      const dirInfo = await stat(state.dir).catch(() => undefined);
+      if (dirInfo === undefined || versionOf(dirInfo) !== state.dirVersion) state.full = true;
     }
-    for (const name of state.cache.keys()) if (!seen.has(name)) state.cache.delete(name);
-    return entries;
+    if (state.full) {
+      state.full = false;
+      state.named.clear();
+      await readAll(state);
+      return true;
+    }
+    let changed = false;
+    const now = Date.now();
+    const names = new Set(state.named);
+    state.named.clear();
+    for (const [name, cached] of state.cache) if (cached.expiresAt <= now) names.add(name);
+    for (const name of names) if (await lookAt(state, name)) changed = true;
+    return changed;
   };
 
   const refresh = async (segment: string, state: WatchState): Promise<void> => {
@@ -252,11 +350,15 @@ function createFileDriver(base: string, context: RegistryContext): RegistryDrive
     try {
       do {
         state.dirty = false;
-        const list = await readList(state);
+        const changed = await update(state);
         if (state.closed) return;
         if (state.failure !== undefined) context.log('info', `can read ${state.dir} again`);
         state.failure = undefined;
-        context.deliver(segment, list);
+        if (changed)
+          context.deliver(
+            segment,
+            [...state.cache.values()].map((cached) => cached.entry),
+          );
         if (!state.watcher) startWatcher(segment, state);
       } while (state.dirty && !state.closed);
     } catch (error) {
@@ -266,6 +368,7 @@ function createFileDriver(base: string, context: RegistryContext): RegistryDrive
         context.log('warn', `cannot read ${state.dir}: ${failure}; keeping the last list`);
       }
       state.failure = failure;
+      state.full = true;
     } finally {
       state.running = false;
     }
@@ -273,7 +376,13 @@ function createFileDriver(base: string, context: RegistryContext): RegistryDrive
 
   const startWatcher = (segment: string, state: WatchState): void => {
     try {
-      const watcher = fsWatch(state.dir, { persistent: true }, () => {
+      // A rename (create, delete, replace) names its file: look at that one. A plain change is a touch
+      // or an in-place edit: the touch only delays the expiry (checked when due), an edit in place is
+      // seen then too, or at once when it changes the directory.
+      const watcher = fsWatch(state.dir, { persistent: true }, (event, name) => {
+        if (event !== 'rename') return;
+        if (name) state.named.add(String(name));
+        else state.full = true;
         void track(refresh(segment, state));
       });
       watcher.on('error', () => {
@@ -315,6 +424,9 @@ function createFileDriver(base: string, context: RegistryContext): RegistryDrive
           void track(refresh(segment, state));
         }, pollMs),
         cache: new Map(),
+        dirVersion: undefined,
+        full: true,
+        named: new Set(),
         running: false,
         dirty: false,
         closed: false,

@@ -15,6 +15,7 @@ export const REGISTRY_CLIENT_PACKAGES: Readonly<Record<string, string>> = {
   zookeeper: 'node-zookeeper-client',
   zk: 'node-zookeeper-client',
   redis: 'ioredis',
+  'redis-sentinel': 'ioredis',
 };
 
 /** Resolves a specifier the way `import()` from this module would; throws when it cannot. */

@@ -16,6 +16,8 @@ export interface ProviderRecord {
    * `tcp`: a record without it is served over TCP.
    */
   readonly transport?: string;
+  /** The provider's HTTP/JSON entry (docs/http.md), on the record's host, when it serves one. */
+  readonly http?: { readonly port: number };
   /** Serializer names the provider accepts. */
   readonly serializers: string[];
   /** Load-balancing weight (default 100). */
@@ -29,6 +31,8 @@ export interface ProviderRecord {
   readonly startTime: number;
   /** Free-form labels (zone, env, ...). */
   readonly tags: Record<string, string>;
+  /** Where the providing app's admin endpoints are (docs/observability.md), when it serves them. */
+  readonly admin?: { readonly host: string; readonly port: number };
 }
 
 /** What a consumer announces for one service it refers to. */
@@ -40,6 +44,11 @@ export interface ConsumerRecord {
   readonly pid: number;
   readonly application: string;
   readonly startTime: number;
+  /**
+   * Tells apart the consumers of one process (two apps, or two directories of one service): part of the
+   * record's key, `<host>:<pid>:<instance>`. Records written without it are keyed `<host>:<pid>`.
+   */
+  readonly instance?: string;
 }
 
 /** `host:port` of a provider record. */

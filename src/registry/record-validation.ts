@@ -9,9 +9,12 @@
  * - `protocol`: `callisto` when present;
  * - `transport`: when present, a transport name (lowercase letters, digits, `-`, at most 32); absent
  *   means `tcp`;
+ * - `http`: when present, `{ port }` with a port as above (the HTTP/JSON entry on the same host);
  * - `weight`: a number, clamped to 0..`MAX_PROVIDER_WEIGHT`; 100 when absent;
  * - `startTime`: a positive number (ms since epoch); when absent (or 0) the provider counts as just
  *   started, i.e. the time the reader first saw the entry, so warm-up applies;
+ * - `admin`: when present, `{ host, port }` (where the provider's admin endpoints are), as `host` and
+ *   `port` are checked;
  * - descriptive fields (`serializers`, `methods`, `application`, `pid`, `tags`) of the wrong type fall
  *   back to their defaults; unknown fields are ignored (and not copied).
  *
@@ -65,6 +68,13 @@ const stringMap = (value: unknown): Record<string, string> => {
   return out;
 };
 
+/** `{ port }` with a port from 1 to 65535 (the HTTP entry of a record). */
+function isHttpEntry(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const port = (value as Record<string, unknown>)['port'];
+  return typeof port === 'number' && Number.isInteger(port) && port >= 1 && port <= 65_535;
+}
+
 /** Checks a parsed record; `firstSeen` is the start time given to a record without one. */
 export function validateProviderRecord(value: unknown, firstSeen: number): RecordCheck {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -88,6 +98,10 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
   if (transport !== undefined && (typeof transport !== 'string' || !TRANSPORT_NAME.test(transport))) {
     return fail(`transport ${describe(transport)} is not a transport name`);
   }
+  const http = r['http'];
+  if (http !== undefined && !isHttpEntry(http)) {
+    return fail(`http ${describe(http)} is not { port } with a port from 1 to 65535`);
+  }
   if (weight !== undefined && (typeof weight !== 'number' || Number.isNaN(weight))) {
     return fail(`weight ${describe(weight)} is not a number`);
   }
@@ -98,6 +112,9 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
   ) {
     return fail(`startTime ${describe(startTime)} is not a time in ms`);
   }
+  const admin = r['admin'];
+  if (admin !== undefined && !isAdminAddress(admin))
+    return fail(`admin ${describe(admin)} is not { host, port } of the admin endpoints`);
   return {
     record: {
       service,
@@ -107,6 +124,7 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
       port,
       protocol: 'callisto',
       ...(transport === undefined || transport === 'tcp' ? {} : { transport }),
+      ...(http === undefined ? {} : { http: { port: (http as { port: number }).port } }),
       serializers: strings(r['serializers']),
       weight:
         weight === undefined ? DEFAULT_PROVIDER_WEIGHT : Math.min(MAX_PROVIDER_WEIGHT, Math.max(0, weight)),
@@ -115,8 +133,23 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
       pid: typeof r['pid'] === 'number' && Number.isInteger(r['pid']) ? r['pid'] : 0,
       startTime: typeof startTime === 'number' && startTime > 0 ? startTime : firstSeen,
       tags: stringMap(r['tags']),
+      ...(admin === undefined ? {} : { admin: { host: admin.host, port: admin.port } }),
     },
   };
+}
+
+/** `admin`: where the provider's admin endpoints are (a host name and a port). */
+function isAdminAddress(value: unknown): value is { host: string; port: number } {
+  if (typeof value !== 'object' || value === null) return false;
+  const { host, port } = value as Record<string, unknown>;
+  return (
+    typeof host === 'string' &&
+    isHostName(host) &&
+    typeof port === 'number' &&
+    Number.isInteger(port) &&
+    port >= 1 &&
+    port <= 65_535
+  );
 }
 
 /** Parses stored bytes and checks the record; the problem names what is wrong. */

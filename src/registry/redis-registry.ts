@@ -1,10 +1,16 @@
 /**
  * Redis registry (`redis://host:6379?db=0&password=...`), via the optional package `ioredis`, loaded on
- * first use. Layout, all readable with redis-cli:
+ * first use; or a primary with replicas watched by Sentinel
+ * (`redis-sentinel://s1:26379,s2:26379,s3:26379/mymaster?db=0&password=...&sentinelPassword=...`):
+ * both connections ask the sentinels for the current primary and check its role when they connect; a
+ * primary that dies closes them (they ask again, every second at most, until a replica is promoted), a
+ * demoted one answers writes with READONLY (they reconnect and resend); on `ready` everything registered
+ * is written again (what the old primary had not yet replicated is not lost for long).
+ * Layout, all readable with redis-cli:
  *
  *   /callisto/<seg>/providers/<host>:<port>   string key, the record JSON, PX ttl refreshed every ttl/3
  *   /callisto/<seg>/providers                 SET of `<host>:<port>` members (also a pub/sub channel)
- *   /callisto/<seg>/consumers/<host>:<pid>    likewise for consumers
+ *   /callisto/<seg>/consumers/<host>:<pid>:<instance>    likewise for consumers
  *
  * Writes and reads are small Lua scripts, so "set the key and add the member" and "list members, drop
  * the ones whose key expired" are atomic. Register/unregister publish on the service's channel;
@@ -37,8 +43,48 @@ export async function createRedisRegistry(
   const resolved = resolveRegistryOptions(address, options);
   const loaded = await loadOptionalPackage<RedisClass & { Redis?: RedisClass }>('ioredis', address);
   const Redis = loaded.Redis ?? loaded;
-  return createRegistryShell('redis', address, resolved, (context) => createRedisDriver(Redis, context));
+  return createRegistryShell(address.kind, address, resolved, (context) => createRedisDriver(Redis, context));
 }
+
+/** `host:port` (or `[v6]:port`) as ioredis wants it. */
+function hostPort(entry: string): { host: string; port: number } {
+  const at = entry.lastIndexOf(':');
+  return { host: entry.slice(0, at).replace(/^\[|\]$/g, ''), port: Number(entry.slice(at + 1)) };
+}
+
+/**
+ * Where ioredis connects: the one server of `redis://`, or, for `redis-sentinel://`, the primary of the
+ * named master group as the sentinels tell it (checked to be a primary on connect, followed through
+ * failovers; a READONLY answer from a demoted primary reconnects and resends).
+ */
+function serverOptions(address: RegistryAddress, retry: () => number): IORedis.RedisOptions {
+  const { db, password, username, master, sentinelPassword, sentinelUsername } = address.params;
+  const common: IORedis.RedisOptions = {
+    ...(db ? { db: Number(db) } : {}),
+    ...(password ? { password } : {}),
+    ...(username ? { username } : {}),
+  };
+  if (address.kind !== 'redis-sentinel')
+    return { ...common, ...hostPort(address.hosts[0] ?? '127.0.0.1:6379') };
+  return {
+    ...common,
+    sentinels: address.hosts.map(hostPort),
+    name: master,
+    role: 'master',
+    ...(sentinelPassword ? { sentinelPassword } : {}),
+    ...(sentinelUsername ? { sentinelUsername } : {}),
+    // every sentinel unreachable: try them all again after our bounded backoff
+    sentinelRetryStrategy: retry,
+    // Off: ioredis 6's detector outlives the connection that started it and, at the next failover,
+    // disconnects a client in the middle of its reconnect, which then ends for good. A dead primary is
+    // noticed by its closed connection; a demoted one answers writes with READONLY (reconnect, resend).
+    failoverDetector: false,
+    reconnectOnError: (error: Error) => (error.message.startsWith('READONLY') ? 2 : false),
+  };
+}
+
+/** In Sentinel mode, the longest wait between attempts to reach the (new) primary, ms. */
+export const SENTINEL_MAX_RECONNECT_MS = 1_000;
 
 /** KEYS: entry, set. ARGV: value, ttl ms, member, channel. Publishes when the value changed. */
 const PUT_SCRIPT = `
@@ -128,22 +174,20 @@ function createRedisDriver(Redis: RedisClass, context: RegistryContext): Registr
   const heartbeatMs = Math.max(50, Math.floor(ttlMs / 3));
   const resyncMs = Math.max(100, Math.floor(ttlMs / 2));
   const timeoutMs = operationTimeoutMs(options);
-  const first = address.hosts[0] ?? '127.0.0.1:6379';
-  const at = first.lastIndexOf(':');
-  const { db, password, username } = address.params;
   const connectionOptions = (retry: () => number): IORedis.RedisOptions => ({
-    host: first.slice(0, at).replace(/^\[|\]$/g, ''),
-    port: Number(first.slice(at + 1)),
-    ...(db ? { db: Number(db) } : {}),
-    ...(password ? { password } : {}),
-    ...(username ? { username } : {}),
+    ...serverOptions(address, retry),
     connectTimeout: timeoutMs,
     maxRetriesPerRequest: null,
     enableOfflineQueue: true,
     retryStrategy: retry,
   });
-  const backoff = createBackoff(options.maxBackoffMs);
-  const subBackoff = createBackoff(options.maxBackoffMs);
+  // With sentinels, a failed attempt usually means the failover is not finished yet: ask again soon.
+  const sentinel = address.kind === 'redis-sentinel';
+  const maxBackoffMs = sentinel
+    ? Math.min(options.maxBackoffMs, SENTINEL_MAX_RECONNECT_MS)
+    : options.maxBackoffMs;
+  const backoff = createBackoff(maxBackoffMs);
+  const subBackoff = createBackoff(maxBackoffMs);
   const cmd: RedisClient = new Redis(connectionOptions(() => backoff.next()));
   const sub: RedisClient = new Redis(connectionOptions(() => subBackoff.next()));
   const follows = new Map<string, Follow>();

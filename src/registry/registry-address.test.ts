@@ -29,6 +29,18 @@ describe('parseRegistryAddress', () => {
     expect(parseRegistryAddress('file://./a,b').hosts).toEqual(['./a,b']);
   });
 
+  it('parses redis-sentinel:// with its sentinels and the master name', () => {
+    expect(
+      parseRegistryAddress('redis-sentinel://s1:26380,s2,[::1]/mymaster?db=2&sentinelPassword=x'),
+    ).toEqual({
+      kind: 'redis-sentinel',
+      hosts: ['s1:26380', 's2:26379', '[::1]:26379'],
+      params: { db: '2', sentinelPassword: 'x', master: 'mymaster' },
+      raw: 'redis-sentinel://s1:26380,s2,[::1]/mymaster?db=2&sentinelPassword=x',
+    });
+    expect(parseRegistryAddress('redis-sentinel://s1/my%20master').params['master']).toBe('my master');
+  });
+
   it('requires ports for direct://', () => {
     expect(parseRegistryAddress('direct://127.0.0.1:9000,10.0.0.2:9001').hosts).toEqual([
       '127.0.0.1:9000',
@@ -53,6 +65,18 @@ describe('parseRegistryAddress', () => {
     ],
     ['redis://h:6379/0', /"h:6379\/0" has a path "\/0"; redis:\/\/ takes host:port entries only/],
     ['consul://h', /"h" has no port \(consul:\/\/ has no default port; write h:<port>\)/],
+    [
+      'redis://h1:6379,h2:6379',
+      /2 hosts: redis:\/\/ takes one server; .*redis-sentinel:\/\/s1:26379,s2:26379,s3:26379\/<master name>/,
+    ],
+    [
+      'redis-sentinel://s1:26379,s2:26379',
+      /redis-sentinel:\/\/ needs the master name the sentinels monitor after the hosts, once: redis-sentinel:\/\/s1:26379/,
+    ],
+    ['redis-sentinel://s1:26379/', /needs the master name/],
+    ['redis-sentinel://s1:26379/a/b', /needs the master name .* once/],
+    ['redis-sentinel://s1/a?master=b', /the master is given twice/],
+    ['redis-sentinel://s1/%E0%A4%A', /is not a valid URL-encoded name/],
   ])('rejects %s with a BadRequest naming it', (raw, why) => {
     let caught: unknown;
     try {

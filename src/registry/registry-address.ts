@@ -1,6 +1,6 @@
 /**
  * Parsing registry addresses, once, at the edge: `etcd://h1:2379,h2:2379?ttl=5000`, `zookeeper://h:2181`,
- * `redis://h:6379`, `file://<dir>`, `direct://h:p,h:p`.
+ * `redis://h:6379`, `redis-sentinel://s1:26379,s2:26379/mymaster`, `file://<dir>`, `direct://h:p,h:p`.
  */
 import { RpcError } from '../core/rpc-error.js';
 import type { RegistryAddress } from './registry.js';
@@ -11,6 +11,26 @@ export const DEFAULT_REGISTRY_PORTS: Readonly<Record<string, number>> = {
   zookeeper: 2181,
   zk: 2181,
   redis: 6379,
+  'redis-sentinel': 26379,
+};
+
+/** Kinds that name one server only (several hosts would silently use the first). */
+const SINGLE_HOST_KINDS: Readonly<Record<string, string>> = {
+  redis:
+    'redis:// takes one server; for a primary with replicas watched by Sentinel, name the sentinels: ' +
+    'redis-sentinel://s1:26379,s2:26379,s3:26379/<master name>',
+};
+
+/**
+ * Kinds whose host list is followed by one name (`/<name>`), stored in `params` under the given key:
+ * the Sentinel master group of `redis-sentinel://s1:26379,s2:26379/mymaster`.
+ */
+const NAMED_KINDS: Readonly<Record<string, { param: string; what: string; example: string }>> = {
+  'redis-sentinel': {
+    param: 'master',
+    what: 'the master name the sentinels monitor',
+    example: 'redis-sentinel://s1:26379,s2:26379,s3:26379/mymaster',
+  },
 };
 
 /** Kinds whose address carries a directory instead of `host:port` entries. */
@@ -89,12 +109,33 @@ export function checkRegistryAddress(raw: string): RegistryAddressCheck {
     for (const [key, value] of new URLSearchParams(rest.slice(queryAt + 1))) params[key] = value;
   }
   let hosts: string[];
+  let hostPart = body;
+  const named = NAMED_KINDS[kind];
+  if (named !== undefined) {
+    const slash = body.indexOf('/');
+    let name = '';
+    try {
+      name = slash === -1 ? '' : decodeURIComponent(body.slice(slash + 1));
+    } catch {
+      return { problem: `"${body.slice(slash + 1)}" is not a valid URL-encoded name` };
+    }
+    if (name === '' || name.includes('/')) {
+      return {
+        problem: `${kind}:// needs ${named.what} after the hosts, once: ${named.example}`,
+      };
+    }
+    if (params[named.param] !== undefined && params[named.param] !== name) {
+      return { problem: `the ${named.param} is given twice ("${name}" and ?${named.param}=)` };
+    }
+    params[named.param] = name;
+    hostPart = body.slice(0, slash);
+  }
   if (PATH_KINDS.has(kind)) {
     const dir = decodeURIComponent(body);
     if (dir === '') return { problem: 'no directory' };
     hosts = [dir];
   } else {
-    const entries = body
+    const entries = hostPart
       .split(',')
       .map((entry) => entry.trim())
       .filter((entry) => entry !== '');
@@ -105,6 +146,8 @@ export function checkRegistryAddress(raw: string): RegistryAddressCheck {
       if (typeof parsed !== 'string') return parsed;
       hosts.push(parsed);
     }
+    const single = SINGLE_HOST_KINDS[kind];
+    if (single !== undefined && hosts.length > 1) return { problem: `${hosts.length} hosts: ${single}` };
   }
   return { address: { kind, hosts, params, raw } };
 }

@@ -2,7 +2,7 @@
  * The layout every server-backed registry shares:
  *
  *   <root>/<service>:<version>/providers/<host>:<port>   -> provider record (JSON)
- *   <root>/<service>:<version>/consumers/<host>:<pid>    -> consumer record (JSON)
+ *   <root>/<service>:<version>/consumers/<host>:<pid>:<instance>    -> consumer record (JSON)
  *
  * `<service>:<version>` is `servicePathSegment(key)` (the group, when set, is prefixed and URL-encoded).
  */
@@ -32,7 +32,10 @@ export function providerPath(root: string, record: ProviderRecord): string {
 
 /** Where a consumer record lives. */
 export function consumerPath(root: string, record: ConsumerRecord): string {
-  return `${consumersPath(root, servicePathSegment(recordServiceKey(record)))}/${record.host}:${record.pid}`;
+  const id = record.instance
+    ? `${record.host}:${record.pid}:${record.instance}`
+    : `${record.host}:${record.pid}`;
+  return `${consumersPath(root, servicePathSegment(recordServiceKey(record)))}/${id}`;
 }
 
 /** The segment of a service key (re-exported here so drivers import paths from one place). */

@@ -8,7 +8,7 @@
  *   registration lives as long as this registry instance: when the process dies without unregistering,
  *   the entry disappears within the implementation's TTL (lease, session, key expiry, stale file).
  * - `unregister(record)` removes it at once; subscribers see the removal without waiting for a TTL.
- * - `registerConsumer` / `unregisterConsumer` do the same under `.../consumers/<host>:<pid>`.
+ * - `registerConsumer` / `unregisterConsumer` do the same under `.../consumers/<host>:<pid>:<instance>`.
  * - `subscribe(key, listener)` calls `listener` with the full current provider list of that service,
  *   first as soon as it is known and again on every change (never with a diff). Listeners are not
  *   called with an identical list twice in a row. The returned function unsubscribes.

@@ -9,6 +9,8 @@
  * keys). A serializer whose decoding can allocate far more than its bytes before anything can check
  * (node:v8's) sets `trustedPeersOnly`: it is then accepted only where it is named explicitly.
  */
+import type { ServiceKey } from '../core/service-key.js';
+
 export interface Serializer {
   /** Wire id, 1..255, unique among registered serializers. */
   readonly id: number;
@@ -34,6 +36,20 @@ export interface Serializer {
    * explicitly (`server.serializers`, `consumer.serializer`): for trusted peers only.
    */
   readonly trustedPeersOnly?: boolean;
+  /**
+   * Optional, for formats whose bodies depend on the method (protobuf: each method has its own message
+   * types): the serializer of one method's bodies, with the same `id`, for one side: on the `consumer`
+   * it encodes the arguments and decodes the result, on the `provider` it decodes the arguments and
+   * encodes the result. Called once per method on a consumer and for each request on a provider (so it
+   * caches); throws when the method has no such bodies. Serializers without it (json, msgpack, v8) serve
+   * every method as they are, and their calls pay nothing for it.
+   */
+  forMethod?(service: ServiceKey, method: string, side: 'consumer' | 'provider'): Serializer;
+  /**
+   * Optional: the serializer error answers to this serializer's calls are written in (json), for a
+   * format that carries only a method's own messages. A consumer accepts error answers in json.
+   */
+  readonly errors?: Serializer;
 }
 
 /** The serializer used when none is configured (`consumer.serializer`). */

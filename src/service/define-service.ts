@@ -4,6 +4,7 @@
  */
 import type { ErrorDeclaration } from '../core/error-payload.js';
 import type { ServiceKey } from '../core/service-key.js';
+import { bindProtobuf, type ProtobufBinding, type ProtobufDeclaration } from '../serialization/protobuf.js';
 import type { ArgumentsSchema, MethodNames } from './service-types.js';
 
 /** What a definition may declare about one method. */
@@ -41,6 +42,12 @@ export interface ServiceDefinitionOptions<T> {
    * its name and message only; a system error (fs, net) not even that (docs/errors.md). Default [].
    */
   errors?: readonly ErrorDeclaration[];
+  /**
+   * The service's Protocol Buffers messages: a protobufjs `Root` whose `.proto` declares a service of
+   * this name with one rpc per method (or `{ root, service }` naming it), so callers may send protobuf
+   * bodies (docs/http.md). Checked here: a method without its rpc or message types throws. Default none.
+   */
+  protobuf?: ProtobufDeclaration;
 }
 
 export interface ServiceDefinition<T> extends ServiceKey {
@@ -48,6 +55,8 @@ export interface ServiceDefinition<T> extends ServiceKey {
   readonly methods: Readonly<Record<string, MethodDeclaration>> | undefined;
   /** Declared business errors (classes or names). */
   readonly errors: readonly ErrorDeclaration[];
+  /** The methods' protobuf messages, when the definition declares them. */
+  readonly protobuf?: ProtobufBinding;
   /** Phantom field carrying the interface type; never set. */
   readonly __type?: T;
 }
@@ -71,6 +80,9 @@ export function defineService<T>(
     group: options.group ?? '',
     methods: methods ? Object.freeze({ ...methods }) : undefined,
     errors: Object.freeze([...(options.errors ?? [])]),
+    ...(options.protobuf === undefined
+      ? {}
+      : { protobuf: bindProtobuf(options.protobuf, name, methods ? Object.keys(methods) : undefined) }),
   });
 }
 

@@ -298,7 +298,7 @@ describe('callisto bench', () => {
     // its consumer entry appears once it refers to the service, after it began to handle Ctrl-C
     const consumers = path.join(dir, 'callisto', 'cli.UserService:1.0.0', 'consumers');
     mkdirSync(consumers, { recursive: true });
-    await waitFor(() => readdirSync(consumers).some((name) => name.endsWith(`:${child.pid}.json`)), 20_000);
+    await waitFor(() => readdirSync(consumers).some((name) => name.includes(`:${child.pid}:`)), 20_000);
     child.kill('SIGINT');
     const code = await exit;
     expect(code, stdout).toBe(130);

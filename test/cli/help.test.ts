@@ -21,6 +21,7 @@ const COMMANDS = [
   ['config'],
   ['config', 'explain'],
   ['doctor'],
+  ['gateway'],
 ];
 
 describe('callisto --help', () => {

@@ -123,6 +123,8 @@ describe('callisto() checks registry addresses', () => {
       /"127\.0\.0\.1:2379\/" ends with a slash; etcd:\/\/ takes host:port entries only, remove the "\/"/,
     ],
     ['redis://127.0.0.1:6379/0', /has a path "\/0"; redis:\/\/ takes host:port entries only/],
+    ['redis://10.0.0.1:6379,10.0.0.2:6379', /2 hosts: redis:\/\/ takes one server; .* redis-sentinel:\/\//],
+    ['redis-sentinel://10.0.0.1:26379,10.0.0.2:26379', /needs the master name the sentinels monitor/],
     [
       'direct://127.0.0.1',
       /"127\.0\.0\.1" has no port \(direct:\/\/ has no default port; write 127\.0\.0\.1:<port>\)/,

@@ -197,8 +197,10 @@ describe('configuration mistakes', () => {
     expect(error.message).toBe(
       'invalid configuration: unknown variable CALLISTO_CONSUMER_TIMEOUT = "5" (from the environment); expected one of the CALLISTO_* variables listed in docs/configuration.md (the prefix is reserved for them); did you mean CALLISTO_CONSUMER_TIMEOUT_MS?',
     );
-    const sectionLeftOut = configErrorOf(() => loadConfig({}, { cwd: dir, env: { CALLISTO_PORT: '1' } }));
-    expect(sectionLeftOut.suggestion).toBe('CALLISTO_SERVER_PORT');
+    const sectionLeftOut = configErrorOf(() =>
+      loadConfig({}, { cwd: dir, env: { CALLISTO_ADVERTISE_HOST: 'h' } }),
+    );
+    expect(sectionLeftOut.suggestion).toBe('CALLISTO_SERVER_ADVERTISE_HOST');
     const farFromAny = configErrorOf(() => loadConfig({}, { cwd: dir, env: { CALLISTO_WHATEVER: '1' } }));
     expect(farFromAny.suggestion).toBeUndefined();
   });

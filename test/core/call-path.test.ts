@@ -423,7 +423,7 @@ describe('lifecycle', () => {
     const consumer = await testApp();
     const users = consumer.refer(UserServiceDef, { url: address });
     await Promise.all(Array.from({ length: 50 }, (_, i) => users.getUser(i)));
-    await withOptions(users, { timeoutMs: 50 }).slow(10);
+    await withOptions(users, { timeoutMs: 5_000 }).slow(10); // a call that used a timer on both sides
     await Promise.all([consumer.close(), consumer.close()]);
     await provider.close();
     await provider.close();

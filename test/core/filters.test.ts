@@ -139,19 +139,19 @@ describe('consumer positions', () => {
     const url = providers[0]!.address;
     const plain = app.refer(FlakyDef, { url });
     expect(methodRuntimeOf(plain, 'read').filters).toEqual({
-      call: [],
-      attempt: ['deadline', 'observe', 'endpoint-stats', 'outlier'],
+      call: ['metrics-call', 'tracing-client'],
+      attempt: ['deadline', 'observe', 'endpoint-stats', 'outlier', 'metrics-client'],
     });
     const noOutlier = app.refer(FlakyDef, { url, outlierDetection: false, mock: 'fail' });
     expect(methodRuntimeOf(noOutlier, 'read').filters).toEqual({
-      call: ['mock'],
-      attempt: ['deadline', 'observe', 'endpoint-stats'],
+      call: ['metrics-call', 'tracing-client', 'mock'],
+      attempt: ['deadline', 'observe', 'endpoint-stats', 'metrics-client'],
     });
     const audit = defineFilter({ name: 'audit', position: 'attempt', order: 350, start() {} });
     const withUser = app.refer(FlakyDef, { url, filters: [audit, (next) => next] });
     expect(methodRuntimeOf(withUser, 'read').filters).toEqual({
-      call: ['anonymous'],
-      attempt: ['deadline', 'observe', 'endpoint-stats', 'audit', 'outlier'],
+      call: ['metrics-call', 'tracing-client', 'anonymous'],
+      attempt: ['deadline', 'observe', 'endpoint-stats', 'audit', 'outlier', 'metrics-client'],
     });
   });
 });
@@ -190,11 +190,13 @@ describe('the provider position', () => {
     provider.provide(UserServiceDef, impl, { filters: [gate] });
     await provider.start();
     expect(appInternals(provider).provider.filterNames(UserServiceDef, 'register')).toEqual([
+      'metrics-server',
       'shutdown',
       'deadline',
       'admission',
       'decode',
       'observe',
+      'tracing-server',
       'gate',
       'first',
       'second',

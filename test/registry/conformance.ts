@@ -123,7 +123,7 @@ export function runRegistryConformance(target: ConformanceTarget): void {
       expect(c.latest()).toEqual(a.latest());
     });
 
-    it('accepts consumer registrations and removes them', async () => {
+    it('accepts consumer registrations and removes them, two consumers of one process apart', async () => {
       const key = uniqueServiceKey();
       const registry = await open();
       const consumerRecord = {
@@ -134,11 +134,13 @@ export function runRegistryConformance(target: ConformanceTarget): void {
         pid: process.pid,
         application: 'conformance',
         startTime: Date.now(),
+        instance: '1',
       };
-      const other = { ...consumerRecord, pid: consumerRecord.pid + 1 };
+      // another app (or directory) of the same process: same host and pid, its own entry
+      const other = { ...consumerRecord, application: 'conformance-2', instance: '2' };
       const address = target.address();
       const pathOf = (record: typeof consumerRecord) =>
-        `/callisto/${servicePathSegment(key)}/consumers/${record.host}:${record.pid}`;
+        `/callisto/${servicePathSegment(key)}/consumers/${record.host}:${record.pid}:${record.instance}`;
       await registry.registerConsumer(consumerRecord);
       await registry.registerConsumer(other);
       // Stored where the layout says, readable with the engine's own client, as the record's JSON.

@@ -49,7 +49,7 @@ describe('discovery through registries', () => {
     expect(source.list()).toHaveLength(2);
   });
 
-  it('announces the consumer under consumers/<host>:<pid>, readable with the engine tools', async () => {
+  it('announces the consumer under consumers/<host>:<pid>:<n>, readable with the engine tools', async () => {
     const redisAddress = sharedServerAddress('redis');
     const registry = `redis://${redisAddress}?root=/callisto-discovery-${process.pid}`;
     await provider('redis-provider', [registry]);
@@ -67,7 +67,7 @@ describe('discovery through registries', () => {
       const pattern = `/callisto-discovery-${process.pid}/test.Flaky:1.0.0/consumers/*`;
       await waitFor(async () => (await redis.keys(pattern)).length === 1);
       const [key] = await redis.keys(pattern);
-      expect(key).toMatch(new RegExp(`/consumers/${os.hostname()}:${process.pid}$`));
+      expect(key).toMatch(new RegExp(`/consumers/${os.hostname()}:${process.pid}:\\d+$`));
       expect(JSON.parse((await redis.get(key!))!)).toMatchObject({
         application: 'shop',
         service: 'test.Flaky',

@@ -10,6 +10,7 @@ import { callCommand } from './call.js';
 import { configCommand } from './config.js';
 import { dashboardCommand } from './dashboard.js';
 import { doctorCommand } from './doctor.js';
+import { gatewayCommand } from './gateway.js';
 import { lsCommand } from './ls.js';
 
 export const COMMANDS: ReadonlyArray<(io: CliIo) => Command> = [
@@ -18,5 +19,6 @@ export const COMMANDS: ReadonlyArray<(io: CliIo) => Command> = [
   benchCommand,
   configCommand,
   doctorCommand,
+  gatewayCommand,
   dashboardCommand,
 ];

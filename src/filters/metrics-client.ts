@@ -1,0 +1,31 @@
+/**
+ * `metrics-client` (consumer, per attempt, order 450): counts each attempt by provider address and
+ * outcome code, and the retries (attempts after a call's first) and failovers (retries that went to
+ * another provider than the attempt before). An attempt refused before this filter (by a filter in
+ * front of it) is not an attempt here; its call is still counted by `metrics-call`.
+ */
+import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { RpcError } from '../core/rpc-error.js';
+import type { MethodMetrics } from '../observability/method-metrics.js';
+import type { AttemptInvocation } from './attempt-invocation.js';
+
+export function metricsClientFilter(metrics: MethodMetrics): NamedFilter {
+  return defineFilter({
+    name: 'metrics-client',
+    position: 'attempt',
+    order: 450,
+    start(invocation) {
+      const call = invocation as AttemptInvocation;
+      const address = call.remoteAddress ?? '';
+      if (call.attempts > 0) {
+        metrics.retries++;
+        if (call.lastAttemptAddress !== address) metrics.failovers++;
+      }
+      call.attempts++;
+      call.lastAttemptAddress = address;
+    },
+    end(invocation, error) {
+      metrics.attempt(invocation.remoteAddress ?? '', error === undefined ? 'OK' : RpcError.from(error).code);
+    },
+  });
+}

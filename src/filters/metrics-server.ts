@@ -1,0 +1,53 @@
+/**
+ * `metrics-server` (provider, order 50): counts every call the provider was asked for, by outcome code, with
+ * its latency, the calls in flight and the last failure (the app's metrics store; docs/observability.md).
+ * Outermost of the provider's filters, so that refusals (`Shutdown`, `Timeout` at the deadline check,
+ * `Unauthorized`, `RateLimited`, `Overloaded`) are counted by code as well as what the method answered.
+ * A handful of increments per call and no clock reading of its own for a method that answers later (the
+ * run's shared reading, core/clock.ts); on by default (`metrics: false` leaves it out).
+ */
+import { tickMonotonic } from '../core/clock.js';
+import { defineFilter, type NamedFilter } from '../core/filter.js';
+import type { Invocation } from '../core/invocation.js';
+import { RpcError } from '../core/rpc-error.js';
+import type { MethodMetrics } from '../observability/method-metrics.js';
+
+export const METRICS_FILTER_ORDER = 50;
+
+/** Where the filter keeps when it started measuring a call. */
+export interface MeteredInvocation extends Invocation {
+  meteredAt: number;
+  /** The request's encoded argument bytes, where known. */
+  readonly requestBytes?: number;
+}
+
+/** What a failure counts as: an RpcError's code, `ProviderError` for anything else a handler threw. */
+export function outcomeCode(error: unknown): string {
+  return RpcError.is(error) ? error.code : 'ProviderError';
+}
+
+export function metricsServerFilter(metrics: MethodMetrics): NamedFilter {
+  return defineFilter({
+    name: 'metrics-server',
+    position: 'provider',
+    order: METRICS_FILTER_ORDER,
+    start(invocation) {
+      const call = invocation as MeteredInvocation;
+      metrics.inFlight++;
+      metrics.bytesIn += call.requestBytes ?? 0;
+      call.meteredAt = tickMonotonic();
+    },
+    end(invocation, error) {
+      const startedAt = (invocation as MeteredInvocation).meteredAt;
+      // A later run reads the clock once for every call ending in it; a call that ended in the run it
+      // started in (a synchronous method) reads it itself: its latency includes the frames of the same
+      // read that went before it, as it waited for them.
+      let now = tickMonotonic();
+      if (now === startedAt) now = performance.now();
+      metrics.inFlight--;
+      metrics.latency.observe(now - startedAt);
+      if (error === undefined) metrics.ok++;
+      else metrics.failed(outcomeCode(error), (error as Error)?.message ?? String(error));
+    },
+  });
+}

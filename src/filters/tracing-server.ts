@@ -1,0 +1,80 @@
+/**
+ * `tracing-server` (provider, order 410): a SERVER span per execution, child of the caller's span (the W3C
+ * trace context in the call's attachments), named `service/method` with the RPC semantic conventions'
+ * attributes; the rest of the chain and the method run with it as the active context, so calls the
+ * method makes (and spans it starts) are its children. Nothing is done, and no promise is made, while
+ * no OpenTelemetry SDK is registered.
+ */
+import { context, SpanKind, trace } from '@opentelemetry/api';
+import type { NamedFilter, Step } from '../core/filter.js';
+import type { Invocation } from '../core/invocation.js';
+import { RpcError } from '../core/rpc-error.js';
+import {
+  activeTracer,
+  addressAttributes,
+  endSpan,
+  extractParent,
+  RPC_SYSTEM,
+} from '../observability/tracing.js';
+
+export const TRACING_SERVER_ORDER = 410;
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
+const SERVER = { kind: SpanKind.SERVER };
+
+const codeOf = (error: unknown): string => (RpcError.is(error) ? error.code : 'ProviderError');
+
+function tracingStep(next: Step<Invocation>): Step<Invocation> {
+  return (invocation) => {
+    const tracer = activeTracer();
+    if (tracer === undefined) return next(invocation);
+    const parent = extractParent(invocation.attachments, context.active());
+    const service = invocation.service.name;
+    const span = tracer.startSpan(`${service}/${invocation.method}`, SERVER, parent);
+    // an unsampled span gets no attributes: most calls of a sampled-down service cost less
+    if (span.isRecording()) {
+      span.setAttributes({
+        'rpc.system': RPC_SYSTEM,
+        'rpc.service': service,
+        'rpc.method': invocation.method,
+        'callisto.service.version': invocation.service.version,
+        ...addressAttributes('network.peer', invocation.remoteAddress),
+      });
+    }
+    const active = trace.setSpan(parent, span);
+    let result: unknown;
+    try {
+      result = context.with(active, next, undefined, invocation);
+    } catch (error) {
+      endSpan(span, error, codeOf(error));
+      throw error;
+    }
+    if (!isThenable(result)) {
+      endSpan(span, undefined, undefined);
+      return result;
+    }
+    return Promise.resolve(result).then(
+      (value) => {
+        endSpan(span, undefined, undefined);
+        return value;
+      },
+      (error: unknown) => {
+        endSpan(span, error, codeOf(error));
+        throw error;
+      },
+    );
+  };
+}
+
+/** The provider's tracing filter (a step of Callisto's: no promise for a synchronous method). */
+export const tracingServerFilter: NamedFilter = Object.freeze({
+  name: 'tracing-server',
+  position: 'provider',
+  order: TRACING_SERVER_ORDER,
+  step: tracingStep,
+});

@@ -1,0 +1,140 @@
+/**
+ * Writes the HTTP answers of the entry and the gateway: a result as JSON (the json serializer's tagged
+ * format, so a Date, a bigint or a Map comes back as it left), 204 for a method that returns nothing,
+ * and errors as `{"error":{"code","name","message","details"}}` with the status of http-status.ts.
+ * Response attachments travel as `x-callisto-attachment-<key>` headers.
+ */
+
+import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ErrorPayload } from '../core/error-payload.js';
+import type { Attachments } from '../core/invocation.js';
+import type { ErrorCodeName } from '../core/rpc-error.js';
+import type { Serializer } from '../serialization/serializer.js';
+import { ATTACHMENT_PREFIX, type HttpRefusal } from './http-request.js';
+import { HTTP_STATUS } from './http-status.js';
+
+const JSON_CONTENT = 'application/json; charset=utf-8';
+
+/** Header-safe attachment values only (a value with a line break or a control character is left out). */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
+
+function setAttachments(response: ServerResponse, attachments: Attachments | undefined): void {
+  if (attachments === undefined) return;
+  for (const key of Object.keys(attachments)) {
+    const value = attachments[key]!;
+    const name = `${ATTACHMENT_PREFIX}${key.toLowerCase()}`;
+    if (HEADER_NAME.test(name) && typeof value === 'string' && HEADER_VALUE.test(value)) {
+      response.setHeader(name, value);
+    }
+  }
+}
+
+/** Sends a result: its JSON, or 204 for `undefined`. */
+export function sendResult(
+  response: ServerResponse,
+  json: Serializer,
+  value: unknown,
+  attachments: Attachments | undefined,
+): void {
+  if (response.headersSent || response.destroyed) return;
+  setAttachments(response, attachments);
+  if (value === undefined) {
+    response.writeHead(204).end();
+    return;
+  }
+  const body = json.encode(value);
+  response.writeHead(200, { 'content-type': JSON_CONTENT, 'content-length': body.length });
+  response.end(body);
+}
+
+export const PROTOBUF_CONTENT = 'application/x-protobuf';
+
+/** Sends a result already encoded (a protobuf response message). */
+export function sendEncoded(
+  response: ServerResponse,
+  contentType: string,
+  body: Uint8Array,
+  attachments: Attachments | undefined,
+): void {
+  if (response.headersSent || response.destroyed) return;
+  setAttachments(response, attachments);
+  response.writeHead(200, { 'content-type': contentType, 'content-length': body.length });
+  response.end(body);
+}
+
+/** Sends an error from a call (code and payload as the provider shaped them). */
+export function sendError(
+  response: ServerResponse,
+  json: Serializer,
+  code: ErrorCodeName,
+  payload: ErrorPayload,
+  attachments?: Attachments,
+  extraHeaders: Readonly<Record<string, string>> = {},
+  status: number = HTTP_STATUS[code],
+): void {
+  if (response.headersSent || response.destroyed) return;
+  setAttachments(response, attachments);
+  let body: Uint8Array;
+  try {
+    body = json.encode({ error: { code, ...payload } });
+  } catch {
+    body = json.encode({ error: { code, name: payload.name, message: payload.message, details: {} } });
+  }
+  response.writeHead(status, {
+    ...extraHeaders,
+    'content-type': JSON_CONTENT,
+    'content-length': body.length,
+  });
+  response.end(body);
+}
+
+/**
+ * Answers a request refused before any service saw it. When the body was not read to its end, the
+ * connection is closed after the answer (the rest of the body is not wanted).
+ */
+export function sendRefusal(
+  response: ServerResponse,
+  json: Serializer,
+  refusal: HttpRefusal,
+  closeAfter: boolean,
+): void {
+  if (closeAfter) {
+    response.shouldKeepAlive = false;
+    response.once('finish', () => response.socket?.destroySoon());
+  }
+  sendError(
+    response,
+    json,
+    refusal.code,
+    { name: 'RpcError', message: refusal.message, details: {} },
+    undefined,
+    { ...refusal.headers, ...(closeAfter ? { connection: 'close' } : {}) },
+    refusal.status,
+  );
+}
+
+/**
+ * Answers on a raw socket what node:http refuses before a request exists (malformed request line, headers
+ * too large, headers too slow): the same JSON error, then the connection is closed.
+ */
+export function sendSocketError(socket: Socket, status: number, code: ErrorCodeName, message: string): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = Buffer.from(JSON.stringify({ error: { code, name: 'RpcError', message, details: {} } }));
+  const reason = STATUS_TEXT[status] ?? 'Error';
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: ${JSON_CONTENT}\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+  );
+  socket.destroySoon?.();
+}
+
+const STATUS_TEXT: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  413: 'Payload Too Large',
+  431: 'Request Header Fields Too Large',
+};

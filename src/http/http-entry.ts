@@ -1,0 +1,210 @@
+/**
+ * The provider's HTTP/JSON entry (`server.http`): `POST /<service>/<method>` with a JSON array of
+ * arguments, served by the same service table, through the same provider filter chain and under the same
+ * limits as calls over the wire (provider/dispatch.ts): shutdown refusal, deadline, admission (its
+ * elements counted before decoding, an execution slot from the provider's limits, the HTTP connection
+ * holding a connection's share), decode, observe, the app's, the service's and the method's filters,
+ * validation. Only declared methods are callable (the table's lookups are Maps).
+ *
+ * What a request costs is bounded by its bytes: headers by node:http (size and `headersTimeoutMs`), the
+ * body by `maxBodyBytes` and `bodyTimeoutMs`, its decoding by the serialization limits (elements and
+ * depth counted before `JSON.parse`, `__proto__` keys refused). Every refusal is a JSON error with a
+ * fitting status (docs/http.md); the connection is closed after one when the body was not read.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { type ErrorExposure, toErrorPayload } from '../core/error-payload.js';
+import { errorCodeName, messageOf, RpcError } from '../core/rpc-error.js';
+import type { InflateLimits } from '../protocol/compression.js';
+import { createArgumentsReader } from '../provider/arguments-reader.js';
+import { type DispatchDone, dispatch } from '../provider/dispatch.js';
+import type { PeerSlot } from '../provider/peer-limits.js';
+import { ServerInvocation } from '../provider/server-invocation.js';
+import { methodNotFound, type ServiceTable } from '../provider/service-table.js';
+import type { Serving } from '../provider/serving.js';
+import type { DecodeLimits } from '../serialization/decode-limits.js';
+import { createProtobufSerializer } from '../serialization/protobuf.js';
+import type { Serializer } from '../serialization/serializer.js';
+import type { ServiceDefinition } from '../service/define-service.js';
+import { PROTOBUF_CONTENT, sendEncoded, sendError, sendRefusal, sendResult } from './http-answer.js';
+import { createBodyReader } from './http-body.js';
+import { createHttpListener, type HttpListener, remoteOf } from './http-listener.js';
+import type { HttpOptions } from './http-options.js';
+import { HttpRefusal, readCallTarget } from './http-request.js';
+import { createServiceLookup } from './service-lookup.js';
+
+/** The entry: listen, go away (answers close their connections), close gracefully, destroy. */
+export type HttpEntry = HttpListener;
+
+export interface HttpEntryParts {
+  readonly table: ServiceTable;
+  /** The provider's limits and shutdown state, shared with its wire and in-process calls. */
+  readonly serving: Serving;
+  /** The json serializer: the body format. */
+  readonly json: Serializer;
+  readonly options: HttpOptions;
+  readonly decodeLimits: DecodeLimits;
+  readonly exposeStack: boolean;
+  readonly exposeErrors: ErrorExposure;
+  /** A request refused for what it carries (logged, rate-limited, by the provider). */
+  onRefused(remote: string, reason: string): void;
+  /** A handler's system error the caller was not shown. */
+  onScrubbed(remote: string, label: string, ref: string, error: Error): void;
+}
+
+/** HTTP bodies are never compressed by Callisto's framing: a compressed flag is never set. */
+const NO_INFLATE: InflateLimits = { enabled: false, maxBytes: 0, maxRatio: 1 };
+
+export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
+  const { table, serving, json, options } = parts;
+  const lookup = createServiceLookup(table);
+  const slots = new WeakMap<Socket, PeerSlot>();
+  const listCallable = parts.exposeErrors === 'all';
+  const bodies = createBodyReader(options, 'server.http');
+  const protobufBodies = createProtobufSerializer();
+
+  const listener = createHttpListener({
+    options,
+    where: 'server.http',
+    admit(socket) {
+      const slot = serving.limits.connect(socket.remoteAddress ?? '');
+      if (typeof slot === 'string') {
+        parts.onRefused(remoteOf(socket), `HTTP connection refused: ${slot}`);
+        return false;
+      }
+      slots.set(socket, slot);
+      socket.once('close', () => slot.disconnect());
+      return true;
+    },
+    onRefused: parts.onRefused,
+    handle(request, response) {
+      void serveRequest(request, response);
+    },
+  });
+
+  const refuse = (request: IncomingMessage, response: ServerResponse, refusal: HttpRefusal): void => {
+    // what a request carries or how it is sent is logged (rate-limited); a wrong name or verb is not
+    if (refusal.status !== 404 && refusal.status !== 405)
+      parts.onRefused(remoteOf(request.socket), refusal.message);
+    sendRefusal(response, json, refusal, !request.complete);
+  };
+
+  const serveRequest = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const slot = slots.get(request.socket);
+    if (slot === undefined) {
+      response.destroy();
+      return;
+    }
+    const receivedAt = Date.now();
+    let target: ReturnType<typeof readCallTarget>;
+    let body: Buffer;
+    let exported: ReturnType<typeof lookup.find>;
+    let bodyFormat: Serializer = json;
+    try {
+      target = readCallTarget(request);
+      exported = lookup.find(target);
+      if (!exported.methods.has(target.method)) {
+        const error = methodNotFound(exported, target.method, listCallable);
+        throw new HttpRefusal(404, 'MethodNotFound', error.message);
+      }
+      if (target.format === 'protobuf') bodyFormat = protobufBody(exported.definition, target.method);
+      body = await bodies.read(request);
+    } catch (error) {
+      if (error instanceof HttpRefusal) refuse(request, response, error);
+      else response.destroy();
+      return;
+    }
+    const method = exported.methods.get(target.method)!;
+    const remote = remoteOf(request.socket);
+    const invocation = new ServerInvocation(
+      exported.definition,
+      method.name,
+      method.label,
+      target.attachments,
+      target.timeoutMs > 0 ? receivedAt + target.timeoutMs : 0,
+      false,
+      method.declaration.idempotent ?? false,
+      remote,
+      0,
+      bodyFormat,
+      slot,
+      (called) => {
+        // the client went away before the answer: the handler's signal says so
+        response.once('close', () => {
+          if (!called.answered) {
+            called.answered = true;
+            called.abort(new RpcError('Cancelled', `the HTTP caller (${remote}) went away`));
+          }
+        });
+      },
+    );
+    const reader = createArgumentsReader({ decode: parts.decodeLimits, inflate: NO_INFLATE }, (reason) =>
+      parts.onRefused(remote, reason),
+    );
+    invocation.encoded(reader, body, 0);
+    invocation.declared = exported.definition.errors;
+    invocation.origin = response;
+    if (invocation.deadline > 0) answerAtDeadline(invocation, response);
+    dispatch(method.chain, invocation, done);
+  };
+
+  /**
+   * An HTTP caller has no consumer of its own to give up at its deadline: the entry answers 504 for it
+   * then, and aborts the handler's signal; the handler's late result is dropped.
+   */
+  const answerAtDeadline = (invocation: ServerInvocation, response: ServerResponse): void => {
+    const timer = setTimeout(
+      () => {
+        if (invocation.answered) return;
+        invocation.answered = true;
+        const error = new RpcError('Timeout', `${invocation.label}: the caller's deadline passed`);
+        invocation.abort(error);
+        sendError(response, json, 'Timeout', { name: 'RpcError', message: error.message, details: {} });
+      },
+      Math.max(0, invocation.deadline - Date.now()),
+    );
+    response.once('close', () => clearTimeout(timer));
+  };
+
+  const done: DispatchDone = (invocation, error, value) => {
+    invocation.finish();
+    serving.ended();
+    if (invocation.answered) return;
+    invocation.answered = true;
+    const response = invocation.origin as ServerResponse;
+    const attachments = invocation.answerAttachments;
+    if (error === undefined) {
+      try {
+        const format = invocation.serializer!;
+        if (format === json) sendResult(response, json, value, attachments);
+        else sendEncoded(response, PROTOBUF_CONTENT, format.encode(value), attachments);
+        return;
+      } catch (encodeError) {
+        error = new RpcError(
+          'Internal',
+          `cannot encode the result of ${invocation.label}: ${messageOf(encodeError)}`,
+        );
+      }
+    }
+    const { status, payload, scrubbed } = toErrorPayload(error, {
+      exposeStack: parts.exposeStack,
+      exposure: parts.exposeErrors,
+      declared: invocation.declared,
+      label: invocation.label,
+    });
+    if (scrubbed !== undefined)
+      parts.onScrubbed(invocation.remoteAddress, invocation.label, scrubbed.ref, scrubbed.error);
+    sendError(response, json, errorCodeName(status), payload, attachments);
+  };
+
+  /** The method's protobuf messages as the body format; 415 when the service declares none. */
+  const protobufBody = (definition: ServiceDefinition<unknown>, method: string): Serializer => {
+    try {
+      return protobufBodies.forMethod!(definition, method, 'provider');
+    } catch (error) {
+      throw new HttpRefusal(415, 'BadRequest', `${messageOf(error)}: send application/json`);
+    }
+  };
+
+  return listener;
+}

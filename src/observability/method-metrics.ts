@@ -1,0 +1,94 @@
+/**
+ * What is counted for one method on one side (provider or consumer), kept in plain fields so that the
+ * metric filters cost a few increments per call; the Prometheus collector and the admin `/stats` feed
+ * read them when asked. Codes are RpcError codes, `OK` for success.
+ */
+import type { ServiceKey } from '../core/service-key.js';
+import { LatencyHistogram } from './latency-histogram.js';
+
+export type MetricSide = 'provider' | 'consumer';
+
+export interface LastFailure {
+  /** ms since epoch */
+  readonly time: number;
+  readonly code: string;
+  readonly message: string;
+}
+
+/** Per provider address (consumer side), attempts by code. */
+export interface PeerCounts {
+  readonly byCode: Map<string, number>;
+}
+
+/** Longest failure message kept (the rest is cut): a failure's text is the caller's to choose. */
+const MAX_MESSAGE = 300;
+
+/**
+ * Provider addresses kept apart per method; attempts to further addresses (providers that came and went
+ * over a long life) are counted under `other`, so the `peer` label stays bounded.
+ */
+export const MAX_PEERS_PER_METHOD = 64;
+export const OTHER_PEER = 'other';
+
+export class MethodMetrics {
+  /** Successful calls. */
+  ok = 0;
+  /** Failed calls by code (refusals included). */
+  readonly failures = new Map<string, number>();
+  inFlight = 0;
+  readonly latency = new LatencyHistogram();
+  lastFailure: LastFailure | undefined = undefined;
+  /** Consumer: attempts after the first of a call. */
+  retries = 0;
+  /** Consumer: retries that went to another provider than the attempt before. */
+  failovers = 0;
+  /** Consumer: attempts by provider address and code. */
+  readonly peers = new Map<string, PeerCounts>();
+  /** Request / answer body bytes, where the side knows them. */
+  bytesIn = 0;
+  bytesOut = 0;
+
+  constructor(
+    readonly side: MetricSide,
+    readonly service: ServiceKey,
+    readonly method: string,
+  ) {}
+
+  get calls(): number {
+    let calls = this.ok;
+    for (const count of this.failures.values()) calls += count;
+    return calls;
+  }
+
+  /** A call ended with `code` (not OK). */
+  failed(code: string, message: string, now: number = Date.now()): void {
+    this.failures.set(code, (this.failures.get(code) ?? 0) + 1);
+    this.lastFailure = {
+      time: now,
+      code,
+      message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message,
+    };
+  }
+
+  /** An attempt to `address` ended with `code` (`OK` for success). */
+  attempt(address: string, code: string): void {
+    let peer = this.peers.get(address);
+    if (peer === undefined && this.peers.size >= MAX_PEERS_PER_METHOD) {
+      address = OTHER_PEER;
+      peer = this.peers.get(address);
+    }
+    if (peer === undefined) {
+      peer = { byCode: new Map() };
+      this.peers.set(address, peer);
+    }
+    peer.byCode.set(code, (peer.byCode.get(code) ?? 0) + 1);
+  }
+
+  /** Calls by code, `OK` first. */
+  byCode(): Record<string, number> {
+    const out: Record<string, number> = {};
+    if (this.ok > 0) out.OK = this.ok;
+    for (const [code, count] of this.failures) out[code] = count;
+    return out;
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * OpenTelemetry through `@opentelemetry/api` only: the tracer of the registered SDK, if any, W3C trace
+ * context in a call's attachments (`traceparent`, `tracestate`), and the RPC semantic conventions'
+ * attribute names. With no SDK registered, `activeTracer()` is a few property reads and nothing else is
+ * done: no span, no attachment.
+ */
+import {
+  type Context,
+  createTraceState,
+  ProxyTracerProvider,
+  type Span,
+  SpanStatusCode,
+  type Tracer,
+  type TracerProvider,
+  trace,
+} from '@opentelemetry/api';
+
+export const TRACER_NAME = 'callisto';
+/** `rpc.system` of Callisto's spans. */
+export const RPC_SYSTEM = 'callisto';
+
+/** The attachment keys of W3C trace context. */
+export const TRACEPARENT = 'traceparent';
+export const TRACESTATE = 'tracestate';
+
+let cachedProvider: TracerProvider | undefined;
+let cachedTracer: Tracer | undefined;
+
+/** The tracer of the registered SDK, or undefined when none is registered (then nothing is traced). */
+export function activeTracer(): Tracer | undefined {
+  const provider = trace.getTracerProvider();
+  if (provider !== cachedProvider) {
+    cachedProvider = provider;
+    cachedTracer = undefined;
+  }
+  if (cachedTracer !== undefined) return cachedTracer;
+  if (provider instanceof ProxyTracerProvider) {
+    cachedTracer = provider.getDelegateTracer(TRACER_NAME);
+    return cachedTracer;
+  }
+  cachedTracer = provider.getTracer(TRACER_NAME);
+  return cachedTracer;
+}
+
+const TRACEPARENT_FORMAT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+const INVALID_TRACE = '00000000000000000000000000000000';
+const INVALID_SPAN = '0000000000000000';
+
+/** The `traceparent` of `span` (version 00). */
+export function traceparentOf(span: Span): string {
+  const { traceId, spanId, traceFlags } = span.spanContext();
+  return `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+}
+
+/**
+ * `base` with the remote parent the attachments carry (a valid `traceparent`), or `base` itself. A
+ * malformed header is ignored (a new trace starts), as W3C trace context requires.
+ */
+export function extractParent(attachments: Readonly<Record<string, string>>, base: Context): Context {
+  const header = attachments[TRACEPARENT];
+  if (header === undefined || header.length !== 55) return base;
+  const match = TRACEPARENT_FORMAT.exec(header);
+  if (match === null || match[1] === INVALID_TRACE || match[2] === INVALID_SPAN) return base;
+  const state = attachments[TRACESTATE];
+  return trace.setSpanContext(base, {
+    traceId: match[1]!,
+    spanId: match[2]!,
+    traceFlags: Number.parseInt(match[3]!, 16) & 1,
+    isRemote: true,
+    ...(state !== undefined && state.length <= 512 ? { traceState: createTraceState(state) } : {}),
+  });
+}
+
+/** Ends `span`, with the error's code and status when the call failed. */
+export function endSpan(span: Span, error: unknown, code: string | undefined): void {
+  if (error !== undefined && span.isRecording()) {
+    span.setAttribute('error.type', code ?? 'Internal');
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.message ?? String(error) });
+  }
+  span.end();
+}
+
+/** `host:port` into the semantic conventions' address and port attributes. */
+export function addressAttributes(
+  prefix: 'server' | 'network.peer',
+  address: string | undefined,
+): Record<string, string | number> {
+  if (address === undefined || address === '') return {};
+  const colon = address.lastIndexOf(':');
+  if (colon <= 0) return { [`${prefix}.address`]: address };
+  const port = Number(address.slice(colon + 1));
+  return Number.isInteger(port)
+    ? { [`${prefix}.address`]: address.slice(0, colon).replace(/^\[|\]$/g, ''), [`${prefix}.port`]: port }
+    : { [`${prefix}.address`]: address };
+}
