@@ -18,6 +18,8 @@ export const CONFIG_SOURCE = path.join(root, 'src/config/callisto-config.ts');
 const ROOT_SCHEMA = 'callistoConfigSchema';
 /** Where the keys are declared: each part's schema, and the app's (which composes them), last. */
 export const SCHEMA_SOURCES = [
+  'src/transport/tls-options.ts',
+  'src/security/auth-options.ts',
   'src/provider/server-options.ts',
   'src/consumer/consumer-options.ts',
   'src/protocol/connection-options.ts',
@@ -57,12 +59,36 @@ function schemaBlocks(source: string): Map<string, KeyDoc[]> {
   return blocks;
 }
 
-/** Nested sections of the root schema: `server: serverConfigSchema` -> serverConfigSchema is `server`. */
-function sectionsOf(source: string): Map<string, string> {
-  const sections = new Map<string, string>();
-  for (const match of source.matchAll(/^ {2}(\w+): (\w+ConfigSchema),$/gm))
-    sections.set(match[2]!, match[1]!);
-  return sections;
+/**
+ * Sections: `server: serverConfigSchema` in the root schema makes serverConfigSchema the section
+ * `server`; `tls: serverTlsConfigSchema` inside serverConfigSchema makes it `server.tls`. Maps each
+ * section's schema to its key path, and each schema to the keys in it that are sections.
+ */
+function sectionsOf(source: string): { paths: Map<string, string[]>; sectionKeys: Map<string, Set<string>> } {
+  const parentOf = new Map<string, { parent: string; key: string }>();
+  const sectionKeys = new Map<string, Set<string>>();
+  const blockPattern = /^export const (\w+) = z\.strictObject\(\{\n([\s\S]*?)^\}\);/gm;
+  for (const block of source.matchAll(blockPattern)) {
+    for (const match of block[2]!.matchAll(/^ {2}(\w+): (\w+ConfigSchema),$/gm)) {
+      parentOf.set(match[2]!, { parent: block[1]!, key: match[1]! });
+      const keys = sectionKeys.get(block[1]!) ?? new Set<string>();
+      sectionKeys.set(block[1]!, keys);
+      keys.add(match[1]!);
+    }
+  }
+  const pathOf = (schema: string): string[] | undefined => {
+    if (schema === ROOT_SCHEMA) return [];
+    const up = parentOf.get(schema);
+    if (up === undefined) return undefined;
+    const parentPath = pathOf(up.parent);
+    return parentPath === undefined ? undefined : [...parentPath, up.key];
+  };
+  const paths = new Map<string, string[]>();
+  for (const schema of parentOf.keys()) {
+    const found = pathOf(schema);
+    if (found !== undefined) paths.set(schema, found);
+  }
+  return { paths, sectionKeys };
 }
 
 function formatDefault(value: unknown): string {
@@ -102,20 +128,53 @@ function splitComment(comment: string): { meaning: string; defaultText: string |
 
 const cell = (text: string): string => text.replaceAll('|', '\\|');
 
+/**
+ * The blocks to list: each section of the root in file order, its subsections after its own keys
+ * (`server.*`, then `server.tls.*`, …), then the root's own keys; a part's block spread into another
+ * (the connection keys) is listed there, in place.
+ */
+function orderedSections(
+  blocks: Map<string, KeyDoc[]>,
+  paths: Map<string, string[]>,
+  sectionKeys: Map<string, Set<string>>,
+): string[] {
+  const childrenOf = (name: string): string[] =>
+    [...blocks.keys()].filter((child) => {
+      const childPath = paths.get(child);
+      const parentPath = name === ROOT_SCHEMA ? [] : paths.get(name);
+      return (
+        childPath !== undefined &&
+        parentPath !== undefined &&
+        childPath.length === parentPath.length + 1 &&
+        parentPath.every((key, i) => childPath[i] === key) &&
+        (sectionKeys.get(name)?.has(childPath[childPath.length - 1]!) ?? false)
+      );
+    });
+  const out: string[] = [];
+  const visit = (name: string) => {
+    out.push(name);
+    for (const child of childrenOf(name)) visit(child);
+  };
+  // each section of the root (file order) with its subsections, then the root's own keys
+  for (const child of childrenOf(ROOT_SCHEMA)) visit(child);
+  out.push(ROOT_SCHEMA);
+  return out;
+}
+
 /** The markdown table of every key, its default, its variable and its meaning. */
 export function renderKeyTable(
   source = SCHEMA_SOURCES.map((file) => fs.readFileSync(file, 'utf8')).join('\n'),
 ): string {
   const blocks = schemaBlocks(source);
-  const sections = sectionsOf(source);
+  const { paths, sectionKeys } = sectionsOf(source);
   const rows = ['| key | default | environment | meaning |', '|---|---|---|---|'];
-  for (const [name, entries] of blocks) {
-    const section = sections.get(name);
-    // a part's block that is spread into the app's (connection keys) is listed there, in place
-    if (section === undefined && name !== ROOT_SCHEMA) continue;
+  const ordered = orderedSections(blocks, paths, sectionKeys);
+  for (const name of ordered) {
+    const entries = blocks.get(name) ?? [];
+    const section = name === ROOT_SCHEMA ? [] : paths.get(name)!;
     for (const { key, comment } of entries) {
-      if ([...sections.values()].includes(key) && section === undefined) continue; // a section, not a key
-      const keyPath = section ? [section, key] : [key];
+      if (sectionKeys.get(name)?.has(key)) continue; // a section, listed on its own
+      const keyPath = [...section, key];
       const value = defaultAt(keyPath);
       if (value === undefined) throw new Error(`${keyPath.join('.')} has no entry in DEFAULT_CONFIG`);
       const { meaning, defaultText } = splitComment(comment);

@@ -21,6 +21,7 @@ import { createConsumerSide } from './consumer-side.js';
 import { keepInternals } from './internals.js';
 import { loadExtensionModules } from './load-extensions.js';
 import { createProviderSide } from './provider-side.js';
+import { createSecuritySide } from './security-side.js';
 import { gracefulShutdown } from './shutdown.js';
 
 export interface AppOptions extends CallistoConfigInput {
@@ -88,21 +89,23 @@ function createApp(
 ): CallistoApp {
   const serializers = createSerializerTable(extensions);
   const registries = createRegistrySet(extensions, config.registryTtlMs, logger);
+  const security = createSecuritySide(config, extensions, logger);
   const provider = createProviderSide(
     config,
     extensions,
     serializers,
     registries,
-    filters.provider ?? [],
+    [...security.providerFilters, ...(filters.provider ?? [])],
     logger,
+    security.serverTransport,
   );
   const consumer = createConsumerSide(
     config,
-    extensions,
+    security.consumerExtensions,
     serializers,
     registries,
     provider.local,
-    filters.consumer ?? [],
+    [...security.consumerFilters, ...(filters.consumer ?? [])],
     logger,
   );
   let state: AppState = 'created';

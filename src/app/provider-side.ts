@@ -21,6 +21,8 @@ export function createProviderSide(
   registries: RegistrySet,
   filters: readonly FilterEntry[],
   logger: Logger,
+  /** The transport to listen on (`tls` when server.tls is set). Default server.transport. */
+  transport: string = config.server.transport,
 ): ProviderSide {
   return createProvider({
     options: {
@@ -28,11 +30,11 @@ export function createProviderSide(
       registries: config.registry,
       startTimeoutMs: config.startTimeoutMs,
       server: resolveServerOptions(config.server, config),
-      transport: config.server.transport,
+      transport,
       weight: config.server.weight,
       tags: config.server.tags,
     },
-    transport: () => extensions.get('transport', config.server.transport)(),
+    transport: () => extensions.get('transport', transport)(),
     serializers,
     registries,
     filters,

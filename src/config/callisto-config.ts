@@ -59,8 +59,17 @@ export type CallistoConfigInput = {
   [K in keyof CallistoConfig]?: CallistoConfig[K] extends unknown[]
     ? CallistoConfig[K] | string
     : CallistoConfig[K] extends Record<string, unknown>
-      ? Partial<CallistoConfig[K]>
+      ? SectionInput<CallistoConfig[K]>
       : CallistoConfig[K];
+};
+
+/** A section as code passes it: any subset, its own sections (`server.tls`) too. */
+type SectionInput<S> = {
+  [K in keyof S]?: S[K] extends unknown[]
+    ? S[K]
+    : S[K] extends Record<string, unknown>
+      ? Partial<S[K]>
+      : S[K];
 };
 
 export const DEFAULT_CONFIG: CallistoConfig = {

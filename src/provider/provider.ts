@@ -145,6 +145,7 @@ export function createProvider(parts: ProviderParts): Provider {
       port: server!.port,
       protocol: 'callisto',
       ...(options.transport === 'tcp' ? {} : { transport: options.transport }),
+      ...(options.transport === 'tls' ? { tls: true as const } : {}),
       serializers: acceptedSerializers(serializers.serializers, serverOptions.serializers).map((s) => s.name),
       weight: entry.options.weight ?? options.weight,
       methods: [...methods.keys()],

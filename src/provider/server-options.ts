@@ -20,6 +20,8 @@ import {
 } from '../protocol/connection-options.js';
 import { DEFAULT_MAX_FRAME_BYTES } from '../protocol/frame.js';
 import { DEFAULT_PROVIDER_WEIGHT } from '../registry/record-validation.js';
+import { DEFAULT_SERVER_AUTH_CONFIG, serverAuthConfigSchema } from '../security/auth-options.js';
+import { DEFAULT_SERVER_TLS_CONFIG, serverTlsConfigSchema } from '../transport/tls-options.js';
 import { DEFAULT_TRANSPORT } from '../transport/transport.js';
 
 const positiveInt = z.number().int().positive();
@@ -61,6 +63,12 @@ export const serverConfigSchema = z.strictObject({
   weight: z.number().int().nonnegative(),
   /** Free-form labels announced to consumers. Default {}. */
   tags: z.record(z.string(), z.string()),
+  /** TLS: with `key` and `cert` set the server serves TLS only (its records say so; docs/security.md). */
+  tls: serverTlsConfigSchema,
+  /** Authentication and access rules for every provided service (docs/security.md). */
+  auth: serverAuthConfigSchema,
+  /** Services whose calls are logged one line each (caller, method, duration, outcome); '*' for all. Default []. */
+  accessLog: z.array(z.string().min(1)),
 });
 
 export type ServerConfig = z.infer<typeof serverConfigSchema>;
@@ -83,6 +91,9 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   writeHighWaterBytes: 8 * 1024 * 1024,
   weight: DEFAULT_PROVIDER_WEIGHT,
   tags: {},
+  tls: DEFAULT_SERVER_TLS_CONFIG,
+  auth: DEFAULT_SERVER_AUTH_CONFIG,
+  accessLog: [],
 };
 
 /** What the server is built with (from `server.*` and the connection keys). */

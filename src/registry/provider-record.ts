@@ -16,6 +16,11 @@ export interface ProviderRecord {
    * `tcp`: a record without it is served over TCP.
    */
   readonly transport?: string;
+  /**
+   * The provider serves TLS only on its port (transport `tls`): a consumer calls it over TLS or not at
+   * all. A record with `tls: true` and no transport (or `tcp`) is read as transport `tls`.
+   */
+  readonly tls?: true;
   /** Serializer names the provider accepts. */
   readonly serializers: string[];
   /** Load-balancing weight (default 100). */

@@ -9,6 +9,8 @@
  * - `protocol`: `callisto` when present;
  * - `transport`: when present, a transport name (lowercase letters, digits, `-`, at most 32); absent
  *   means `tcp`;
+ * - `tls`: a boolean when present; `true` (TLS only) with no transport, or `tcp`, reads as transport
+ *   `tls`, and transport `tls` implies `tls: true`;
  * - `weight`: a number, clamped to 0..`MAX_PROVIDER_WEIGHT`; 100 when absent;
  * - `startTime`: a positive number (ms since epoch); when absent (or 0) the provider counts as just
  *   started, i.e. the time the reader first saw the entry, so warm-up applies;
@@ -71,7 +73,7 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
     return fail(`not a JSON object (${describe(value)})`);
   }
   const r = value as Record<string, unknown>;
-  const { service, version, group, host, port, protocol, transport, weight, startTime } = r;
+  const { service, version, group, host, port, protocol, transport, tls, weight, startTime } = r;
   if (typeof service !== 'string' || service === '')
     return fail(`service ${describe(service)} is not a name`);
   if (version !== undefined && typeof version !== 'string')
@@ -88,6 +90,10 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
   if (transport !== undefined && (typeof transport !== 'string' || !TRANSPORT_NAME.test(transport))) {
     return fail(`transport ${describe(transport)} is not a transport name`);
   }
+  if (tls !== undefined && typeof tls !== 'boolean') return fail(`tls ${describe(tls)} is not true or false`);
+  // TLS only: a record saying so is called over TLS whatever else it says about TCP
+  const tlsOnly = tls === true || transport === 'tls';
+  const plainTransport = transport === undefined || transport === 'tcp';
   if (weight !== undefined && (typeof weight !== 'number' || Number.isNaN(weight))) {
     return fail(`weight ${describe(weight)} is not a number`);
   }
@@ -106,7 +112,8 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
       host,
       port,
       protocol: 'callisto',
-      ...(transport === undefined || transport === 'tcp' ? {} : { transport }),
+      ...(tlsOnly && plainTransport ? { transport: 'tls' } : plainTransport ? {} : { transport }),
+      ...(tlsOnly ? { tls: true as const } : {}),
       serializers: strings(r['serializers']),
       weight:
         weight === undefined ? DEFAULT_PROVIDER_WEIGHT : Math.min(MAX_PROVIDER_WEIGHT, Math.max(0, weight)),
