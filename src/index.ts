@@ -72,6 +72,16 @@ export {
   type TransportNames,
 } from './extension/extension-names.js';
 export type { ExtensionKinds, ExtensionRegistry, ExtensionTable } from './extension/extension-registry.js';
+// Security (docs/security.md): TLS is configuration (server.tls, consumer.tls); these are for code
+export { type AccessLogOptions, accessLogFilter } from './filters/access-log.js';
+export {
+  type AccessRule,
+  type AccessRulesOptions,
+  accessRulesFilter,
+  type DefaultAccess,
+} from './filters/access-rules.js';
+export { type AuthFilterOptions, authFilter } from './filters/auth.js';
+export { type CredentialSource, credentialsFilter } from './filters/credentials.js';
 // Diagnostics and logs
 export {
   CHANNEL_NAMES,
@@ -83,6 +93,17 @@ export {
 export type { Logger, LogLevel } from './observability/logger.js';
 export { callContext } from './provider/call-context.js';
 export type { ProvideOptions } from './provider/provide-options.js';
+export {
+  AUTH_ATTACHMENT,
+  type Authenticator,
+  AuthFailure,
+  type AuthRequest,
+  bearer,
+  type CallerIdentity,
+} from './security/authenticator.js';
+export { type JwtAuthenticatorOptions, jwtAuthenticator } from './security/jwt-authenticator.js';
+export { type MtlsAuthenticatorOptions, mtlsAuthenticator } from './security/mtls-authenticator.js';
+export { tokenAuthenticator } from './security/token-authenticator.js';
 // Contracts
 export {
   type DeclaredMethods,
@@ -92,3 +113,4 @@ export {
   type ServiceDefinitionOptions,
 } from './service/define-service.js';
 export type { ArgumentsSchema, Implementation, MethodNames, Remote } from './service/service-types.js';
+export type { PeerCertificate } from './transport/tls.js';
