@@ -51,6 +51,11 @@ export function authFilter(options: AuthFilterOptions): NamedFilter {
     onRefused?.(`refused ${message} (from ${request.remoteAddress})`);
     return new RpcError('Unauthorized', message);
   };
+  /** What an authenticator threw, as the caller sees it: its RpcError (e.g. Overloaded) as it is. */
+  const refusal = (invocation: Invocation, request: AuthRequest, error: unknown): RpcError =>
+    RpcError.is(error)
+      ? error
+      : refuse(invocation, request, error instanceof AuthFailure ? error.message : 'authentication failed');
   const missing = (request: AuthRequest): string =>
     request.credentials === undefined && request.peer === undefined
       ? 'credentials required'
@@ -67,22 +72,14 @@ export function authFilter(options: AuthFilterOptions): NamedFilter {
       try {
         result = authenticators[i]!.authenticate(request);
       } catch (error) {
-        throw refuse(
-          invocation,
-          request,
-          error instanceof AuthFailure ? error.message : 'authentication failed',
-        );
+        throw refusal(invocation, request, error);
       }
       if (result === undefined) continue;
       if (typeof (result as Promise<unknown>).then === 'function') {
         return (result as Promise<CallerIdentity | undefined>).then(
           (identity) => identity ?? ask(invocation, request, i + 1),
           (error: unknown) => {
-            throw refuse(
-              invocation,
-              request,
-              error instanceof AuthFailure ? error.message : 'authentication failed',
-            );
+            throw refusal(invocation, request, error);
           },
         );
       }

@@ -11,6 +11,7 @@
 import crypto from 'node:crypto';
 import { errors, type JWTPayload, jwtVerify } from 'jose';
 import type { CallerIdentity } from '../core/invocation.js';
+import { RpcError } from '../core/rpc-error.js';
 import { type Authenticator, AuthFailure } from './authenticator.js';
 
 const HMAC = ['HS256', 'HS384', 'HS512'];
@@ -34,6 +35,11 @@ export interface JwtAuthenticatorOptions {
   clockToleranceS?: number;
   /** Verified tokens kept. Default 1024. */
   cacheSize?: number;
+  /**
+   * Signature checks in progress at once (they run off the event loop); a call beyond it is refused
+   * with `Overloaded` before any work, so a flood of forged tokens costs a bounded amount. Default 256.
+   */
+  maxPending?: number;
   /** The clock (tests). Default Date.now. */
   now?: () => number;
 }
@@ -86,6 +92,8 @@ export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticato
   const cacheSize = options.cacheSize ?? 1024;
   const now = options.now ?? Date.now;
   const cache = new Map<string, Verified>();
+  const maxPending = options.maxPending ?? 256;
+  let pending = 0;
 
   const verify = async (token: string, service: string, cacheKey: string): Promise<CallerIdentity> => {
     let payload: JWTPayload;
@@ -130,7 +138,13 @@ export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticato
         cache.delete(cacheKey);
         if (at >= hit.notAfter) throw new AuthFailure('token expired');
       }
-      return verify(credentials, service, cacheKey);
+      if (pending >= maxPending) {
+        throw new RpcError('Overloaded', `${maxPending} token checks in progress: try again`);
+      }
+      pending++;
+      return verify(credentials, service, cacheKey).finally(() => {
+        pending--;
+      });
     },
   };
 }

@@ -16,6 +16,7 @@ import {
   callContext,
   credentialsFilter,
   defineService,
+  jwtAuthenticator,
   type Logger,
   RpcError,
   tokenAuthenticator,
@@ -252,6 +253,52 @@ describe('signed tokens (JWT)', () => {
       new TextEncoder().encode(pem),
     );
     await refusal(withOptions(who, { credentials: confused }).whoami());
+  });
+});
+
+describe('a flood of forged signed tokens', () => {
+  it('checks at most maxPending signatures at once; the rest are refused Overloaded before any work', async () => {
+    const secret = new TextEncoder().encode(JWT_SECRET);
+    const app = await testApp({});
+    app.provide(
+      Who,
+      { whoami: () => null, admin: () => 'admin done' },
+      {
+        filters: [authFilter({ authenticators: [jwtAuthenticator({ secret: JWT_SECRET, maxPending: 2 })] })],
+      },
+    );
+    await app.start();
+    const consumer = await testApp(consumerOptions());
+    const who = consumer.refer(Who, { url: app.address! });
+    const exp = Math.floor(Date.now() / 1000) + 600;
+    const forged = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        new SignJWT({ sub: `x${i}` })
+          .setProtectedHeader({ alg: 'HS256' })
+          .setAudience('test.Whoami')
+          .setExpirationTime(exp)
+          .sign(new TextEncoder().encode(`${JWT_SECRET}-forged`)),
+      ),
+    );
+    const codes = await Promise.all(
+      forged.map((credentials) =>
+        withOptions(who, { credentials })
+          .admin()
+          .then(
+            () => 'OK',
+            (error: RpcError) => error.code,
+          ),
+      ),
+    );
+    expect(codes).not.toContain('OK');
+    expect(codes.filter((code) => code === 'Unauthorized').length).toBeGreaterThanOrEqual(2);
+    expect(codes.filter((code) => code === 'Overloaded').length).toBeGreaterThan(0);
+    const good = await new SignJWT({ sub: 'orders' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setAudience('test.Whoami')
+      .setExpirationTime(exp)
+      .sign(secret);
+    expect(await withOptions(who, { credentials: good }).admin()).toBe('admin done');
   });
 });
 
