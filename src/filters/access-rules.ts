@@ -12,6 +12,7 @@
  * compiled once per method.
  */
 import { defineFilter, type NamedFilter } from '../core/filter.js';
+import type { Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 
 export const ACCESS_FILTER_ORDER = 260;
@@ -70,22 +71,30 @@ export function checkAccessRules(rules: readonly AccessRule[]): void {
 export function accessRulesFilter(options: AccessRulesOptions): NamedFilter {
   const { rules, defaultAccess } = options;
   checkAccessRules(rules);
-  const decisions = new Map<string, Decision>();
-  const decide = (service: string, method: string): Decision => {
-    const key = `${service}\n${method}`;
-    let decision = decisions.get(key);
+  /** Decisions by service (its key object, the same for every call of it), then method. */
+  const decisions = new WeakMap<object, Map<string, Decision>>();
+  const compile = (service: string, method: string): Decision => {
+    const matching = rules.filter(
+      (rule) =>
+        ((rule.service ?? ANYONE) === ANYONE || rule.service === service) &&
+        ((rule.method ?? ANYONE) === ANYONE || rule.method === method),
+    );
+    const allowing = matching.filter((rule) => rule.allow !== undefined);
+    return {
+      deny: new Set(matching.flatMap((rule) => rule.deny ?? [])),
+      allow: allowing.length === 0 ? undefined : new Set(allowing.flatMap((rule) => rule.allow ?? [])),
+    };
+  };
+  const decide = (key: Invocation['service'], method: string): Decision => {
+    let byMethod = decisions.get(key);
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      decisions.set(key, byMethod);
+    }
+    let decision = byMethod.get(method);
     if (decision === undefined) {
-      const matching = rules.filter(
-        (rule) =>
-          ((rule.service ?? ANYONE) === ANYONE || rule.service === service) &&
-          ((rule.method ?? ANYONE) === ANYONE || rule.method === method),
-      );
-      const allowing = matching.filter((rule) => rule.allow !== undefined);
-      decision = {
-        deny: new Set(matching.flatMap((rule) => rule.deny ?? [])),
-        allow: allowing.length === 0 ? undefined : new Set(allowing.flatMap((rule) => rule.allow ?? [])),
-      };
-      decisions.set(key, decision);
+      decision = compile(key.name, method);
+      byMethod.set(method, decision);
     }
     return decision;
   };
@@ -95,7 +104,7 @@ export function accessRulesFilter(options: AccessRulesOptions): NamedFilter {
     order: ACCESS_FILTER_ORDER,
     start(invocation) {
       const id = invocation.identity?.id;
-      const decision = decide(invocation.service.name, invocation.method);
+      const decision = decide(invocation.service, invocation.method);
       if (!permitted(decision, id, defaultAccess)) {
         throw new RpcError(
           'Unauthorized',

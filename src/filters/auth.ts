@@ -10,8 +10,9 @@
  * with one that may answer later (JWT) it wraps the rest of the chain.
  */
 import { defineFilter, type NamedFilter } from '../core/filter.js';
-import type { CallerIdentity, Invocation } from '../core/invocation.js';
+import type { Attachments, CallerIdentity, Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
+import { NO_ATTACHMENTS } from '../protocol/metadata.js';
 import {
   AUTH_ATTACHMENT,
   type Authenticator,
@@ -37,8 +38,13 @@ function takeCredentials(invocation: Invocation): string | undefined {
   const attachments = invocation.attachments;
   const raw = attachments[AUTH_ATTACHMENT];
   if (raw === undefined) return undefined;
-  const { [AUTH_ATTACHMENT]: _taken, ...rest } = attachments;
-  invocation.attachments = rest;
+  let rest: Attachments | undefined;
+  for (const key in attachments) {
+    if (key === AUTH_ATTACHMENT) continue;
+    rest ??= {};
+    rest[key] = attachments[key]!;
+  }
+  invocation.attachments = rest ?? NO_ATTACHMENTS;
   return credentialsOf(raw);
 }
 

@@ -16,15 +16,27 @@ export type CredentialSource = string | (() => string);
 /** Attachment objects a credentials filter made (anything else carrying credentials came with the call). */
 const made = new WeakSet<object>();
 
+function isEmpty(attachments: object): boolean {
+  for (const _ in attachments) return false;
+  return true;
+}
+
 export function credentialsFilter(source: CredentialSource): NamedFilter {
   if (typeof source === 'string' && source === '') throw new TypeError('credentialsFilter: an empty token');
   const fixed = typeof source === 'string' ? bearer(source) : undefined;
+  /** A call with no attachments of its own (the usual case) gets this one object, made once. */
+  const alone = fixed === undefined ? undefined : Object.freeze({ [AUTH_ATTACHMENT]: fixed });
+  if (alone !== undefined) made.add(alone);
   return defineFilter({
     name: 'credentials',
     position: 'attempt',
     order: CREDENTIALS_FILTER_ORDER,
     start(invocation) {
       const attachments = invocation.attachments;
+      if (alone !== undefined && isEmpty(attachments)) {
+        invocation.attachments = alone;
+        return;
+      }
       const present = attachments[AUTH_ATTACHMENT];
       if (present !== undefined && !made.has(attachments)) return; // the call's own credentials
       const value = fixed ?? bearer((source as () => string)());
