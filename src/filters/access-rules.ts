@@ -5,7 +5,9 @@
  * authenticated or not). For a call, every rule that matches it counts:
  *
  * - a caller a matching rule denies is refused;
- * - else, when some matching rule has an allow list, only the callers one of them names are let in;
+ * - else, when some matching rule has an allow list, the most specific such rules decide (a service
+ *   and method named, over a service named, over a method named, over neither): only the callers
+ *   their allow lists name are let in;
  * - else `defaultAccess` decides (`allow` or `deny`).
  *
  * A refusal is `Unauthorized`, naming the caller and the method (never credentials). Decisions are
@@ -44,6 +46,10 @@ interface Decision {
 
 const ANYONE = '*';
 
+/** How specific a rule is: a named service counts more than a named method, both most. */
+const specificity = (rule: AccessRule): number =>
+  ((rule.service ?? ANYONE) === ANYONE ? 0 : 2) + ((rule.method ?? ANYONE) === ANYONE ? 0 : 1);
+
 /** Whether `id` (undefined: an anonymous caller) may make a call with this decision. */
 function permitted(decision: Decision, id: string | undefined, defaultAccess: DefaultAccess): boolean {
   if (decision.deny.has(ANYONE) || (id !== undefined && decision.deny.has(id))) return false;
@@ -80,9 +86,14 @@ export function accessRulesFilter(options: AccessRulesOptions): NamedFilter {
         ((rule.method ?? ANYONE) === ANYONE || rule.method === method),
     );
     const allowing = matching.filter((rule) => rule.allow !== undefined);
+    // the allow lists of the most specific rules that have one speak for the call
+    const top = Math.max(-1, ...allowing.map(specificity));
     return {
       deny: new Set(matching.flatMap((rule) => rule.deny ?? [])),
-      allow: allowing.length === 0 ? undefined : new Set(allowing.flatMap((rule) => rule.allow ?? [])),
+      allow:
+        allowing.length === 0
+          ? undefined
+          : new Set(allowing.filter((rule) => specificity(rule) === top).flatMap((rule) => rule.allow ?? [])),
     };
   };
   const decide = (key: Invocation['service'], method: string): Decision => {

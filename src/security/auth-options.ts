@@ -34,7 +34,7 @@ export const serverAuthConfigSchema = z.strictObject({
   mtls: z.boolean(),
   /** Access of a call no rule's allow list speaks for, once any authentication is on: 'allow' or 'deny' (required then). Default ''. */
   defaultAccess: z.enum(['', 'allow', 'deny']),
-  /** Access rules: `{ service?, method?, allow?: [identities], deny?: [identities] }`, `*` for any; deny beats allow. Default []. */
+  /** Access rules: `{ service?, method?, allow?: [identities], deny?: [identities] }`, `*` for any; deny beats allow, the most specific allow lists decide (docs/security.md). Default []. */
   rules: z.array(accessRuleSchema),
 });
 

@@ -326,6 +326,26 @@ describe('access rules', () => {
     expect(await as(ORDERS_TOKEN).whoami()).toMatchObject({ id: 'orders' });
   });
 
+  it('the most specific allow list decides: a method rule narrows its service rule', async () => {
+    const app = await provider({
+      server: {
+        auth: {
+          tokens: { orders: ORDERS_TOKEN, ops: BILLING_TOKEN },
+          defaultAccess: 'deny',
+          rules: [
+            { service: 'test.Whoami', allow: ['orders', 'ops'] },
+            { service: 'test.Whoami', method: 'admin', allow: ['ops'] },
+          ],
+        },
+      },
+    });
+    const consumer = await testApp(consumerOptions());
+    const who = consumer.refer(Who, { url: app.address! });
+    expect(await withOptions(who, { credentials: ORDERS_TOKEN }).whoami()).toMatchObject({ id: 'orders' });
+    await refusal(withOptions(who, { credentials: ORDERS_TOKEN }).admin());
+    expect(await withOptions(who, { credentials: BILLING_TOKEN }).admin()).toBe('admin done');
+  });
+
   it("with defaultAccess 'deny', only what a rule allows", async () => {
     const app = await provider({
       server: {
