@@ -12,6 +12,13 @@ import tls from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { appInternals } from '../../src/app/internals.js';
 import { type AppOptions, defineService, RpcError } from '../../src/index.js';
+import { createTlsTransport } from '../../src/transport/tls.js';
+import {
+  DEFAULT_CLIENT_TLS_CONFIG,
+  DEFAULT_SERVER_TLS_CONFIG,
+  resolveClientTls,
+  resolveServerTls,
+} from '../../src/transport/tls-options.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { waitFor } from '../support/wait-for.js';
 import { makePki, type Pki } from './pki.js';
@@ -98,6 +105,18 @@ describe('TLS provider and consumer', () => {
     expect(e3.message).toMatch(/not for this host name/);
     // nothing else stopped working
     expect(await trusting.refer(Echo, { url: good.address! }).echo('ok')).toBe('tls:ok');
+  });
+
+  it('checks the certificate against consumer.tls.servername when set', async () => {
+    const elsewhere = await tlsProvider({ key: pki.wrongHostServer.key, cert: pki.wrongHostServer.cert });
+    const named = await testApp({
+      ...fast,
+      consumer: { ...fast.consumer, tls: { ca: pki.ca, servername: 'elsewhere.example' } },
+    });
+    expect(await named.refer(Echo, { url: elsewhere.address! }).echo('n')).toBe('tls:n');
+    const good = await tlsProvider();
+    const error = await failure(named.refer(Echo, { url: good.address! }).echo('x'));
+    expect(error.message).toMatch(/not for this host name/);
   });
 
   it('a consumer without TLS configuration refuses a TLS-only provider at once, saying what to set', async () => {
@@ -212,6 +231,56 @@ describe('certificate reload', () => {
       expect(pool.connections()).toEqual([connection]);
       expect(appInternals(provider).provider.server!.connectionCount).toBe(1);
     } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('client certificate reload (the transport itself)', () => {
+  it('a consumer re-reads its certificate files before a new connection once they changed', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'callisto-tls-client-reload-'));
+    const key = path.join(dir, 'client.key');
+    const cert = path.join(dir, 'client.pem');
+    fs.copyFileSync(pki.orders.key, key);
+    fs.copyFileSync(pki.orders.cert, cert);
+    const transport = createTlsTransport({
+      server: resolveServerTls({
+        ...DEFAULT_SERVER_TLS_CONFIG,
+        key: pki.server.key,
+        cert: pki.server.cert,
+        ca: pki.ca,
+        requestCert: true,
+      }),
+      client: resolveClientTls({ ...DEFAULT_CLIENT_TLS_CONFIG, ca: pki.ca, cert, key, reloadIntervalMs: 1 }),
+    });
+    const seen: string[] = [];
+    const listener = await transport.listen({ host: '127.0.0.1', port: 0 }, (stream) => {
+      seen.push(transport.peerCertificate(`${stream.remoteAddress}:${stream.remotePort}`)?.commonName ?? '?');
+      stream.destroy();
+    });
+    const connectOnce = () =>
+      new Promise<void>((resolve) => {
+        const stream = transport.connect({ host: '127.0.0.1', port: listener.port });
+        stream.on('error', () => {});
+        stream.once('close', () => resolve());
+      });
+    try {
+      await connectOnce();
+      fs.copyFileSync(pki.billing.key, `${key}.tmp`);
+      fs.copyFileSync(pki.billing.cert, `${cert}.tmp`);
+      fs.renameSync(`${key}.tmp`, key);
+      fs.renameSync(`${cert}.tmp`, cert);
+      await waitFor(
+        async () => {
+          await connectOnce();
+          return seen.at(-1) === 'billing';
+        },
+        10_000,
+        { message: 'client certificate never reloaded' },
+      );
+      expect(seen[0]).toBe('orders');
+    } finally {
+      await listener.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
