@@ -103,6 +103,8 @@ export {
 } from './security/authenticator.js';
 export { type JwtAuthenticatorOptions, jwtAuthenticator } from './security/jwt-authenticator.js';
 export { type MtlsAuthenticatorOptions, mtlsAuthenticator } from './security/mtls-authenticator.js';
+export type { PeerCertificate } from './security/peer-certificate.js';
+export { HIDDEN, redactConfig, SECRET_CONFIG_KEYS } from './security/redact.js';
 export { tokenAuthenticator } from './security/token-authenticator.js';
 // Contracts
 export {
@@ -113,4 +115,3 @@ export {
   type ServiceDefinitionOptions,
 } from './service/define-service.js';
 export type { ArgumentsSchema, Implementation, MethodNames, Remote } from './service/service-types.js';
-export type { PeerCertificate } from './transport/tls.js';

@@ -20,7 +20,7 @@ import {
   type AuthRequest,
   credentialsOf,
 } from '../security/authenticator.js';
-import type { PeerCertificate } from '../transport/tls.js';
+import type { PeerCertificate } from '../security/peer-certificate.js';
 
 export const AUTH_FILTER_ORDER = 250;
 

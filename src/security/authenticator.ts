@@ -9,7 +9,7 @@
  * client certificate of a mutual-TLS connection (mtls-authenticator.ts).
  */
 import type { CallerIdentity } from '../core/invocation.js';
-import type { PeerCertificate } from '../transport/tls.js';
+import type { PeerCertificate } from './peer-certificate.js';
 
 export type { CallerIdentity };
 

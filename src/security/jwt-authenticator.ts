@@ -23,8 +23,8 @@ export const MIN_JWT_SECRET_BYTES = 32;
 export interface JwtAuthenticatorOptions {
   /** The HMAC secret (HS*). Give this or `publicKey`. */
   secret?: string | Uint8Array;
-  /** The verification key, PEM (RS*, PS*, ES*, EdDSA). */
-  publicKey?: string | crypto.KeyObject;
+  /** The verification key, PEM text (RS*, PS*, ES*, EdDSA). */
+  publicKey?: string;
   /** Accepted algorithms; default every one of the key's kind. */
   algorithms?: string[];
   /** The issuer tokens must name (`iss`); default: any. */
@@ -84,7 +84,7 @@ export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticato
     }
     algorithms = options.algorithms ?? HMAC;
   } else {
-    key = typeof publicKey === 'string' ? crypto.createPublicKey(publicKey) : publicKey!;
+    key = crypto.createPublicKey(publicKey!);
     algorithms = options.algorithms ?? ASYMMETRIC;
   }
   const audienceOf = options.audience ?? ((service: string) => service);

@@ -4,8 +4,8 @@
  * server verified against `server.tls.ca` counts.
  */
 import type { CallerIdentity } from '../core/invocation.js';
-import type { PeerCertificate } from '../transport/tls.js';
 import { type Authenticator, AuthFailure } from './authenticator.js';
+import type { PeerCertificate } from './peer-certificate.js';
 
 export interface MtlsAuthenticatorOptions {
   /** The identity's id from the certificate; default: its common name. Return undefined to refuse it. */

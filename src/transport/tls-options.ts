@@ -118,7 +118,7 @@ function readChecked(key: string, source: PemSource, what: string): string {
 }
 
 /** Builds the secure context once, so that a bad PEM or a key that does not match fails now. */
-function checkContext(keyPrefix: string, options: tls.SecureContextOptions, blame: string): void {
+function checkContext(keyPrefix: string, options: PemContext, blame: string): void {
   try {
     tls.createSecureContext(options);
   } catch (error) {
@@ -131,8 +131,15 @@ function checkContext(keyPrefix: string, options: tls.SecureContextOptions, blam
   }
 }
 
+/** PEM text for a secure context (`tls.createSecureContext`). */
+export interface PemContext {
+  key?: string;
+  cert?: string;
+  ca?: string;
+}
+
 /** The secure-context options of the server's sources, read now. */
-export function serverContextOptions(options: ServerTlsOptions): tls.SecureContextOptions {
+export function serverContextOptions(options: ServerTlsOptions): PemContext {
   return {
     key: readPem(options.key),
     cert: readPem(options.cert),
@@ -141,7 +148,7 @@ export function serverContextOptions(options: ServerTlsOptions): tls.SecureConte
 }
 
 /** The secure-context options of the client's sources, read now. */
-export function clientContextOptions(options: ClientTlsOptions): tls.SecureContextOptions {
+export function clientContextOptions(options: ClientTlsOptions): PemContext {
   return {
     ...(options.ca ? { ca: readPem(options.ca) } : {}),
     ...(options.cert ? { cert: readPem(options.cert) } : {}),

@@ -20,6 +20,7 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import tls from 'node:tls';
 import type { Logger } from '../observability/logger.js';
+import type { PeerCertificate } from '../security/peer-certificate.js';
 import {
   type ClientTlsOptions,
   clientContextOptions,
@@ -29,19 +30,7 @@ import {
 } from './tls-options.js';
 import type { ByteStream, Transport, TransportListener } from './transport.js';
 
-/** What the server knows of a client's certificate (mutual TLS). */
-export interface PeerCertificate {
-  /** Whether it verified against `server.tls.ca`. */
-  readonly authorized: boolean;
-  /** Why not, when it did not (`CERT_HAS_EXPIRED`, …). */
-  readonly authorizationError: string | undefined;
-  /** The subject's common name (CN), '' when none. */
-  readonly commonName: string;
-  /** The subject alternative names as written in the certificate (`DNS:orders`, `URI:spiffe://…`). */
-  readonly altNames: readonly string[];
-  /** SHA-256 fingerprint, `AB:CD:…`. */
-  readonly fingerprint256: string;
-}
+export type { PeerCertificate };
 
 export interface TlsTransport extends Transport {
   /** The client certificate of the open server connection from `remoteAddress` (`host:port`). */
@@ -80,7 +69,7 @@ function fileStamp(sources: readonly (PemSource | undefined)[]): () => string {
 }
 
 /** Why a handshake failed, in words a user acts on. */
-export function describeTlsFailure(error: NodeJS.ErrnoException, where: string): string {
+export function describeTlsFailure(error: Error & { code?: string | undefined }, where: string): string {
   const code = error.code ?? '';
   const hint =
     TLS_HINTS[code] ??
