@@ -67,10 +67,13 @@ type Plain = Record<string, unknown>;
 const isPlain = (value: unknown): value is Plain =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Every settable key path, from the defaults. `tags` is a leaf (a map). */
+/** Keys whose value is a map set as a whole (a leaf): `server.tags`, `server.auth.tokens`. */
+const MAP_KEYS = new Set(['tags', 'tokens']);
+
+/** Every settable key path, from the defaults. A map (MAP_KEYS) is a leaf. */
 function leafPaths(value: Plain, prefix: string[] = []): string[][] {
   return Object.entries(value).flatMap(([key, child]) =>
-    isPlain(child) && key !== 'tags' ? leafPaths(child, [...prefix, key]) : [[...prefix, key]],
+    isPlain(child) && !MAP_KEYS.has(key) ? leafPaths(child, [...prefix, key]) : [[...prefix, key]],
   );
 }
 
@@ -139,7 +142,7 @@ function recordSources(sources: Sources, value: Plain, source: string, prefix = 
   for (const [key, child] of Object.entries(value)) {
     if (child === undefined) continue;
     sources.set(prefix + key, source);
-    if (isPlain(child) && key !== 'tags') recordSources(sources, child, source, `${prefix}${key}.`);
+    if (isPlain(child) && !MAP_KEYS.has(key)) recordSources(sources, child, source, `${prefix}${key}.`);
   }
 }
 
@@ -245,7 +248,7 @@ function merge(base: Plain, over: Plain): Plain {
   for (const [key, value] of Object.entries(over)) {
     if (value === undefined) continue;
     out[key] =
-      isPlain(value) && isPlain(out[key]) && key !== 'tags' ? merge(out[key] as Plain, value) : value;
+      isPlain(value) && isPlain(out[key]) && !MAP_KEYS.has(key) ? merge(out[key] as Plain, value) : value;
   }
   return out;
 }

@@ -27,6 +27,8 @@ export const APP_ONLY_CONSUMER_KEYS = [
   'maxQueuedBytes',
   'snapshotDir',
   'emptyProtection',
+  'tls',
+  'credentials',
 ] as const satisfies ReadonlyArray<keyof ConsumerConfig>;
 
 /** Options a method may override on a reference. */
@@ -93,4 +95,6 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Attachments for this call, merged over the reference's. */
   attachments?: Attachments;
+  /** A token for this call (sent as `authorization: Bearer …`), over the app's and the reference's. */
+  credentials?: string;
 }

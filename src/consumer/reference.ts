@@ -44,7 +44,10 @@ function callFunction<T>(
   callOptions: CallOptions | undefined,
 ): (...args: unknown[]) => Promise<unknown> {
   const base = parts.options.attachments;
-  const extra = callOptions?.attachments;
+  const extra =
+    callOptions?.credentials === undefined
+      ? callOptions?.attachments
+      : { ...callOptions.attachments, authorization: `Bearer ${callOptions.credentials}` };
   const attachments = base || extra ? Object.freeze({ ...base, ...extra }) : NO_ATTACHMENTS;
   const timeoutMs = callOptions?.timeoutMs ?? runtime.timeoutMs;
   const signal = callOptions?.signal;

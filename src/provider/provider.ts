@@ -215,6 +215,7 @@ export function createProvider(parts: ProviderParts): Provider {
       protocol: 'callisto',
       ...(options.transport === 'tcp' ? {} : { transport: options.transport }),
       ...(http === undefined ? {} : { http: { port: http.port } }),
+      ...(options.transport === 'tls' ? { tls: true as const } : {}),
       serializers: acceptedSerializers(serializers.serializers, serverOptions.serializers).map((s) => s.name),
       weight: entry.options.weight ?? options.weight,
       methods: [...methods.keys()],
