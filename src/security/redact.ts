@@ -12,6 +12,7 @@ export const SECRET_CONFIG_KEYS: readonly string[] = [
   'consumer.credentials',
   'server.tls.key',
   'consumer.tls.key',
+  'admin.token',
 ];
 
 /** What a hidden value shows. */
