@@ -17,7 +17,7 @@ import {
   namedFilter,
   orderFilters,
 } from '../core/filter.js';
-import type { Invoker } from '../core/invocation.js';
+import type { Invocation, Invoker } from '../core/invocation.js';
 import { serviceKeyString } from '../core/service-key.js';
 import type { ExtensionRegistry, ExtensionTable } from '../extension/extension-registry.js';
 import { attemptDeadlineFilter } from '../filters/attempt-deadline.js';
@@ -28,6 +28,7 @@ import { outlierFilter } from '../filters/outlier.js';
 import { DEFAULT_LOAD_BALANCER_OPTIONS } from '../loadbalance/load-balancer.js';
 import type { Logger } from '../observability/logger.js';
 import type { ConnectionOptions } from '../protocol/connection-options.js';
+import type { MockMode } from '../registry/override-record.js';
 import type { RegistrySet } from '../registry/registry-set.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
 import type { MethodDeclaration, ServiceDefinition } from '../service/define-service.js';
@@ -43,6 +44,7 @@ import { directFeed, inProcessFeed, registryFeed } from './directory-feed.js';
 import { IN_PROCESS } from './endpoint.js';
 import { createInProcessTarget, type InProcessProvider } from './in-process.js';
 import { MethodRoute } from './method-route.js';
+import { callWithMockSwitch } from './mock-switch.js';
 import { createReference, type MethodRuntime } from './reference.js';
 import type { MethodReferenceOptions, ReferenceOptions } from './reference-options.js';
 import { type ReferenceTargets, resolveReferenceTargets } from './reference-targets.js';
@@ -194,6 +196,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
         key: definition,
         pool,
         link,
+        log,
         feed: urls?.length
           ? directFeed(definition, urls)
           : registryFeed({
@@ -313,10 +316,15 @@ export function createConsumer(parts: ConsumerParts): Consumer {
                 ]);
               }
               const call = invocation as ClientInvocation;
-              if (directory!.isReady) return cluster(call);
-              const ready = cluster;
-              return directory!.ready.then(() => ready(call));
+              if (directory!.isReady) {
+                const mocks = directory!.mocks;
+                return mocks === undefined ? cluster(call) : switched(mocks.get(name), call);
+              }
+              return directory!.ready.then(() => switched(directory!.mocks?.get(name), call));
             };
+            // An operator's mock switch for this method (runtime control), read per call.
+            const switched = (switch_: MockMode | undefined, call: ClientInvocation) =>
+              callWithMockSwitch(switch_, call, cluster as (i: Invocation) => Promise<unknown>, mock());
           }
           const callFilters = [...app.call, ...reference.call, ...own.call];
           if (mode === 'fail') {
