@@ -21,6 +21,10 @@ const COMMANDS = [
   ['config'],
   ['config', 'explain'],
   ['doctor'],
+  ['disable'],
+  ['enable'],
+  ['weight'],
+  ['mock'],
 ];
 
 describe('callisto --help', () => {
@@ -42,7 +46,17 @@ describe('callisto --help', () => {
 
   it('the top-level help lists the commands and the exit codes', async () => {
     const result = await runCli(cli, ['--help']);
-    for (const command of ['ls', 'call', 'bench', 'config', 'doctor']) {
+    for (const command of [
+      'ls',
+      'call',
+      'bench',
+      'config',
+      'doctor',
+      'disable',
+      'enable',
+      'weight',
+      'mock',
+    ]) {
       expect(result.stdout).toMatch(new RegExp(`\\n {2}${command} `));
     }
     expect(result.stdout).toMatch(
