@@ -31,6 +31,7 @@ export function createProviderSide(
       transport: config.server.transport,
       weight: config.server.weight,
       tags: config.server.tags,
+      limits: config.server.limits,
     },
     transport: () => extensions.get('transport', config.server.transport)(),
     serializers,

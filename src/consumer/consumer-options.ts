@@ -73,6 +73,10 @@ export const consumerConfigSchema = z.strictObject({
   snapshotDir: z.string(),
   /** Do not apply a sudden change to zero providers while their connections are healthy. Default true. */
   emptyProtection: z.boolean(),
+  /** Name this app (`application`) in every call, for the providers' per-application rate limits when auth is off. Default false. */
+  sendApplication: z.boolean(),
+  /** Try another provider when one answers RateLimited (any method: it did not run). Default false. */
+  failoverOnRateLimited: z.boolean(),
 });
 
 export type ConsumerConfig = z.infer<typeof consumerConfigSchema>;
@@ -103,4 +107,6 @@ export const DEFAULT_CONSUMER_CONFIG: ConsumerConfig = {
   ejectionMs: DEFAULT_OUTLIER_OPTIONS.baseEjectionMs,
   snapshotDir: '.callisto/snapshots',
   emptyProtection: true,
+  sendApplication: false,
+  failoverOnRateLimited: false,
 };

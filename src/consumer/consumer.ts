@@ -21,10 +21,13 @@ import type { Invocation, Invoker } from '../core/invocation.js';
 import { serviceKeyString } from '../core/service-key.js';
 import type { ExtensionRegistry, ExtensionTable } from '../extension/extension-registry.js';
 import { attemptDeadlineFilter } from '../filters/attempt-deadline.js';
+import { consumerLimitFilter, createConsumerLimitState } from '../filters/consumer-limit.js';
 import { endpointStatsFilter } from '../filters/endpoint-stats.js';
 import { mockFallbackFilter } from '../filters/mock-fallback.js';
 import { observeClientFilter } from '../filters/observe-client.js';
 import { outlierFilter } from '../filters/outlier.js';
+import { hasLimits } from '../governance/limit-options.js';
+import { APPLICATION_ATTACHMENT } from '../governance/provider-limiters.js';
 import { DEFAULT_LOAD_BALANCER_OPTIONS } from '../loadbalance/load-balancer.js';
 import type { Logger } from '../observability/logger.js';
 import type { ConnectionOptions } from '../protocol/connection-options.js';
@@ -253,6 +256,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
         retries: config.retries,
         forks: config.forks,
         sticky: config.sticky,
+        failoverOnRateLimited: config.failoverOnRateLimited,
         failbackAttempts: config.failbackAttempts,
         failbackDelayMs: config.failbackDelayMs,
         failbackQueueSize: config.failbackQueueSize,
@@ -287,9 +291,18 @@ export function createConsumer(parts: ConsumerParts): Consumer {
               inProcess: { injvm: base.injvm, provided: parts.inProcess.provides(def) },
             });
       const reference = byPosition(options.filters ?? [], `${label}.filters`);
+      const referenceLimits = hasLimits(options.limits)
+        ? createConsumerLimitState(label, options.limits!)
+        : undefined;
+      const referenceOptions = settings.consumer.sendApplication
+        ? {
+            ...options,
+            attachments: { [APPLICATION_ATTACHMENT]: settings.application, ...options.attachments },
+          }
+        : options;
       return createReference<T>({
         definition,
-        options,
+        options: referenceOptions,
         method(name): MethodRuntime {
           const declaration: MethodDeclaration = definition.methods?.[name] ?? {};
           const methodOptions: MethodReferenceOptions =
@@ -327,6 +340,13 @@ export function createConsumer(parts: ConsumerParts): Consumer {
               callWithMockSwitch(switch_, call, cluster as (i: Invocation) => Promise<unknown>, mock());
           }
           const callFilters = [...app.call, ...reference.call, ...own.call];
+          const limitStates = [
+            ...(referenceLimits ? [referenceLimits] : []),
+            ...(hasLimits(methodOptions.limits)
+              ? [createConsumerLimitState(`${label}.methods.${name}`, methodOptions.limits!)]
+              : []),
+          ];
+          if (limitStates.length > 0) callFilters.push(consumerLimitFilter(limitStates));
           if (mode === 'fail') {
             const answer = mock();
             callFilters.push(mockFallbackFilter((invocation) => answer(invocation.args)));

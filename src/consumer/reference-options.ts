@@ -1,5 +1,6 @@
 import type { FilterEntry } from '../core/filter.js';
 import type { Attachments } from '../core/invocation.js';
+import type { ConsumerLimits } from '../governance/limit-options.js';
 import type { Implementation, MethodNames, Remote } from '../service/service-types.js';
 import type { ConsumerConfig } from './consumer-options.js';
 
@@ -26,6 +27,7 @@ export const APP_ONLY_CONSUMER_KEYS = [
   'maxQueuedBytes',
   'snapshotDir',
   'emptyProtection',
+  'sendApplication',
 ] as const satisfies ReadonlyArray<keyof ConsumerConfig>;
 
 /** Options a method may override on a reference. */
@@ -39,6 +41,8 @@ export interface MethodReferenceOptions
   hashArguments?: number[];
   /** Consumer filters of this method, after the reference's (per call, or `position: 'attempt'`). */
   filters?: FilterEntry[];
+  /** This method's own limits (`rate`: calls a second, `actives`: calls in flight), besides the reference's. */
+  limits?: ConsumerLimits;
 }
 
 /**
@@ -68,6 +72,11 @@ export interface ReferenceOptions<T>
   filters?: FilterEntry[];
   /** Attachments sent with every call of this reference. */
   attachments?: Attachments;
+  /**
+   * Limits of the reference, shared by its methods (docs/governance.md): `rate` (calls a second, over
+   * it `RateLimited`) and `actives` (calls in flight, over it `Overloaded`), refused before sending.
+   */
+  limits?: ConsumerLimits;
   /** Per-method overrides. */
   methods?: { [K in MethodNames<T>]?: MethodReferenceOptions };
 }
@@ -81,6 +90,7 @@ export const REFERENCE_ONLY_KEYS = [
   'stub',
   'filters',
   'attachments',
+  'limits',
   'methods',
 ] as const satisfies ReadonlyArray<keyof ReferenceOptions<unknown>>;
 

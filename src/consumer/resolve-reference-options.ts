@@ -9,6 +9,7 @@ import { parseConfig } from '../config/describe-schema.js';
 import { closestKey, closestMatch } from '../config/did-you-mean.js';
 import { checkExtensionName } from '../extension/extension-names.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
+import { consumerLimitsSchema } from '../governance/limit-options.js';
 import { isForbiddenMethodName, type ServiceDefinition } from '../service/define-service.js';
 import { type ConsumerConfig, consumerConfigSchema } from './consumer-options.js';
 import {
@@ -53,6 +54,7 @@ const referenceOnlySchema = z.strictObject({
   stub: isFunction.describe('a function (remote) => methods that replace remote ones'),
   filters: z.array(filterEntry).describe('a list of filters: (next) => invoker, or defineFilter(…)'),
   attachments: z.record(z.string(), z.string()),
+  limits: consumerLimitsSchema,
   methods: z.record(z.string(), z.unknown()).describe('a mapping of method names to method options'),
 });
 
@@ -66,6 +68,7 @@ const methodOptionsSchema = z.strictObject({
   oneway: z.boolean(),
   hashArguments: z.array(z.number().int().nonnegative()),
   filters: z.array(filterEntry).describe('a list of filters: (next) => invoker, or defineFilter(…)'),
+  limits: consumerLimitsSchema,
 });
 
 const isPlain = (value: unknown): value is Record<string, unknown> =>

@@ -11,6 +11,7 @@ import {
   type SerializerName,
   type TransportName,
 } from '../extension/extension-names.js';
+import { providerLimitsSchema } from '../governance/limit-options.js';
 import {
   type ConnectionConfig,
   type ConnectionOptions,
@@ -61,6 +62,8 @@ export const serverConfigSchema = z.strictObject({
   weight: z.number().int().nonnegative(),
   /** Free-form labels announced to consumers. Default {}. */
   tags: z.record(z.string(), z.string()),
+  /** Rate and concurrency limits of the whole app (docs/governance.md): { rate, perApplication, perAddress: { perSecond, burst? }, executes }. Default {} (none). */
+  limits: providerLimitsSchema,
 });
 
 export type ServerConfig = z.infer<typeof serverConfigSchema>;
@@ -83,6 +86,7 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   writeHighWaterBytes: 8 * 1024 * 1024,
   weight: DEFAULT_PROVIDER_WEIGHT,
   tags: {},
+  limits: {},
 };
 
 /** What the server is built with (from `server.*` and the connection keys). */
