@@ -26,6 +26,7 @@ import { endpointStatsFilter } from '../filters/endpoint-stats.js';
 import { mockFallbackFilter } from '../filters/mock-fallback.js';
 import { observeClientFilter } from '../filters/observe-client.js';
 import { outlierFilter } from '../filters/outlier.js';
+import { createResultCache } from '../filters/result-cache.js';
 import { hasLimits } from '../governance/limit-options.js';
 import { APPLICATION_ATTACHMENT } from '../governance/provider-limiters.js';
 import { DEFAULT_LOAD_BALANCER_OPTIONS } from '../loadbalance/load-balancer.js';
@@ -347,6 +348,11 @@ export function createConsumer(parts: ConsumerParts): Consumer {
               : []),
           ];
           if (limitStates.length > 0) callFilters.push(consumerLimitFilter(limitStates));
+          const cache =
+            methodOptions.cache === false ? undefined : (methodOptions.cache ?? declaration.cache);
+          if (cache !== undefined) {
+            callFilters.push(createResultCache(cache, (args) => serializer.encode(args)).filter);
+          }
           if (mode === 'fail') {
             const answer = mock();
             callFilters.push(mockFallbackFilter((invocation) => answer(invocation.args)));

@@ -1,5 +1,6 @@
 import type { FilterEntry } from '../core/filter.js';
 import type { Attachments } from '../core/invocation.js';
+import type { ResultCacheOptions } from '../governance/cache-options.js';
 import type { ConsumerLimits } from '../governance/limit-options.js';
 import type { Implementation, MethodNames, Remote } from '../service/service-types.js';
 import type { ConsumerConfig } from './consumer-options.js';
@@ -43,6 +44,11 @@ export interface MethodReferenceOptions
   filters?: FilterEntry[];
   /** This method's own limits (`rate`: calls a second, `actives`: calls in flight), besides the reference's. */
   limits?: ConsumerLimits;
+  /**
+   * Result cache of this method (`{ ttlMs, max }`, only on an idempotent method), or `false` to switch
+   * off the one its declaration has. Default: the declaration's.
+   */
+  cache?: ResultCacheOptions | false;
 }
 
 /**
@@ -102,4 +108,6 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Attachments for this call, merged over the reference's. */
   attachments?: Attachments;
+  /** `false`: past the method's result cache (its answer is not kept either). Default true. */
+  cache?: boolean;
 }
