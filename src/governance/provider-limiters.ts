@@ -35,12 +35,18 @@ export function callerApplication(invocation: Invocation): string {
   return invocation.attachments[APPLICATION_ATTACHMENT] ?? '';
 }
 
-/** The host of a remote address (`host:port`, `[v6]:port`, `injvm`). */
+let lastAddress = '';
+let lastHost = '';
+
+/** The host of a remote address (`host:port`, `[v6]:port`, `injvm`); the last one is remembered. */
 export function remoteHost(invocation: Invocation): string {
   const address = invocation.remoteAddress ?? '';
+  if (address === lastAddress) return lastHost;
   const colon = address.lastIndexOf(':');
-  if (colon <= 0 || address.endsWith(']')) return address;
-  return address.slice(0, colon);
+  const host = colon <= 0 || address.endsWith(']') ? address : address.slice(0, colon);
+  lastAddress = address;
+  lastHost = host;
+  return host;
 }
 
 function rate(limit: RateLimit): string {

@@ -62,7 +62,7 @@ export const serverConfigSchema = z.strictObject({
   weight: z.number().int().nonnegative(),
   /** Free-form labels announced to consumers. Default {}. */
   tags: z.record(z.string(), z.string()),
-  /** Rate and concurrency limits of the whole app (docs/governance.md): { rate, perApplication, perAddress: { perSecond, burst? }, executes }. Default {} (none). */
+  /** Rate and concurrency limits of the whole app (docs/governance.md): { rate, perApplication, perAddress: { perSecond, burst? }, executes }; as a variable, JSON. Default {} (none). */
   limits: providerLimitsSchema,
 });
 

@@ -213,6 +213,13 @@ describe('limit configuration', () => {
     await expect(testApp({ server: { limits: { rate: { perSecond: 0 } } } })).rejects.toThrow(
       /server\.limits\.rate\.perSecond/,
     );
+    await expect(
+      testApp({ load: { env: { CALLISTO_SERVER_LIMITS: '{"perAddress":{"perSecond":-1}}' } } }),
+    ).rejects.toThrow(
+      /server\.limits\.perAddress\.perSecond = -1 \(from environment variable CALLISTO_SERVER_LIMITS\)/,
+    );
+    const fromEnv = await testApp({ load: { env: { CALLISTO_SERVER_LIMITS: '{"rate":{"perSecond":7}}' } } });
+    expect(fromEnv.config.server.limits).toEqual({ rate: { perSecond: 7 } });
     const app = await testApp();
     expect(() =>
       app.provide(FlakyDef, new FlakyImpl('x'), { methods: { read: { limits: { executes: -1 } } } }),
