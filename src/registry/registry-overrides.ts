@@ -7,7 +7,7 @@
  * - `watch(key, listener)`: the record read every `pollMs` while anyone follows it, listeners told the
  *   checked overrides once and on every change. Polling, not engine watches, so the same few lines work
  *   on every engine and through every reconnect: a read that fails keeps the last overrides, the next
- *   one catches up. A malformed record is logged once (per content) and skipped: the last good
+ *   one catches up (while the registry is disconnected, after a first read, no read is sent at all). A malformed record is logged once (per content) and skipped: the last good
  *   overrides stay. A bad entry in a good record is logged once and skipped alone.
  */
 import type { ServiceKey } from '../core/service-key.js';
@@ -32,6 +32,11 @@ export interface OverrideFollowerParts {
   log(level: 'info' | 'warn' | 'error', message: string): void;
   /** Throws when the registry is closed. */
   ensureOpen(what: string): void;
+  /**
+   * Whether the server is reachable now: while it is not, polls after the first read are skipped (a
+   * client that queues commands offline would otherwise queue one per poll for the whole outage).
+   */
+  connected(): boolean;
 }
 
 export interface OverrideFollower {
@@ -48,6 +53,8 @@ interface Followed {
   content: string | undefined;
   /** The content whose problems were logged. */
   reported: string | undefined;
+  /** A first read was sent. */
+  tried: boolean;
   overrides: ServiceOverrides | undefined;
   json: string | undefined;
   /** Resolvers of watch() calls waiting for the first read. */
@@ -84,6 +91,8 @@ export function createOverrideFollower(parts: OverrideFollowerParts): OverrideFo
 
   const poll = async (segment: string, state: Followed): Promise<void> => {
     try {
+      if (state.tried && !parts.connected()) return;
+      state.tried = true;
       const content = textOf(await withTimeout(parts.read(segment), parts.timeoutMs, 'override read'));
       if (closed || followed.get(segment) !== state) return;
       if (content !== state.content) {
@@ -145,6 +154,7 @@ export function createOverrideFollower(parts: OverrideFollowerParts): OverrideFo
           timer: undefined,
           content: undefined,
           reported: undefined,
+          tried: false,
           overrides: undefined,
           json: undefined,
           waiting: [],

@@ -260,6 +260,7 @@ export function createRegistryShell(
           location: (segment) => `${options.root}/${segment}/config`,
           log,
           ensureOpen: (what) => ensureOpen(what),
+          connected: () => status === 'connected',
         })
       : undefined;
 
