@@ -29,6 +29,7 @@ function refuse(states: readonly ConsumerLimitState[], admitted: number, error: 
 }
 
 export function consumerLimitFilter(states: readonly ConsumerLimitState[]): NamedFilter {
+  if (states.every((state) => state.limits.actives === undefined)) return rateOnlyFilter(states);
   return defineFilter({
     name: 'limit',
     position: 'call',
@@ -36,7 +37,7 @@ export function consumerLimitFilter(states: readonly ConsumerLimitState[]): Name
     start() {
       for (let i = 0; i < states.length; i++) {
         const state = states[i]!;
-        const { rate, actives } = state.limits;
+        const { actives } = state.limits;
         if (actives !== undefined && state.active >= actives) {
           refuse(
             states,
@@ -48,21 +49,7 @@ export function consumerLimitFilter(states: readonly ConsumerLimitState[]): Name
           );
         }
         const retryAfterMs = state.bucket === undefined ? 0 : state.bucket.take(tickMonotonic());
-        if (retryAfterMs > 0) {
-          const limit = `${state.label}: ${rate!.perSecond} calls/s (burst ${burstOf(rate!)})`;
-          refuse(
-            states,
-            i,
-            new RpcError(
-              'RateLimited',
-              `rate limited by the consumer's ${limit}; retry after ${retryAfterMs} ms`,
-              {
-                neverSent: true,
-                details: { retryAfterMs, limit },
-              },
-            ),
-          );
-        }
+        if (retryAfterMs > 0) refuse(states, i, rateLimited(state, retryAfterMs));
         if (actives !== undefined) state.active++;
       }
     },
@@ -72,4 +59,33 @@ export function consumerLimitFilter(states: readonly ConsumerLimitState[]): Name
       }
     },
   });
+}
+
+/** Rates only: a start hook and no end (the per-call chain then adds no promise of its own). */
+function rateOnlyFilter(states: readonly ConsumerLimitState[]): NamedFilter {
+  return defineFilter({
+    name: 'limit',
+    position: 'call',
+    order: 150,
+    start() {
+      for (let i = 0; i < states.length; i++) {
+        const state = states[i]!;
+        const retryAfterMs = state.bucket!.take(tickMonotonic());
+        if (retryAfterMs > 0) refuse(states, 0, rateLimited(state, retryAfterMs));
+      }
+    },
+  });
+}
+
+function rateLimited(state: ConsumerLimitState, retryAfterMs: number): RpcError {
+  const rate = state.limits.rate!;
+  const limit = `${state.label}: ${rate.perSecond} calls/s (burst ${burstOf(rate)})`;
+  return new RpcError(
+    'RateLimited',
+    `rate limited by the consumer's ${limit}; retry after ${retryAfterMs} ms`,
+    {
+      neverSent: true,
+      details: { retryAfterMs, limit },
+    },
+  );
 }

@@ -1,6 +1,8 @@
 /**
  * Callisto's bench client with the consumer's limits configured but not limiting (rate and actives on
- * the reference) and its application sent with every call (for the provider's per-application limit).
+ * the reference). It does not send its application (`consumer.sendApplication`): the provider's
+ * per-application limit keys on the authenticated identity, as with auth on, here the shared bucket of
+ * callers that name none. (Naming the application costs one attachment per call; docs/governance.md.)
  */
 import { callisto } from '../../../src/index.js';
 import { runClientMain } from '../../lib/client-main.js';
@@ -11,7 +13,6 @@ await runClientMain(async (port) => {
     application: 'bench-client',
     logLevel: 'warn',
     load: { configFile: false, env: false },
-    consumer: { sendApplication: true },
   });
   const ref = app.refer(BenchServiceDef, {
     url: `127.0.0.1:${port}`,
