@@ -17,6 +17,7 @@
 import type * as IORedis from 'ioredis';
 import { loadOptionalPackage } from './load-optional.js';
 import type { StoredEntry } from './record-reader.js';
+import { MAX_RECORD_BYTES } from './record-validation.js';
 import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
 import { operationTimeoutMs, resolveRegistryOptions } from './registry-options.js';
 import { configPath, consumersPath, providersPath } from './registry-paths.js';
@@ -376,7 +377,9 @@ function createRedisDriver(Redis: RedisClass, context: RegistryContext): Registr
       return storedEntries(set, (await cmd.eval(READ_SCRIPT, 1, set, `${set}/`)) as Array<string | number>);
     },
     async readConfig(segment) {
-      return (await cmd.get(configPath(options.root, segment))) ?? undefined;
+      // at most one byte more than a record may be: a larger value is reported, never read whole
+      const text = await cmd.getrange(configPath(options.root, segment), 0, MAX_RECORD_BYTES);
+      return text === '' ? undefined : text;
     },
     async writeConfig(segment, value) {
       const path = configPath(options.root, segment);

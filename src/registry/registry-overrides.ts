@@ -55,6 +55,8 @@ interface Followed {
   reported: string | undefined;
   /** A first read was sent. */
   tried: boolean;
+  /** Why the last read failed (logged once per reason). */
+  failure: string | undefined;
   overrides: ServiceOverrides | undefined;
   json: string | undefined;
   /** Resolvers of watch() calls waiting for the first read. */
@@ -95,6 +97,7 @@ export function createOverrideFollower(parts: OverrideFollowerParts): OverrideFo
       state.tried = true;
       const content = textOf(await withTimeout(parts.read(segment), parts.timeoutMs, 'override read'));
       if (closed || followed.get(segment) !== state) return;
+      state.failure = undefined;
       if (content !== state.content) {
         state.content = content;
         const overrides = check(segment, content, state) ?? state.overrides ?? emptyOverrides();
@@ -111,8 +114,17 @@ export function createOverrideFollower(parts: OverrideFollowerParts): OverrideFo
           }
         }
       }
-    } catch {
-      // unreachable server: the registry's status says so; the last overrides stay
+    } catch (error) {
+      // an unreachable server is the registry's status to report; a server that answers but whose
+      // record cannot be read (too large, not a string, not readable) is logged once per reason
+      const failure = (error as Error)?.message ?? String(error);
+      if (parts.connected() && failure !== state.failure && !closed) {
+        parts.log(
+          'warn',
+          `cannot read override record ${parts.location(segment)}: ${failure}; keeping the last overrides`,
+        );
+      }
+      state.failure = failure;
     } finally {
       for (const resolve of state.waiting.splice(0)) resolve();
       if (!closed && followed.get(segment) === state) {
@@ -155,6 +167,7 @@ export function createOverrideFollower(parts: OverrideFollowerParts): OverrideFo
           content: undefined,
           reported: undefined,
           tried: false,
+          failure: undefined,
           overrides: undefined,
           json: undefined,
           waiting: [],

@@ -177,6 +177,13 @@ export function runControlSuite(target: ControlTarget): void {
       expect(problems.some((line) => /"no port" is not host:port/.test(line))).toBe(true);
       expect(problems.some((line) => /127\.0\.0\.1:2 = -5 is not an integer/.test(line))).toBe(true);
       expect(problems.some((line) => /read = "sometimes"/.test(line))).toBe(true);
+      // a record larger than any record may be is skipped too, logged, without being parsed
+      await raw.put(where, JSON.stringify({ disabledProviders: ['127.0.0.1:9'], pad: 'x'.repeat(70_000) }));
+      await waitFor(
+        () => lines.some((line) => /override record .*config.*more than 65536/.test(line)),
+        5_000,
+      );
+      expect(seen.at(-1)?.disabledProviders).toEqual(['127.0.0.1:2']);
       // the registry keeps working
       const lists: number[] = [];
       await follower.subscribe(service.key, (records) => lists.push(records.length));
