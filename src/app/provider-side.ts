@@ -40,6 +40,7 @@ export function createProviderSide(
       workers: workerCount(config.server.workers),
       shutdownTimeoutMs: config.shutdownTimeoutMs,
       admin,
+      limits: config.server.limits,
     },
     transport: () => extensions.get('transport', transport)(),
     serializers,

@@ -80,6 +80,10 @@ export const consumerConfigSchema = z.strictObject({
   tls: clientTlsConfigSchema,
   /** A token sent with every call (`authorization: Bearer …`) for providers that require one; '' none. Default ''. */
   credentials: z.string(),
+  /** Name this app (`application`) in every call, for the providers' per-application rate limits when auth is off. Default false. */
+  sendApplication: z.boolean(),
+  /** Try another provider when one answers RateLimited (any method: it did not run). Default false. */
+  failoverOnRateLimited: z.boolean(),
 });
 
 export type ConsumerConfig = z.infer<typeof consumerConfigSchema>;
@@ -113,4 +117,6 @@ export const DEFAULT_CONSUMER_CONFIG: ConsumerConfig = {
   emptyProtection: true,
   tls: DEFAULT_CLIENT_TLS_CONFIG,
   credentials: '',
+  sendApplication: false,
+  failoverOnRateLimited: false,
 };

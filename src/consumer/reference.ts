@@ -52,6 +52,25 @@ function callFunction<T>(
   const timeoutMs = callOptions?.timeoutMs ?? runtime.timeoutMs;
   const signal = callOptions?.signal;
   const { route, oneway, idempotent, invoke } = runtime;
+  if (callOptions?.cache === false) {
+    return (...args) => {
+      try {
+        const invocation = new ClientInvocation(
+          route,
+          args,
+          attachments,
+          timeoutMs,
+          signal,
+          oneway,
+          idempotent,
+        );
+        invocation.noCache = true;
+        return invoke(invocation);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    };
+  }
   return (...args) => {
     try {
       return invoke(new ClientInvocation(route, args, attachments, timeoutMs, signal, oneway, idempotent));

@@ -11,6 +11,7 @@ import {
   type SerializerName,
   type TransportName,
 } from '../extension/extension-names.js';
+import { providerLimitsSchema } from '../governance/limit-options.js';
 import {
   DEFAULT_HTTP_CONFIG,
   type HttpOptions,
@@ -84,6 +85,8 @@ export const serverConfigSchema = z.strictObject({
   auth: serverAuthConfigSchema,
   /** Services whose calls are logged one line each (caller, method, duration, outcome); '*' for all. Default []. */
   accessLog: z.array(z.string().min(1)),
+  /** Rate and concurrency limits of the whole app (docs/governance.md): { rate, perApplication, perAddress: { perSecond, burst? }, executes }; as a variable, JSON. Default {} (none). */
+  limits: providerLimitsSchema,
 });
 
 export type ServerConfig = z.infer<typeof serverConfigSchema>;
@@ -111,6 +114,7 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   tls: DEFAULT_SERVER_TLS_CONFIG,
   auth: DEFAULT_SERVER_AUTH_CONFIG,
   accessLog: [],
+  limits: {},
 };
 
 /** What the server is built with (from `server.*` and the connection keys). */

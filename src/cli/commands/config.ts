@@ -24,11 +24,14 @@ type Plain = Record<string, unknown>;
 const isPlain = (value: unknown): value is Plain =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Every key of the configuration with its value: nested sections flattened, lists and maps (`tags`, `tokens`) whole. */
+/** Keys whose value is one object, shown whole (as the loader sets them): `tags`, `limits`, `tokens`. */
+const WHOLE_OBJECT_KEYS = new Set(['tags', 'limits', 'tokens']);
+
+/** Every key of the configuration with its value: nested sections flattened, lists, `tags`, `limits` and `tokens` whole. */
 function leaves(value: Plain, prefix = ''): Array<[string, unknown]> {
   return Object.entries(value).flatMap(
     ([key, child]): Array<[string, unknown]> =>
-      isPlain(child) && key !== 'tags' && key !== 'tokens'
+      isPlain(child) && !WHOLE_OBJECT_KEYS.has(key)
         ? leaves(child, `${prefix}${key}.`)
         : [[prefix + key, child]],
   );
