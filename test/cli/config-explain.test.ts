@@ -68,7 +68,7 @@ describe('callisto config explain', () => {
     expect(new Set(keys).size).toBe(keys.length);
     expect(keys).toContain('consumer.emptyProtection');
     expect(keys).toContain('server.http.port');
-    // sections flattened (server.tls.key), maps whole (server.tags, server.auth.tokens)
+    // sections flattened (server.tls.key), maps whole (server.tags, server.auth.tokens, server.limits)
     const leafCount = (value: object): number =>
       Object.entries(value).reduce(
         (sum, [key, child]) =>
@@ -77,6 +77,7 @@ describe('callisto config explain', () => {
           child !== null &&
           !Array.isArray(child) &&
           key !== 'tags' &&
+          key !== 'limits' &&
           key !== 'tokens'
             ? leafCount(child)
             : 1),
