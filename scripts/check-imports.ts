@@ -18,7 +18,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['core'],
   ['config/config-error.ts', 'config/did-you-mean.ts', 'config/describe-schema.ts', 'config/address-list.ts'],
   ['extension', 'serialization', 'observability'],
-  ['transport', 'loadbalance', 'service'],
+  ['transport', 'loadbalance', 'service', 'security', 'governance'],
   ['protocol', 'registry', 'cluster', 'filters'],
   ['provider', 'consumer', 'http', 'admin'],
   ['config'],

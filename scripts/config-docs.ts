@@ -19,6 +19,8 @@ const ROOT_SCHEMA = 'callistoConfigSchema';
 /** Where the keys are declared: each part's schema, and the app's (which composes them), last. */
 export const SCHEMA_SOURCES = [
   'src/http/http-options.ts',
+  'src/transport/tls-options.ts',
+  'src/security/auth-options.ts',
   'src/provider/server-options.ts',
   'src/consumer/consumer-options.ts',
   'src/protocol/connection-options.ts',
@@ -61,22 +63,35 @@ function schemaBlocks(source: string): Map<string, KeyDoc[]> {
 }
 
 /**
- * Nested sections: `server: serverConfigSchema` in the root schema makes serverConfigSchema `server`;
- * `http: httpConfigSchema` inside serverConfigSchema makes httpConfigSchema `server.http`.
+ * Sections: `server: serverConfigSchema` in the root schema makes serverConfigSchema the section
+ * `server`; `tls: serverTlsConfigSchema` inside serverConfigSchema makes it `server.tls`. Maps each
+ * section's schema to its key path, and each schema to the keys in it that are sections.
  */
-function sectionsOf(source: string): Map<string, string[]> {
-  const parents = new Map<string, { parent: string; key: string }>();
-  for (const block of source.matchAll(/^export const (\w+) = z\.strictObject\(\{\n([\s\S]*?)^\}\);/gm)) {
-    for (const match of block[2]!.matchAll(/^ {2}(\w+): (\w+ConfigSchema),$/gm))
-      parents.set(match[2]!, { parent: block[1]!, key: match[1]! });
+function sectionsOf(source: string): { paths: Map<string, string[]>; sectionKeys: Map<string, Set<string>> } {
+  const parentOf = new Map<string, { parent: string; key: string }>();
+  const sectionKeys = new Map<string, Set<string>>();
+  const blockPattern = /^export const (\w+) = z\.strictObject\(\{\n([\s\S]*?)^\}\);/gm;
+  for (const block of source.matchAll(blockPattern)) {
+    for (const match of block[2]!.matchAll(/^ {2}(\w+): (\w+ConfigSchema),$/gm)) {
+      parentOf.set(match[2]!, { parent: block[1]!, key: match[1]! });
+      const keys = sectionKeys.get(block[1]!) ?? new Set<string>();
+      sectionKeys.set(block[1]!, keys);
+      keys.add(match[1]!);
+    }
   }
-  const pathOf = (name: string): string[] => {
-    const entry = parents.get(name)!;
-    return entry.parent === ROOT_SCHEMA || !parents.has(entry.parent)
-      ? [entry.key]
-      : [...pathOf(entry.parent), entry.key];
+  const pathOf = (schema: string): string[] | undefined => {
+    if (schema === ROOT_SCHEMA) return [];
+    const up = parentOf.get(schema);
+    if (up === undefined) return undefined;
+    const parentPath = pathOf(up.parent);
+    return parentPath === undefined ? undefined : [...parentPath, up.key];
   };
-  return new Map([...parents.keys()].map((name) => [name, pathOf(name)]));
+  const paths = new Map<string, string[]>();
+  for (const schema of parentOf.keys()) {
+    const found = pathOf(schema);
+    if (found !== undefined) paths.set(schema, found);
+  }
+  return { paths, sectionKeys };
 }
 
 function formatDefault(value: unknown): string {
@@ -116,24 +131,53 @@ function splitComment(comment: string): { meaning: string; defaultText: string |
 
 const cell = (text: string): string => text.replaceAll('|', '\\|');
 
+/**
+ * The blocks to list: each section of the root in file order, its subsections after its own keys
+ * (`server.*`, then `server.tls.*`, …), then the root's own keys; a part's block spread into another
+ * (the connection keys) is listed there, in place.
+ */
+function orderedSections(
+  blocks: Map<string, KeyDoc[]>,
+  paths: Map<string, string[]>,
+  sectionKeys: Map<string, Set<string>>,
+): string[] {
+  const childrenOf = (name: string): string[] =>
+    [...blocks.keys()].filter((child) => {
+      const childPath = paths.get(child);
+      const parentPath = name === ROOT_SCHEMA ? [] : paths.get(name);
+      return (
+        childPath !== undefined &&
+        parentPath !== undefined &&
+        childPath.length === parentPath.length + 1 &&
+        parentPath.every((key, i) => childPath[i] === key) &&
+        (sectionKeys.get(name)?.has(childPath[childPath.length - 1]!) ?? false)
+      );
+    });
+  const out: string[] = [];
+  const visit = (name: string) => {
+    out.push(name);
+    for (const child of childrenOf(name)) visit(child);
+  };
+  // each section of the root (file order) with its subsections, then the root's own keys
+  for (const child of childrenOf(ROOT_SCHEMA)) visit(child);
+  out.push(ROOT_SCHEMA);
+  return out;
+}
+
 /** The markdown table of every key, its default, its variable and its meaning. */
 export function renderKeyTable(
   source = SCHEMA_SOURCES.map((file) => fs.readFileSync(file, 'utf8')).join('\n'),
 ): string {
   const blocks = schemaBlocks(source);
-  const sections = sectionsOf(source);
+  const { paths, sectionKeys } = sectionsOf(source);
   const rows = ['| key | default | environment | meaning |', '|---|---|---|---|'];
-  const sectionKeys = new Set([...sections.values()].map((keyPath) => keyPath.join('.')));
-  // a section's keys are listed where the section is, in place
-  const rowsOf = (name: string, section: string[]): void => {
-    for (const { key, comment } of blocks.get(name) ?? []) {
+  const ordered = orderedSections(blocks, paths, sectionKeys);
+  for (const name of ordered) {
+    const entries = blocks.get(name) ?? [];
+    const section = name === ROOT_SCHEMA ? [] : paths.get(name)!;
+    for (const { key, comment } of entries) {
+      if (sectionKeys.get(name)?.has(key)) continue; // a section, listed on its own
       const keyPath = [...section, key];
-      if (sectionKeys.has(keyPath.join('.'))) {
-        // the root's sections come first (below); a section inside one is listed in place
-        const child = [...sections].find(([, at]) => at.join('.') === keyPath.join('.'));
-        if (child && section.length > 0) rowsOf(child[0], keyPath);
-        continue;
-      }
       const value = defaultAt(keyPath);
       if (value === undefined) throw new Error(`${keyPath.join('.')} has no entry in DEFAULT_CONFIG`);
       const { meaning, defaultText } = splitComment(comment);
@@ -143,12 +187,7 @@ export function renderKeyTable(
         `| \`${keyPath.join('.')}\` | ${cell(shown)} | \`${configEnvName(keyPath)}\` | ${cell(meaning)} |`,
       );
     }
-  };
-  for (const name of blocks.keys()) {
-    const section = sections.get(name);
-    if (section?.length === 1) rowsOf(name, section);
   }
-  rowsOf(ROOT_SCHEMA, []);
   return rows.join('\n');
 }
 

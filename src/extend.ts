@@ -130,6 +130,8 @@ export {
 export { BUILTIN_TRANSPORTS } from './transport/index.js';
 export { createMemoryNetwork, createMemoryTransport, type MemoryNetwork } from './transport/memory.js';
 export { createTcpTransport } from './transport/tcp.js';
+export { createTlsTransport, type TlsTransport, type TlsTransportParts } from './transport/tls.js';
+export type { ClientTlsOptions, PemSource, ServerTlsOptions } from './transport/tls-options.js';
 export {
   type ByteStream,
   type ConnectOptions,

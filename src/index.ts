@@ -73,6 +73,16 @@ export {
   type TransportNames,
 } from './extension/extension-names.js';
 export type { ExtensionKinds, ExtensionRegistry, ExtensionTable } from './extension/extension-registry.js';
+// Security (docs/security.md): TLS is configuration (server.tls, consumer.tls); these are for code
+export { type AccessLogOptions, accessLogFilter } from './filters/access-log.js';
+export {
+  type AccessRule,
+  type AccessRulesOptions,
+  accessRulesFilter,
+  type DefaultAccess,
+} from './filters/access-rules.js';
+export { type AuthFilterOptions, authFilter } from './filters/auth.js';
+export { type CredentialSource, credentialsFilter } from './filters/credentials.js';
 // HTTP gateway (docs/http.md)
 export { createGateway, type Gateway, type GatewayOptions } from './gateway/gateway.js';
 export type { HttpOptions } from './http/http-options.js';
@@ -92,6 +102,19 @@ export { callContext } from './provider/call-context.js';
 export type { ExecutorOption, ModuleLocation, WorkerExecutorOptions } from './provider/executor-options.js';
 export { workerNumber as workerProcessNumber } from './provider/process-worker.js';
 export type { ProvideOptions } from './provider/provide-options.js';
+export {
+  AUTH_ATTACHMENT,
+  type Authenticator,
+  AuthFailure,
+  type AuthRequest,
+  bearer,
+  type CallerIdentity,
+} from './security/authenticator.js';
+export { type JwtAuthenticatorOptions, jwtAuthenticator } from './security/jwt-authenticator.js';
+export { type MtlsAuthenticatorOptions, mtlsAuthenticator } from './security/mtls-authenticator.js';
+export type { PeerCertificate } from './security/peer-certificate.js';
+export { HIDDEN, redactConfig, SECRET_CONFIG_KEYS } from './security/redact.js';
+export { tokenAuthenticator } from './security/token-authenticator.js';
 // Protocol Buffers bodies (docs/http.md): register with extend, for services that declare messages
 export {
   createProtobufSerializer,

@@ -19,6 +19,7 @@ import {
 import { statsFeed } from '../observability/stats.js';
 import type { ConsumerRecord } from '../registry/provider-record.js';
 import type { RegistrySet } from '../registry/registry-set.js';
+import { redactConfig } from '../security/redact.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import type { ConsumerSide } from './consumer-side.js';
 import type { ProviderSide } from './provider-side.js';
@@ -65,9 +66,8 @@ export function endpointState(
   return 'healthy';
 }
 
-/** Values that must not be shown (secrets, credentials in addresses). */
+/** Credentials written in registry addresses (`redis://user:secret@host`); secret keys are hidden by redactConfig. */
 function redact(key: string, value: unknown): unknown {
-  if (key === 'admin.token') return value === '' ? '' : '***';
   if (typeof value === 'string') return value.replace(/\/\/[^/@\s]*@/, '//***@');
   if (Array.isArray(value)) return value.map((item) => redact(key, item));
   return value;
@@ -95,7 +95,7 @@ export function configView(config: CallistoConfig, sourceOf: (key: string) => st
   };
   walk(
     DEFAULT_CONFIG as unknown as Record<string, unknown>,
-    config as unknown as Record<string, unknown>,
+    redactConfig(config) as unknown as Record<string, unknown>,
     '',
   );
   return { application: config.application, keys };

@@ -27,6 +27,7 @@ import { createConsumerSide } from './consumer-side.js';
 import { keepInternals } from './internals.js';
 import { loadExtensionModules } from './load-extensions.js';
 import { createProviderSide } from './provider-side.js';
+import { createSecuritySide } from './security-side.js';
 import { gracefulShutdown } from './shutdown.js';
 
 export interface AppOptions extends CallistoConfigInput {
@@ -126,23 +127,25 @@ function createApp(
   const store = createMetricsStore(config.application);
   const counted = config.metrics ? store : undefined;
   let admin: AdminServer | undefined;
+  const security = createSecuritySide(config, extensions, logger);
   const provider = createProviderSide(
     config,
     extensions,
     serializers,
     registries,
-    filters.provider ?? [],
+    [...security.providerFilters, ...(filters.provider ?? [])],
     logger,
     counted,
     () => (admin ? { host: admin.host, port: admin.port } : undefined),
+    security.serverTransport,
   );
   const consumer = createConsumerSide(
     config,
-    extensions,
+    security.consumerExtensions,
     serializers,
     registries,
     provider.local,
-    filters.consumer ?? [],
+    [...security.consumerFilters, ...(filters.consumer ?? [])],
     logger,
     counted,
   );

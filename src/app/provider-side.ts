@@ -25,6 +25,8 @@ export function createProviderSide(
   logger: Logger,
   metrics?: MetricsStore,
   admin?: () => { host: string; port: number } | undefined,
+  /** The transport to listen on (`tls` when server.tls is set). Default server.transport. */
+  transport: string = config.server.transport,
 ): ProviderSide {
   return createProvider({
     options: {
@@ -32,14 +34,15 @@ export function createProviderSide(
       registries: config.registry,
       startTimeoutMs: config.startTimeoutMs,
       server: resolveServerOptions(config.server, config),
-      transport: config.server.transport,
+      transport,
       weight: config.server.weight,
       tags: config.server.tags,
       workers: workerCount(config.server.workers),
       shutdownTimeoutMs: config.shutdownTimeoutMs,
       admin,
+      limits: config.server.limits,
     },
-    transport: () => extensions.get('transport', config.server.transport)(),
+    transport: () => extensions.get('transport', transport)(),
     serializers,
     registries,
     filters,

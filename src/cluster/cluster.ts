@@ -24,6 +24,8 @@ export interface ClusterOptions {
   failbackDelayMs: number;
   /** Keep using the provider that served the previous call while it is healthy. */
   sticky: boolean;
+  /** Retry elsewhere when a provider answers RateLimited (default false: the caller sees it). */
+  failoverOnRateLimited?: boolean;
 }
 
 /** A call as a strategy sees it: an invocation that can be repeated. */

@@ -70,13 +70,13 @@ export type CallistoConfigInput = {
       : CallistoConfig[K];
 };
 
-/** A section's keys, any subset; a section inside it (`server.http`) any subset too. */
+/** A section as code passes it: any subset, its own sections (`server.tls`) too. */
 type SectionInput<S> = {
-  [P in keyof S]?: S[P] extends unknown[]
-    ? S[P]
-    : S[P] extends Record<string, unknown>
-      ? Partial<S[P]>
-      : S[P];
+  [K in keyof S]?: S[K] extends unknown[]
+    ? S[K]
+    : S[K] extends Record<string, unknown>
+      ? Partial<S[K]>
+      : S[K];
 };
 
 export const DEFAULT_CONFIG: CallistoConfig = {

@@ -67,10 +67,13 @@ type Plain = Record<string, unknown>;
 const isPlain = (value: unknown): value is Plain =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Every settable key path, from the defaults. `tags` is a leaf (a map). */
+/** Keys whose value is one object, set whole (never merged key by key): `tags` and `server.auth.tokens` (maps), `limits`. */
+const WHOLE_OBJECT_KEYS = new Set(['tags', 'limits', 'tokens']);
+
+/** Every settable key path, from the defaults. `tags`, `tokens` and `limits` are leaves (set whole). */
 function leafPaths(value: Plain, prefix: string[] = []): string[][] {
   return Object.entries(value).flatMap(([key, child]) =>
-    isPlain(child) && key !== 'tags' ? leafPaths(child, [...prefix, key]) : [[...prefix, key]],
+    isPlain(child) && !WHOLE_OBJECT_KEYS.has(key) ? leafPaths(child, [...prefix, key]) : [[...prefix, key]],
   );
 }
 
@@ -92,6 +95,14 @@ function coerce(keyPath: string[], raw: string): unknown {
   if (keyPath.join('.') === 'registry') return splitAddressList(text);
   if (Array.isArray(fallback)) return text === '' ? [] : text.split(',').map((part) => part.trim());
   if (isPlain(fallback)) {
+    // an object as JSON (`{"rate":{"perSecond":100}}`), else `k=v,k2=v2` pairs
+    if (text.startsWith('{')) {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        return raw;
+      }
+    }
     return Object.fromEntries(
       text
         .split(',')
@@ -139,7 +150,8 @@ function recordSources(sources: Sources, value: Plain, source: string, prefix = 
   for (const [key, child] of Object.entries(value)) {
     if (child === undefined) continue;
     sources.set(prefix + key, source);
-    if (isPlain(child) && key !== 'tags') recordSources(sources, child, source, `${prefix}${key}.`);
+    if (isPlain(child) && !WHOLE_OBJECT_KEYS.has(key))
+      recordSources(sources, child, source, `${prefix}${key}.`);
   }
 }
 
@@ -245,7 +257,9 @@ function merge(base: Plain, over: Plain): Plain {
   for (const [key, value] of Object.entries(over)) {
     if (value === undefined) continue;
     out[key] =
-      isPlain(value) && isPlain(out[key]) && key !== 'tags' ? merge(out[key] as Plain, value) : value;
+      isPlain(value) && isPlain(out[key]) && !WHOLE_OBJECT_KEYS.has(key)
+        ? merge(out[key] as Plain, value)
+        : value;
   }
   return out;
 }

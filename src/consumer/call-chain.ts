@@ -11,6 +11,17 @@ import type { ClientInvocation } from './client-invocation.js';
 export function runCallChain(chain: CompiledChain<ClientInvocation>): Invoker {
   const { hooks, rest } = chain;
   if (hooks.length === 0) return rest as Invoker;
+  if (hooks.every((hook) => hook.end === undefined)) {
+    // start hooks only (a consumer rate limit): nothing to run after the call, so no promise of ours
+    return (invocation) => {
+      try {
+        startHooks(hooks, invocation as ClientInvocation);
+        return Promise.resolve(rest(invocation as ClientInvocation));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    };
+  }
   return (invocation) => {
     const call = invocation as ClientInvocation;
     try {

@@ -51,6 +51,8 @@ export function createClientConnection(
   /** Why the stream is closing (set by destroy() or a stream error before `close` arrives). */
   let failure: { error: RpcError; local: boolean } | undefined;
   let nextId = 1;
+  /** Whether any frame came from the provider (a close before one may be a TLS-only port). */
+  let received = false;
   const drainWaiters: Array<() => void> = [];
 
   const stream = transport.connect({ host, port });
@@ -67,6 +69,7 @@ export function createClientConnection(
     },
     {
       onFrame(frame) {
+        received = true;
         if (frame.kind === FrameKind.Response) onResponse(frame);
         else if (frame.kind === FrameKind.Event) {
           const name = readEventName(frame.meta);
@@ -164,7 +167,13 @@ export function createClientConnection(
     if (state.kind === 'closed') return state.error;
     return (
       failure?.error ??
-      new RpcError('Network', `connection to ${address} closed`, { neverSent: state.kind === 'connecting' })
+      new RpcError(
+        'Network',
+        state.kind === 'open' && !received && transport.name !== 'tls'
+          ? `connection to ${address} closed before the provider sent anything (if it serves TLS only, configure consumer.tls)`
+          : `connection to ${address} closed`,
+        { neverSent: state.kind === 'connecting' },
+      )
     );
   }
 

@@ -50,6 +50,9 @@ export class ClientInvocation implements ClusterInvocation, OutboundCall {
   /** Set while the attempt's wrapping filters wait for the connection's answer. */
   #wire: AttemptListener | undefined = undefined;
 
+  /** Set by `withOptions(ref, { cache: false })`: the call goes past the result cache. */
+  declare noCache: boolean | undefined;
+
   /** @internal */
   constructor(
     /** @internal The method's route (its service, name and serializer). */

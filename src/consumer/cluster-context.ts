@@ -55,8 +55,10 @@ const RETRYABLE_IF_IDEMPOTENT: ReadonlySet<ErrorCodeName> = new Set([
   'Shutdown',
 ]);
 
-export function isRetryable(error: RpcError, idempotent: boolean): boolean {
+export function isRetryable(error: RpcError, idempotent: boolean, onRateLimited = false): boolean {
   if (error.code === 'ProviderError' || error.code === 'Cancelled') return false;
+  // a provider's rate limit refused it before it ran: elsewhere only when the reference says so
+  if (error.code === 'RateLimited' && error.remote) return onRateLimited;
   if (error.neverSent) return true;
   if (error.remote && NOT_EXECUTED.has(error.code) && error.details.started !== true) return true;
   return idempotent && RETRYABLE_IF_IDEMPOTENT.has(error.code);
@@ -140,7 +142,12 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
       );
     },
     mayRetry(error, invocation, attempts) {
-      if (attempts > options.retries || !isRetryable(error, invocation.idempotent)) return undefined;
+      if (
+        attempts > options.retries ||
+        !isRetryable(error, invocation.idempotent, options.failoverOnRateLimited === true)
+      ) {
+        return undefined;
+      }
       const now = tickNow();
       if (invocation.deadline > 0 && now >= invocation.deadline) return undefined;
       if (invocation.signal?.aborted) return undefined;

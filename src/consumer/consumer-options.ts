@@ -18,6 +18,7 @@ import {
 import { DEFAULT_LOAD_BALANCER, DEFAULT_LOAD_BALANCER_OPTIONS } from '../loadbalance/load-balancer.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_QUEUED_BYTES } from '../protocol/connection-options.js';
 import { DEFAULT_SERIALIZER } from '../serialization/serializer.js';
+import { clientTlsConfigSchema, DEFAULT_CLIENT_TLS_CONFIG } from '../transport/tls-options.js';
 
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
@@ -75,6 +76,14 @@ export const consumerConfigSchema = z.strictObject({
   snapshotDir: z.string(),
   /** Do not apply a sudden change to zero providers while their connections are healthy. Default true. */
   emptyProtection: z.boolean(),
+  /** TLS to providers: on, every provider is called over TLS, never in plaintext (docs/security.md). */
+  tls: clientTlsConfigSchema,
+  /** A token sent with every call (`authorization: Bearer …`) for providers that require one; '' none. Default ''. */
+  credentials: z.string(),
+  /** Name this app (`application`) in every call, for the providers' per-application rate limits when auth is off. Default false. */
+  sendApplication: z.boolean(),
+  /** Try another provider when one answers RateLimited (any method: it did not run). Default false. */
+  failoverOnRateLimited: z.boolean(),
 });
 
 export type ConsumerConfig = z.infer<typeof consumerConfigSchema>;
@@ -106,4 +115,8 @@ export const DEFAULT_CONSUMER_CONFIG: ConsumerConfig = {
   ejectionMs: DEFAULT_OUTLIER_OPTIONS.baseEjectionMs,
   snapshotDir: '.callisto/snapshots',
   emptyProtection: true,
+  tls: DEFAULT_CLIENT_TLS_CONFIG,
+  credentials: '',
+  sendApplication: false,
+  failoverOnRateLimited: false,
 };

@@ -17,22 +17,27 @@ import {
   namedFilter,
   orderFilters,
 } from '../core/filter.js';
-import type { Invoker } from '../core/invocation.js';
+import type { Invocation, Invoker } from '../core/invocation.js';
 import { serviceKeyString } from '../core/service-key.js';
 import type { ExtensionRegistry, ExtensionTable } from '../extension/extension-registry.js';
 import { attemptDeadlineFilter } from '../filters/attempt-deadline.js';
+import { consumerLimitFilter, createConsumerLimitState } from '../filters/consumer-limit.js';
 import { endpointStatsFilter } from '../filters/endpoint-stats.js';
 import { metricsCallFilter } from '../filters/metrics-call.js';
 import { metricsClientFilter } from '../filters/metrics-client.js';
 import { mockFallbackFilter } from '../filters/mock-fallback.js';
 import { observeClientFilter } from '../filters/observe-client.js';
 import { outlierFilter } from '../filters/outlier.js';
+import { createResultCache } from '../filters/result-cache.js';
 import { tracingClientFilter } from '../filters/tracing-client.js';
+import { hasLimits } from '../governance/limit-options.js';
+import { APPLICATION_ATTACHMENT } from '../governance/provider-limiters.js';
 import { DEFAULT_LOAD_BALANCER_OPTIONS } from '../loadbalance/load-balancer.js';
 import type { LogFields, Logger } from '../observability/logger.js';
 import type { MethodMetrics } from '../observability/method-metrics.js';
 import type { MetricsStore } from '../observability/metrics-store.js';
 import type { ConnectionOptions } from '../protocol/connection-options.js';
+import type { MockMode } from '../registry/override-record.js';
 import type { RegistrySet } from '../registry/registry-set.js';
 import { methodSerializer } from '../serialization/method-serializer.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
@@ -49,6 +54,7 @@ import { directFeed, inProcessFeed, registryFeed } from './directory-feed.js';
 import { IN_PROCESS } from './endpoint.js';
 import { createInProcessTarget, type InProcessProvider } from './in-process.js';
 import { MethodRoute } from './method-route.js';
+import { callWithMockSwitch } from './mock-switch.js';
 import { createReference, type MethodRuntime } from './reference.js';
 import type { MethodReferenceOptions, ReferenceOptions } from './reference-options.js';
 import { type ReferenceTargets, resolveReferenceTargets } from './reference-targets.js';
@@ -211,6 +217,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
         key: definition,
         pool,
         link,
+        log,
         feed: urls?.length
           ? directFeed(definition, urls)
           : registryFeed({
@@ -268,6 +275,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
         retries: config.retries,
         forks: config.forks,
         sticky: config.sticky,
+        failoverOnRateLimited: config.failoverOnRateLimited,
         failbackAttempts: config.failbackAttempts,
         failbackDelayMs: config.failbackDelayMs,
         failbackQueueSize: config.failbackQueueSize,
@@ -302,9 +310,18 @@ export function createConsumer(parts: ConsumerParts): Consumer {
               inProcess: { injvm: base.injvm, provided: parts.inProcess.provides(def) },
             });
       const reference = byPosition(options.filters ?? [], `${label}.filters`);
+      const referenceLimits = hasLimits(options.limits)
+        ? createConsumerLimitState(label, options.limits!)
+        : undefined;
+      const referenceOptions = settings.consumer.sendApplication
+        ? {
+            ...options,
+            attachments: { [APPLICATION_ATTACHMENT]: settings.application, ...options.attachments },
+          }
+        : options;
       return createReference<T>({
         definition,
-        options,
+        options: referenceOptions,
         method(name): MethodRuntime {
           const declaration: MethodDeclaration = definition.methods?.[name] ?? {};
           const methodOptions: MethodReferenceOptions =
@@ -336,14 +353,31 @@ export function createConsumer(parts: ConsumerParts): Consumer {
                 );
               }
               const call = invocation as ClientInvocation;
-              if (directory!.isReady) return cluster(call);
-              const ready = cluster;
-              return directory!.ready.then(() => ready(call));
+              if (directory!.isReady) {
+                const mocks = directory!.mocks;
+                return mocks === undefined ? cluster(call) : switched(mocks.get(name), call);
+              }
+              return directory!.ready.then(() => switched(directory!.mocks?.get(name), call));
             };
+            // An operator's mock switch for this method (runtime control), read per call.
+            const switched = (switch_: MockMode | undefined, call: ClientInvocation) =>
+              callWithMockSwitch(switch_, call, cluster as (i: Invocation) => Promise<unknown>, mock());
           }
           const callFilters = [...app.call, ...reference.call, ...own.call];
           if (metrics !== undefined) callFilters.push(metricsCallFilter(metrics));
           if (parts.tracing) callFilters.push(tracingClientFilter());
+          const limitStates = [
+            ...(referenceLimits ? [referenceLimits] : []),
+            ...(hasLimits(methodOptions.limits)
+              ? [createConsumerLimitState(`${label}.methods.${name}`, methodOptions.limits!)]
+              : []),
+          ];
+          if (limitStates.length > 0) callFilters.push(consumerLimitFilter(limitStates));
+          const cache =
+            methodOptions.cache === false ? undefined : (methodOptions.cache ?? declaration.cache);
+          if (cache !== undefined) {
+            callFilters.push(createResultCache(cache, (args) => serializer.encode(args)).filter);
+          }
           if (mode === 'fail') {
             const answer = mock();
             callFilters.push(mockFallbackFilter((invocation) => answer(invocation.args)));

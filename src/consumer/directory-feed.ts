@@ -9,12 +9,14 @@ import type { ServiceKey } from '../core/service-key.js';
 import type { Logger } from '../observability/logger.js';
 import { directProviderRecord } from '../registry/direct-registry.js';
 import { createAbsenceExplainer } from '../registry/explain-absence.js';
+import type { ServiceOverrides } from '../registry/override-record.js';
 import { type ConsumerRecord, type ProviderRecord, servicePathSegment } from '../registry/provider-record.js';
 import type { Registry } from '../registry/registry.js';
 import type { RegistrySet } from '../registry/registry-set.js';
 import { describeError } from '../registry/timing.js';
 import type { DirectoryFeed } from './directory.js';
 import { IN_PROCESS } from './endpoint.js';
+import { followOverrides, type OverrideFeed } from './override-feed.js';
 import { followRegistryLists, type RegistryLists } from './registry-lists.js';
 
 /**
@@ -94,6 +96,8 @@ export function registryFeed(options: RegistryFeedOptions): DirectoryFeed {
   let closed = false;
   let announced: { registries: Registry[]; record: ConsumerRecord } | undefined;
   let update: (records: readonly ProviderRecord[]) => void = () => {};
+  let override: ((overrides: ServiceOverrides) => void) | undefined;
+  let overrides: OverrideFeed | undefined;
   let empty = true;
   const explainer = createAbsenceExplainer({
     key,
@@ -147,8 +151,21 @@ export function registryFeed(options: RegistryFeedOptions): DirectoryFeed {
       onChange: (records) => update(records),
       log: (level, message) => logger[level](message),
     });
-    await followed.ready;
-    if (closed) await followed.close();
+    if (override !== undefined) {
+      const apply = override;
+      overrides = followOverrides(
+        key,
+        targets,
+        (next) => apply(next),
+        options.startTimeoutMs,
+        (message) => logger.warn(message),
+      );
+    }
+    await Promise.all([followed.ready, overrides?.ready]);
+    if (closed) {
+      overrides?.close();
+      await followed.close();
+    }
     // The first calls will fail with NoProvider: have it say what the registries hold.
     else if (empty) await explainer.refresh();
   };
@@ -158,8 +175,9 @@ export function registryFeed(options: RegistryFeedOptions): DirectoryFeed {
     get ready() {
       return ready ?? Promise.resolve();
     },
-    start(deliver) {
+    start(deliver, applyOverrides) {
       update = deliver;
+      override = applyOverrides;
       ready = follow().catch((error: Error) => {
         logger.error(`cannot follow providers of ${key.name}: ${error.message}`);
       });
@@ -174,6 +192,7 @@ export function registryFeed(options: RegistryFeedOptions): DirectoryFeed {
       closed = true;
       await ready;
       stopRechecking?.();
+      overrides?.close();
       await followed?.close();
       if (announced) {
         const { registries, record } = announced;

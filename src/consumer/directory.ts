@@ -7,7 +7,10 @@
  *   counters survive membership changes; the connection pool is told which addresses are wanted.
  * - **Health**: the service's outlier detector (shared by every method and reference of the service) and
  *   its retry budget.
- * - **Selection**: the endpoints selectable now (available in the pool, not ejected), the balancer's pick
+ * - **Overrides**: an operator's runtime control from the registry (directory-overrides.ts): disabled
+ *   providers (or the whole service) are left out of selection, weights replaced, mock switches kept
+ *   for the reference's methods. Calls in flight are not touched.
+ * - **Selection**: the endpoints selectable now (not disabled, available in the pool, not ejected), the balancer's pick
  *   claimed from the detector (a half-open provider's single probe), and why there is none (NoProvider
  *   names the key, the registries asked and what they hold).
  *
@@ -24,8 +27,10 @@ import type { Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
 import type { LoadBalancer } from '../loadbalance/load-balancer.js';
+import type { MockMode, ServiceOverrides } from '../registry/override-record.js';
 import type { ProviderRecord } from '../registry/provider-record.js';
 import type { ConnectionPool } from './connection-pool.js';
+import { createDirectoryOverrides } from './directory-overrides.js';
 import { type EndpointLink, ProviderEndpoint } from './endpoint.js';
 
 /** Why a directory has no provider: one readable sentence and the same as data. */
@@ -45,8 +50,14 @@ export type DirectoryListener = (
 export interface DirectoryFeed {
   /** Resolves once the first list is known. */
   readonly ready: Promise<void>;
-  /** Starts feeding: `update` with every new list. */
-  start(update: (records: readonly ProviderRecord[]) => void): void;
+  /**
+   * Starts feeding: `update` with every new list, and `override` with the operator's overrides of the
+   * service (runtime control) whenever they change, when the source has them.
+   */
+  start(
+    update: (records: readonly ProviderRecord[]) => void,
+    override?: (overrides: ServiceOverrides) => void,
+  ): void;
   /** Why the list is empty, when the source can tell. */
   whyEmpty(): EmptyReason | undefined;
   /** The list changed (the feed may look up what the registries hold for NoProvider). */
@@ -61,8 +72,17 @@ export interface Directory {
   readonly isReady: boolean;
   /** Current endpoints (the same array until the membership changes). */
   list(): readonly ProviderEndpoint[];
-  /** The endpoints selectable now: available, and not ejected by the outlier detector (if any). */
+  /**
+   * The endpoints selectable now: not disabled by an operator's override, available, and not ejected
+   * by the outlier detector (if any).
+   */
   selectable(): readonly ProviderEndpoint[];
+  /** Whether an operator's override disabled `endpoint` (or the whole service). */
+  isDisabled(endpoint: ProviderEndpoint): boolean;
+  /** The operator's overrides in force (runtime control), if the source has any. */
+  readonly overrides: ServiceOverrides | undefined;
+  /** The mock switches of the overrides by method, undefined when there are none (the common case). */
+  readonly mocks: ReadonlyMap<string, MockMode> | undefined;
   /**
    * Picks a provider with `balancer`, avoiding `exclude` while others remain; claims it from the outlier
    * detector. Throws NoProvider (never sent) when the list is empty.
@@ -97,6 +117,8 @@ export interface DirectoryParts {
   readonly link: (record: ProviderRecord) => EndpointLink;
   /** The pool to tell which addresses are wanted (none in-process). */
   readonly pool?: ConnectionPool;
+  /** Reports overrides naming no current provider (logged and skipped). */
+  readonly log?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
 /** The balancer's pick among `list` (the only one, without asking it). No closure per call: this is hot. */
@@ -116,6 +138,9 @@ function isNewIncarnation(previous: ProviderRecord | undefined, next: ProviderRe
 export function createDirectory(parts: DirectoryParts): Directory {
   const { key, feed, pool } = parts;
   let endpoints: readonly ProviderEndpoint[] = [];
+  /** `endpoints` without the ones an override disabled (the same array when none is). */
+  let routable: readonly ProviderEndpoint[] = endpoints;
+  const overrides = createDirectoryOverrides(key, parts.log ?? (() => {}));
   const listeners = new Set<DirectoryListener>();
   let detector: OutlierDetector | undefined;
   let budget: RetryBudget | undefined;
@@ -145,6 +170,7 @@ export function createDirectory(parts: DirectoryParts): Directory {
       }
     }
     endpoints = next;
+    routable = overrides.apply(endpoints, true);
     const removed = [...previous.values()];
     if (pool !== undefined) {
       for (const endpoint of added) pool.retain(endpoint.host, endpoint.port, endpoint.transport);
@@ -157,7 +183,7 @@ export function createDirectory(parts: DirectoryParts): Directory {
   };
 
   const selectable = (): readonly ProviderEndpoint[] => {
-    const all = endpoints;
+    const all = routable;
     let candidates = all;
     for (let i = 0; i < all.length; i++) {
       if (!all[i]!.available) {
@@ -196,7 +222,7 @@ export function createDirectory(parts: DirectoryParts): Directory {
   const noProvider = (invocation: Invocation): RpcError => {
     const { name, version, group } = key;
     const what = `service ${name}, version ${version}, ${group ? `group ${group}` : 'no group'}`;
-    const why = feed.whyEmpty();
+    const why = (endpoints.length > 0 ? overrides.whyNone() : undefined) ?? feed.whyEmpty();
     return new RpcError(
       'NoProvider',
       `no provider available for ${name}.${invocation.method} (${what})${why ? `: ${why.message}` : ''}`,
@@ -204,7 +230,10 @@ export function createDirectory(parts: DirectoryParts): Directory {
     );
   };
 
-  feed.start(update);
+  feed.start(update, (next) => {
+    overrides.set(next);
+    routable = overrides.apply(endpoints, false);
+  });
   const ready = feed.ready.then(
     () => {
       isReady = true;
@@ -222,11 +251,18 @@ export function createDirectory(parts: DirectoryParts): Directory {
     },
     list: () => endpoints,
     selectable,
+    isDisabled: (endpoint) => overrides.isDisabled(endpoint),
+    get overrides() {
+      return overrides.current;
+    },
+    get mocks() {
+      return overrides.mocks;
+    },
     select(invocation, balancer, exclude) {
       let candidates = selectable();
       if (candidates.length === 0) {
         // Everything is backing off or ejected: trying beats failing without a try.
-        candidates = endpoints;
+        candidates = routable;
         if (candidates.length === 0) throw noProvider(invocation);
       }
       if (exclude !== undefined && exclude.length > 0) {

@@ -1,5 +1,7 @@
 import type { FilterEntry } from '../core/filter.js';
 import type { Attachments } from '../core/invocation.js';
+import type { ResultCacheOptions } from '../governance/cache-options.js';
+import type { ConsumerLimits } from '../governance/limit-options.js';
 import type { Implementation, MethodNames, Remote } from '../service/service-types.js';
 import type { ConsumerConfig } from './consumer-options.js';
 
@@ -27,6 +29,9 @@ export const APP_ONLY_CONSUMER_KEYS = [
   'maxQueuedBytes',
   'snapshotDir',
   'emptyProtection',
+  'tls',
+  'credentials',
+  'sendApplication',
 ] as const satisfies ReadonlyArray<keyof ConsumerConfig>;
 
 /** Options a method may override on a reference. */
@@ -40,6 +45,13 @@ export interface MethodReferenceOptions
   hashArguments?: number[];
   /** Consumer filters of this method, after the reference's (per call, or `position: 'attempt'`). */
   filters?: FilterEntry[];
+  /** This method's own limits (`rate`: calls a second, `actives`: calls in flight), besides the reference's. */
+  limits?: ConsumerLimits;
+  /**
+   * Result cache of this method (`{ ttlMs, max }`, only on an idempotent method), or `false` to switch
+   * off the one its declaration has. Default: the declaration's.
+   */
+  cache?: ResultCacheOptions | false;
 }
 
 /**
@@ -69,6 +81,11 @@ export interface ReferenceOptions<T>
   filters?: FilterEntry[];
   /** Attachments sent with every call of this reference. */
   attachments?: Attachments;
+  /**
+   * Limits of the reference, shared by its methods (docs/governance.md): `rate` (calls a second, over
+   * it `RateLimited`) and `actives` (calls in flight, over it `Overloaded`), refused before sending.
+   */
+  limits?: ConsumerLimits;
   /** Per-method overrides. */
   methods?: { [K in MethodNames<T>]?: MethodReferenceOptions };
 }
@@ -82,6 +99,7 @@ export const REFERENCE_ONLY_KEYS = [
   'stub',
   'filters',
   'attachments',
+  'limits',
   'methods',
 ] as const satisfies ReadonlyArray<keyof ReferenceOptions<unknown>>;
 
@@ -93,4 +111,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Attachments for this call, merged over the reference's. */
   attachments?: Attachments;
+  /** A token for this call (sent as `authorization: Bearer …`), over the app's and the reference's. */
+  credentials?: string;
+  /** `false`: past the method's result cache (its answer is not kept either). Default true. */
+  cache?: boolean;
 }

@@ -44,11 +44,33 @@ function callFunction<T>(
   callOptions: CallOptions | undefined,
 ): (...args: unknown[]) => Promise<unknown> {
   const base = parts.options.attachments;
-  const extra = callOptions?.attachments;
+  const extra =
+    callOptions?.credentials === undefined
+      ? callOptions?.attachments
+      : { ...callOptions.attachments, authorization: `Bearer ${callOptions.credentials}` };
   const attachments = base || extra ? Object.freeze({ ...base, ...extra }) : NO_ATTACHMENTS;
   const timeoutMs = callOptions?.timeoutMs ?? runtime.timeoutMs;
   const signal = callOptions?.signal;
   const { route, oneway, idempotent, invoke } = runtime;
+  if (callOptions?.cache === false) {
+    return (...args) => {
+      try {
+        const invocation = new ClientInvocation(
+          route,
+          args,
+          attachments,
+          timeoutMs,
+          signal,
+          oneway,
+          idempotent,
+        );
+        invocation.noCache = true;
+        return invoke(invocation);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    };
+  }
   return (...args) => {
     try {
       return invoke(new ClientInvocation(route, args, attachments, timeoutMs, signal, oneway, idempotent));

@@ -9,6 +9,8 @@ import { parseConfig } from '../config/describe-schema.js';
 import { closestKey, closestMatch } from '../config/did-you-mean.js';
 import { checkExtensionName } from '../extension/extension-names.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
+import { checkCacheable, resultCacheSchema } from '../governance/cache-options.js';
+import { consumerLimitsSchema } from '../governance/limit-options.js';
 import { isForbiddenMethodName, type ServiceDefinition } from '../service/define-service.js';
 import { type ConsumerConfig, consumerConfigSchema } from './consumer-options.js';
 import {
@@ -53,6 +55,7 @@ const referenceOnlySchema = z.strictObject({
   stub: isFunction.describe('a function (remote) => methods that replace remote ones'),
   filters: z.array(filterEntry).describe('a list of filters: (next) => invoker, or defineFilter(…)'),
   attachments: z.record(z.string(), z.string()),
+  limits: consumerLimitsSchema,
   methods: z.record(z.string(), z.unknown()).describe('a mapping of method names to method options'),
 });
 
@@ -66,6 +69,8 @@ const methodOptionsSchema = z.strictObject({
   oneway: z.boolean(),
   hashArguments: z.array(z.number().int().nonnegative()),
   filters: z.array(filterEntry).describe('a list of filters: (next) => invoker, or defineFilter(…)'),
+  limits: consumerLimitsSchema,
+  cache: z.union([resultCacheSchema, z.literal(false)]).describe('{ ttlMs, max } or false'),
 });
 
 const isPlain = (value: unknown): value is Record<string, unknown> =>
@@ -176,6 +181,18 @@ export function resolveReferenceOptions<T>(
       sourceOf: () => source,
     }) as MethodReferenceOptions;
     checkNames(extensions, checked as Record<string, unknown>, prefix, source);
+    const declared = definition.methods?.[method];
+    if (checked.cache !== false) {
+      checkCacheable(
+        `${prefix}cache`,
+        checked.cache ?? declared?.cache,
+        {
+          idempotent: checked.idempotent ?? declared?.idempotent,
+          oneway: checked.oneway ?? declared?.oneway,
+        },
+        source,
+      );
+    }
     byMethod.set(method, {
       ...reference,
       ...pickSet(checked as Record<string, unknown>, METHOD_CONSUMER_KEYS),

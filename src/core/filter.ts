@@ -24,6 +24,10 @@ export type FilterPosition = 'provider' | 'call' | 'attempt';
 
 export const FILTER_POSITIONS: readonly FilterPosition[] = ['provider', 'call', 'attempt'];
 
+/** The provider's `admission` and `decode` filters (src/filters/): only hooks may sit between them. */
+const ADMISSION_ORDER = 300;
+const DECODE_ORDER = 350;
+
 /** The order of a user filter that names none. */
 export const DEFAULT_FILTER_ORDER = 500;
 
@@ -75,6 +79,13 @@ export function defineFilter(spec: FilterSpec): NamedFilter {
     if (spec[key] !== undefined && typeof spec[key] !== 'function') {
       throw new TypeError(`${where}: ${key} must be a function`);
     }
+  }
+  // a request's arguments are counted by `admission` (300) and decoded by `decode` (350) in one turn,
+  // from bytes the connection keeps for just that long: nothing between them may wait
+  if (spec.position === 'provider' && !hooks && order > ADMISSION_ORDER && order < DECODE_ORDER) {
+    throw new TypeError(
+      `${where}: a wrapping provider filter cannot take order ${order}: orders between ${ADMISSION_ORDER} and ${DECODE_ORDER} (admission and decode) take start/end hooks only; choose an order outside, or hooks`,
+    );
   }
   return Object.freeze({ ...spec, order });
 }

@@ -3,6 +3,19 @@ import type { ServiceKey } from './service-key.js';
 /** String headers that travel with a call (trace ids, auth tokens, user headers). */
 export type Attachments = Record<string, string>;
 
+/**
+ * Who a caller is, as a provider's `auth` filter established it (docs/security.md): the identity's `id`
+ * (a consumer application's name, a token's subject, a certificate's common name) is what access rules
+ * and the access log name; `via` says how it was proven (`token`, `jwt`, `mtls`, an authenticator's
+ * name). Never the credentials themselves.
+ */
+export interface CallerIdentity {
+  readonly id: string;
+  readonly via: string;
+  /** What the proof said about the caller (a token's verified claims), when it says more than the id. */
+  readonly claims?: Readonly<Record<string, unknown>> | undefined;
+}
+
 /** One call, as it moves along the consumer's filter chain and the provider's. */
 export interface Invocation {
   /** Which service (name, version, group). */
@@ -30,6 +43,8 @@ export interface Invocation {
    * invocations; optional so that plain objects can stand in for an invocation.
    */
   responseAttachments?: Attachments;
+  /** On the provider: the caller, once the `auth` filter authenticated it (undefined without auth). */
+  identity?: CallerIdentity | undefined;
 }
 
 /** The one shape of every step of the call path. */

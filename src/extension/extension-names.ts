@@ -23,7 +23,7 @@ export const BUILTIN_EXTENSION_NAMES = {
   cluster: ['failover', 'failfast', 'failsafe', 'failback', 'forking', 'broadcast'],
   retry: ['none', 'fixed', 'exponential'],
   registry: ['file', 'direct', 'etcd', 'zookeeper', 'zk', 'redis', 'redis-sentinel'],
-  transport: ['tcp', 'memory'],
+  transport: ['tcp', 'memory', 'tls'],
 } as const;
 
 type Builtin<K extends keyof typeof BUILTIN_EXTENSION_NAMES> = (typeof BUILTIN_EXTENSION_NAMES)[K][number];

@@ -5,6 +5,9 @@
  * - `x-callisto-version` and `x-callisto-group` (or the query parameters `version` and `group`);
  * - `x-callisto-timeout-ms`: the caller's deadline, from when the headers arrived;
  * - `x-callisto-attachment-<key>`: one attachment each (keys are lower case, as HTTP headers are);
+ * - `Authorization` (the credentials the provider's auth filter reads, docs/security.md) and the W3C
+ *   trace context `traceparent`/`tracestate`: attachments of the same names, unless an
+ *   `x-callisto-attachment-` header gives them;
  * - a body of `application/json` (or no content type): a JSON array, the arguments in order, in the
  *   json serializer's tagged format (docs/http.md); or of `application/x-protobuf`: the method's
  *   protobuf request message, for a service that declares its messages.
@@ -19,6 +22,8 @@ export const VERSION_HEADER = 'x-callisto-version';
 export const GROUP_HEADER = 'x-callisto-group';
 export const TIMEOUT_HEADER = 'x-callisto-timeout-ms';
 export const ATTACHMENT_PREFIX = 'x-callisto-attachment-';
+/** Standard headers that are attachments of the same name (credentials, trace context). */
+export const STANDARD_ATTACHMENT_HEADERS = ['authorization', 'traceparent', 'tracestate'] as const;
 
 /** A request refused before it reached a service: its HTTP status and the RpcError code in the body. */
 export class HttpRefusal extends Error {
@@ -107,6 +112,10 @@ export function readCallTarget(request: IncomingMessage): HttpCallTarget {
     const key = name.slice(ATTACHMENT_PREFIX.length);
     if (key === '' || key === '__proto__') continue;
     attachments[key] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  for (const name of STANDARD_ATTACHMENT_HEADERS) {
+    const value = headers[name];
+    if (typeof value === 'string' && attachments[name] === undefined) attachments[name] = value;
   }
   return { service, method, version, group, timeoutMs, attachments, format };
 }

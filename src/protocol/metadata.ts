@@ -107,7 +107,7 @@ export function readAttachments(meta: Buffer, start: number): { attachments: Att
   const reader = new MetaReader(meta, start);
   const count = reader.u16();
   for (let i = 0; i < count; i++) {
-    const key = reader.string();
+    const key = reader.key();
     attachments[key] = reader.string();
   }
   return { attachments, end: reader.offset };
@@ -135,6 +135,23 @@ export function decodeRequestMeta(meta: Buffer): RequestMeta {
   return { ...route, ...decodeRequestTail(meta, routePrefixLength(meta)) };
 }
 
+/**
+ * Attachment keys sent with many calls, kept as constant strings: a key read from the wire is one of
+ * them when its bytes are (no new string to internalize as a property name, which costs more than the
+ * rest of the attachment).
+ */
+const KNOWN_KEYS = ['authorization'].map((key) => ({ key, bytes: Buffer.from(key, 'utf8') }));
+
+function knownKey(buf: Buffer, start: number, end: number): string | undefined {
+  next: for (const known of KNOWN_KEYS) {
+    const bytes = known.bytes;
+    if (bytes.length !== end - start) continue;
+    for (let i = 0; i < bytes.length; i++) if (buf[start + i] !== bytes[i]) continue next;
+    return known.key;
+  }
+  return undefined;
+}
+
 class MetaReader {
   constructor(
     readonly buf: Buffer,
@@ -152,6 +169,16 @@ class MetaReader {
     if (this.offset + 4 > this.buf.length) throw new ProtocolError('truncated metadata');
     const value = this.buf.readUInt32BE(this.offset);
     this.offset += 4;
+    return value;
+  }
+
+  /** An attachment key: a known one as its constant string, else as `string()`. */
+  key(): string {
+    const length = this.u16();
+    const end = this.offset + length;
+    if (end > this.buf.length) throw new ProtocolError('truncated metadata');
+    const value = knownKey(this.buf, this.offset, end) ?? this.buf.toString('utf8', this.offset, end);
+    this.offset = end;
     return value;
   }
 

@@ -11,14 +11,24 @@ export type { ProvideOptions } from './provide-options.js';
  * order 500 unless they say otherwise), then `validation` when the method declares a schema.
  */
 import { ConfigError } from '../config/config-error.js';
+import { parseConfig } from '../config/describe-schema.js';
 import { type FilterEntry, type NamedFilter, namedFilter } from '../core/filter.js';
 import { admissionFilter } from '../filters/admission.js';
 import { providerDeadlineFilter } from '../filters/deadline.js';
 import { decodeArgumentsFilter } from '../filters/decode-arguments.js';
+import { executesFilter } from '../filters/executes.js';
 import { metricsServerFilter } from '../filters/metrics-server.js';
 import { observeServerFilter } from '../filters/observe-server.js';
+import { rateLimitFilter } from '../filters/rate-limit.js';
 import { shutdownFilter } from '../filters/shutdown.js';
 import { tracingServerFilter } from '../filters/tracing-server.js';
+import { type ProviderLimits, providerLimitsSchema } from '../governance/limit-options.js';
+import {
+  createExecutionLimit,
+  createRateLimiters,
+  type ExecutionLimit,
+  type RateLimiter,
+} from '../governance/provider-limiters.js';
 import { createHttpEntry, type HttpEntry } from '../http/http-entry.js';
 import { channels, type ProtocolErrorMessage } from '../observability/channels.js';
 import { type LogFields, type Logger, traceIdOf } from '../observability/logger.js';
@@ -54,6 +64,8 @@ export interface ProviderOptions {
   readonly server: ServerOptions;
   /** The name of the transport the server listens on (announced in records when not tcp). */
   readonly transport: string;
+  /** Rate and concurrency limits of the whole app (`server.limits`, docs/governance.md). Default none. */
+  readonly limits?: ProviderLimits;
   /** Weight and labels announced for every service unless it says otherwise. */
   readonly weight: number;
   readonly tags: Readonly<Record<string, string>>;
@@ -146,6 +158,10 @@ export function createProvider(parts: ProviderParts): Provider {
     observeServerFilter(),
     ...(parts.tracing ? [tracingServerFilter] : []),
   ];
+  const appLimits = {
+    rate: createRateLimiters(options.limits, 'app'),
+    executes: createExecutionLimit(options.limits, 'app'),
+  };
   const appFilters = parts.filters.map((entry) =>
     namedFilter(entry, 'provider', 'callisto({ filters.provider })'),
   );
@@ -215,6 +231,7 @@ export function createProvider(parts: ProviderParts): Provider {
       protocol: 'callisto',
       ...(options.transport === 'tcp' ? {} : { transport: options.transport }),
       ...(http === undefined ? {} : { http: { port: http.port } }),
+      ...(options.transport === 'tls' ? { tls: true as const } : {}),
       serializers: acceptedSerializers(serializers.serializers, serverOptions.serializers).map((s) => s.name),
       weight: entry.options.weight ?? options.weight,
       methods: [...methods.keys()],
@@ -281,6 +298,7 @@ export function createProvider(parts: ProviderParts): Provider {
         } else pool = poolFor(spec, [method]);
         return workerStep(pool, label, definition.errors);
       };
+      const limitsOf = createLimitFilters(definition.name, provideOptions, where, appLimits);
       const exported = table.add(
         definition as ServiceDefinition<unknown>,
         implementation as object,
@@ -289,6 +307,7 @@ export function createProvider(parts: ProviderParts): Provider {
           ...(parts.metrics
             ? [metricsServerFilter(parts.metrics.method('provider', definition, method))]
             : []),
+          ...limitsOf(method),
           ...appFilters,
           ...serviceFilters,
           ...(methodFilters.get(method) ?? []),
@@ -446,4 +465,58 @@ export function createProvider(parts: ProviderParts): Provider {
       for (const pool of pools) pool.destroy();
     },
   };
+}
+
+/** A scope's rate limiters and execution limit. */
+interface ScopeLimits {
+  readonly rate: RateLimiter[];
+  readonly executes: ExecutionLimit | undefined;
+}
+
+/**
+ * The `rate-limit` and `executes` filters of each method of a service: the app's limits, the service's
+ * (shared by its methods) and the method's, checked here (a ConfigError names the key). A method with
+ * none gets no filter.
+ */
+function createLimitFilters(
+  service: string,
+  provideOptions: ProvideOptions,
+  where: string,
+  app: ScopeLimits,
+): (method: string) => NamedFilter[] {
+  const source = `code, ${where} options`;
+  const check = (value: unknown, key: string): ProviderLimits | undefined =>
+    value === undefined
+      ? undefined
+      : parseConfig(providerLimitsSchema, value, { keyPrefix: `${key}.`, sourceOf: () => source });
+  const serviceLimits = check(provideOptions.limits, `${where}.limits`);
+  const forService: ScopeLimits = {
+    rate: createRateLimiters(serviceLimits, `service ${service}`),
+    executes: createExecutionLimit(serviceLimits, `service ${service}`),
+  };
+  const byMethod = new Map<string, NamedFilter[]>();
+  for (const [method, methodOptions] of Object.entries(provideOptions.methods ?? {})) {
+    const limits = check(
+      (methodOptions as { limits?: unknown } | undefined)?.limits,
+      `${where}.methods.${method}.limits`,
+    );
+    byMethod.set(
+      method,
+      limitFilters(app, forService, {
+        rate: createRateLimiters(limits, `method ${service}.${method}`),
+        executes: createExecutionLimit(limits, `method ${service}.${method}`),
+      }),
+    );
+  }
+  const shared = limitFilters(app, forService, { rate: [], executes: undefined });
+  return (method) => byMethod.get(method) ?? shared;
+}
+
+function limitFilters(...scopes: ScopeLimits[]): NamedFilter[] {
+  const rate = scopes.flatMap((scope) => scope.rate);
+  const executes = scopes.flatMap((scope) => (scope.executes === undefined ? [] : [scope.executes]));
+  return [
+    ...(rate.length > 0 ? [rateLimitFilter(rate)] : []),
+    ...(executes.length > 0 ? [executesFilter(executes)] : []),
+  ];
 }

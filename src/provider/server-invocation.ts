@@ -8,7 +8,7 @@
  */
 
 import type { ErrorDeclaration } from '../core/error-payload.js';
-import type { Attachments } from '../core/invocation.js';
+import type { Attachments, CallerIdentity } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
 import type { Admission, AdmittedInvocation } from '../filters/admission.js';
@@ -49,6 +49,8 @@ export class ServerInvocation
   acceptsCompressed = false;
   /** For in-process calls: the consumer's call, told how this one ended. */
   origin: unknown = undefined;
+  /** The caller, once the `auth` filter authenticated it. */
+  identity: CallerIdentity | undefined = undefined;
 
   constructor(
     readonly service: ServiceKey,

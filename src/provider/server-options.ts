@@ -11,6 +11,7 @@ import {
   type SerializerName,
   type TransportName,
 } from '../extension/extension-names.js';
+import { providerLimitsSchema } from '../governance/limit-options.js';
 import {
   DEFAULT_HTTP_CONFIG,
   type HttpOptions,
@@ -26,6 +27,8 @@ import {
 } from '../protocol/connection-options.js';
 import { DEFAULT_MAX_FRAME_BYTES } from '../protocol/frame.js';
 import { DEFAULT_PROVIDER_WEIGHT } from '../registry/record-validation.js';
+import { DEFAULT_SERVER_AUTH_CONFIG, serverAuthConfigSchema } from '../security/auth-options.js';
+import { DEFAULT_SERVER_TLS_CONFIG, serverTlsConfigSchema } from '../transport/tls-options.js';
 import { DEFAULT_TRANSPORT } from '../transport/transport.js';
 
 const positiveInt = z.number().int().positive();
@@ -76,6 +79,14 @@ export const serverConfigSchema = z.strictObject({
   workers: z.union([z.number().int().min(1).max(1024), z.literal('auto')]),
   /** The HTTP/JSON entry (docs/http.md): `port` (-1: none), `host`, body and timeout limits. */
   http: httpConfigSchema,
+  /** TLS: with `key` and `cert` set the server serves TLS only (its records say so; docs/security.md). */
+  tls: serverTlsConfigSchema,
+  /** Authentication and access rules for every provided service (docs/security.md). */
+  auth: serverAuthConfigSchema,
+  /** Services whose calls are logged one line each (caller, method, duration, outcome); '*' for all. Default []. */
+  accessLog: z.array(z.string().min(1)),
+  /** Rate and concurrency limits of the whole app (docs/governance.md): { rate, perApplication, perAddress: { perSecond, burst? }, executes }; as a variable, JSON. Default {} (none). */
+  limits: providerLimitsSchema,
 });
 
 export type ServerConfig = z.infer<typeof serverConfigSchema>;
@@ -100,6 +111,10 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   tags: {},
   workers: 1,
   http: DEFAULT_HTTP_CONFIG,
+  tls: DEFAULT_SERVER_TLS_CONFIG,
+  auth: DEFAULT_SERVER_AUTH_CONFIG,
+  accessLog: [],
+  limits: {},
 };
 
 /** What the server is built with (from `server.*` and the connection keys). */

@@ -10,6 +10,7 @@
  *   lease expires (etcd checks expiry every 500 ms).
  * - When etcd says the lease is gone (restart with data loss, long partition), a new lease is granted
  *   and every key is written again.
+ * - The override record (`<root>/<seg>/config`, runtime control) is a plain key without a lease.
  * - Subscriptions read `/callisto/<seg>/providers/` with one range request and then watch the prefix
  *   from the next revision. On any connection failure the watchers are dropped, the last lists kept, and
  *   a recovery loop (bounded exponential backoff) re-grants or keeps the lease, re-puts the keys and
@@ -21,7 +22,7 @@ import { loadOptionalPackage } from './load-optional.js';
 import type { StoredEntry } from './record-reader.js';
 import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
 import { operationTimeoutMs, resolveRegistryOptions } from './registry-options.js';
-import { consumersPath, providersPath } from './registry-paths.js';
+import { configPath, consumersPath, providersPath } from './registry-paths.js';
 import {
   createRegistryShell,
   type EntryCounts,
@@ -334,6 +335,15 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
       const prefix = `${consumersPath(options.root, segment)}/`;
       const response = await client.getAll().prefix(prefix).limit(INVENTORY_MAX_KEYS).exec();
       return response.kvs.map((kv): StoredEntry => ({ key: kv.key.toString(), value: kv.value }));
+    },
+    async readConfig(segment) {
+      return (await client.get(configPath(options.root, segment)).buffer()) ?? undefined;
+    },
+    async writeConfig(segment, value) {
+      const path = configPath(options.root, segment);
+      // no lease: the override record outlives every process
+      if (value !== undefined) await client.put(path).value(value).exec();
+      else await client.delete().key(path).exec();
     },
     unwatch(segment) {
       const entry = follows.get(segment);

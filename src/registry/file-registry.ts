@@ -4,6 +4,7 @@
  *
  *   <dir>/callisto/<service>:<version>/providers/<host>:<port>.json
  *   <dir>/callisto/<service>:<version>/consumers/<host>:<pid>:<instance>.json
+ *   <dir>/callisto/<service>:<version>/config.json     the override record (runtime control), persistent
  *
  * Files are written atomically (temp file + rename) and touched every ttl/3 while this instance lives;
  * a file whose mtime is older than the TTL belongs to a dead process: it is ignored and deleted.
@@ -197,6 +198,8 @@ function createFileDriver(base: string, context: RegistryContext): RegistryDrive
   const { ttlMs, root } = context.options;
   const pollMs = Math.max(50, Math.min(FILE_REGISTRY_MAX_POLL_MS, Math.floor(ttlMs / 5)));
   const fileOf = (path: string): string => `${join(base, ...path.split('/'))}.json`;
+  const configFileOf = (segment: string): string =>
+    `${join(base, ...root.split('/'), segment, 'config')}.json`;
   const watches = new Map<string, WatchState>();
   const inFlight = new Set<Promise<unknown>>();
   let refreshTimer: NodeJS.Timeout | undefined;
@@ -478,6 +481,19 @@ function createFileDriver(base: string, context: RegistryContext): RegistryDrive
         if (entry) entries.push(entry);
       }
       return entries;
+    },
+    async readConfig(segment) {
+      const entry = await readRecordFile(configFileOf(segment));
+      if (entry?.problem !== undefined) throw new Error(entry.problem);
+      return entry?.value;
+    },
+    async writeConfig(segment, value) {
+      const file = configFileOf(segment);
+      if (value !== undefined) await track(writeFileAtomic(file, value));
+      else
+        await track(unlink(file)).catch((error: unknown) => {
+          if (!isNotFound(error)) throw error;
+        });
     },
     unwatch(segment) {
       const state = watches.get(segment);

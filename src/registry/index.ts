@@ -13,6 +13,14 @@ export { createDirectRegistry, directProviderRecord } from './direct-registry.js
 export { createEtcdRegistry } from './etcd-registry.js';
 export { createFileRegistry } from './file-registry.js';
 export {
+  checkOverrides,
+  emptyOverrides,
+  type MockMode,
+  mergeOverrides,
+  parseOverrides,
+  type ServiceOverrides,
+} from './override-record.js';
+export {
   type ConsumerRecord,
   type ProviderRecord,
   providerAddress,
@@ -30,6 +38,7 @@ export {
 export { createRedisRegistry } from './redis-registry.js';
 export {
   DEFAULT_REGISTRY_OPTIONS,
+  type OverrideListener,
   type ProviderListener,
   type Registry,
   type RegistryAddress,
@@ -40,5 +49,12 @@ export {
   type ServiceListing,
 } from './registry.js';
 export { DEFAULT_REGISTRY_PORTS, formatRegistryAddress, parseRegistryAddress } from './registry-address.js';
+export {
+  type ControlKeyOptions,
+  type ControlTargetOptions,
+  createRegistryControl,
+  type RegistryControl,
+  type RegistryControlOptions,
+} from './registry-control.js';
 export { resolveRegistryOptions } from './registry-options.js';
 export { createZooKeeperRegistry } from './zookeeper-registry.js';

@@ -18,6 +18,11 @@ export interface ProviderRecord {
   readonly transport?: string;
   /** The provider's HTTP/JSON entry (docs/http.md), on the record's host, when it serves one. */
   readonly http?: { readonly port: number };
+  /**
+   * The provider serves TLS only on its port (transport `tls`): a consumer calls it over TLS or not at
+   * all. A record with `tls: true` and no transport (or `tcp`) is read as transport `tls`.
+   */
+  readonly tls?: true;
   /** Serializer names the provider accepts. */
   readonly serializers: string[];
   /** Load-balancing weight (default 100). */

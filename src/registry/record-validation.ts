@@ -10,6 +10,8 @@
  * - `transport`: when present, a transport name (lowercase letters, digits, `-`, at most 32); absent
  *   means `tcp`;
  * - `http`: when present, `{ port }` with a port as above (the HTTP/JSON entry on the same host);
+ * - `tls`: a boolean when present; `true` (TLS only) with no transport, or `tcp`, reads as transport
+ *   `tls`, and transport `tls` implies `tls: true`;
  * - `weight`: a number, clamped to 0..`MAX_PROVIDER_WEIGHT`; 100 when absent;
  * - `startTime`: a positive number (ms since epoch); when absent (or 0) the provider counts as just
  *   started, i.e. the time the reader first saw the entry, so warm-up applies;
@@ -81,7 +83,7 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
     return fail(`not a JSON object (${describe(value)})`);
   }
   const r = value as Record<string, unknown>;
-  const { service, version, group, host, port, protocol, transport, weight, startTime } = r;
+  const { service, version, group, host, port, protocol, transport, tls, weight, startTime } = r;
   if (typeof service !== 'string' || service === '')
     return fail(`service ${describe(service)} is not a name`);
   if (version !== undefined && typeof version !== 'string')
@@ -102,6 +104,10 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
   if (http !== undefined && !isHttpEntry(http)) {
     return fail(`http ${describe(http)} is not { port } with a port from 1 to 65535`);
   }
+  if (tls !== undefined && typeof tls !== 'boolean') return fail(`tls ${describe(tls)} is not true or false`);
+  // TLS only: a record saying so is called over TLS whatever else it says about TCP
+  const tlsOnly = tls === true || transport === 'tls';
+  const plainTransport = transport === undefined || transport === 'tcp';
   if (weight !== undefined && (typeof weight !== 'number' || Number.isNaN(weight))) {
     return fail(`weight ${describe(weight)} is not a number`);
   }
@@ -123,7 +129,8 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
       host,
       port,
       protocol: 'callisto',
-      ...(transport === undefined || transport === 'tcp' ? {} : { transport }),
+      ...(tlsOnly && plainTransport ? { transport: 'tls' } : plainTransport ? {} : { transport }),
+      ...(tlsOnly ? { tls: true as const } : {}),
       ...(http === undefined ? {} : { http: { port: (http as { port: number }).port } }),
       serializers: strings(r['serializers']),
       weight:

@@ -11,6 +11,7 @@
  *   /callisto/<seg>/providers/<host>:<port>   string key, the record JSON, PX ttl refreshed every ttl/3
  *   /callisto/<seg>/providers                 SET of `<host>:<port>` members (also a pub/sub channel)
  *   /callisto/<seg>/consumers/<host>:<pid>:<instance>    likewise for consumers
+ *   /callisto/<seg>/config                    string key without expiry: the override record (runtime control)
  *
  * Writes and reads are small Lua scripts, so "set the key and add the member" and "list members, drop
  * the ones whose key expired" are atomic. Register/unregister publish on the service's channel;
@@ -22,9 +23,10 @@
 import type * as IORedis from 'ioredis';
 import { loadOptionalPackage } from './load-optional.js';
 import type { StoredEntry } from './record-reader.js';
+import { MAX_RECORD_BYTES } from './record-validation.js';
 import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
 import { operationTimeoutMs, resolveRegistryOptions } from './registry-options.js';
-import { consumersPath, providersPath } from './registry-paths.js';
+import { configPath, consumersPath, providersPath } from './registry-paths.js';
 import {
   createRegistryShell,
   type EntryCounts,
@@ -417,6 +419,17 @@ function createRedisDriver(Redis: RedisClass, context: RegistryContext): Registr
     async consumerEntries(segment) {
       const set = consumersPath(options.root, segment);
       return storedEntries(set, (await cmd.eval(READ_SCRIPT, 1, set, `${set}/`)) as Array<string | number>);
+    },
+    async readConfig(segment) {
+      // at most one byte more than a record may be: a larger value is reported, never read whole
+      const text = await cmd.getrange(configPath(options.root, segment), 0, MAX_RECORD_BYTES);
+      return text === '' ? undefined : text;
+    },
+    async writeConfig(segment, value) {
+      const path = configPath(options.root, segment);
+      // no expiry: the override record outlives every process
+      if (value !== undefined) await cmd.set(path, value);
+      else await cmd.del(path);
     },
     unwatch(segment) {
       const follow = follows.get(segment);

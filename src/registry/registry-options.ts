@@ -1,6 +1,6 @@
 /**
  * Resolving `RegistryOptions`: defaults, then the options passed in code, then the address's query
- * parameters (`?ttl=5000&root=/callisto&maxBackoff=5000`), which are the most specific. Validated once.
+ * parameters (`?ttl=5000&root=/callisto&maxBackoff=5000&overridePoll=500`), which are the most specific. Validated once.
  */
 import { RpcError } from '../core/rpc-error.js';
 import { DEFAULT_REGISTRY_OPTIONS, type RegistryAddress, type RegistryOptions } from './registry.js';
@@ -27,6 +27,9 @@ export function resolveRegistryOptions(
   if (ttl !== undefined) merged.ttlMs = positiveInt(address, 'ttl', ttl, 1);
   const backoff = params['maxBackoff'] ?? params['maxBackoffMs'];
   if (backoff !== undefined) merged.maxBackoffMs = positiveInt(address, 'maxBackoff', backoff, 1);
+  const poll = params['overridePoll'] ?? params['overridePollMs'];
+  if (poll !== undefined) merged.overridePollMs = positiveInt(address, 'overridePoll', poll, 10);
+  merged.overridePollMs = positiveInt(address, 'overridePollMs', merged.overridePollMs, 10);
   if (params['root'] !== undefined) merged.root = params['root'];
   merged.ttlMs = positiveInt(address, 'ttlMs', merged.ttlMs, 1);
   merged.maxBackoffMs = positiveInt(address, 'maxBackoffMs', merged.maxBackoffMs, 1);

@@ -3,6 +3,7 @@
  *
  *   <root>/<service>:<version>/providers/<host>:<port>   -> provider record (JSON)
  *   <root>/<service>:<version>/consumers/<host>:<pid>:<instance>    -> consumer record (JSON)
+ *   <root>/<service>:<version>/config                    -> override record (JSON, override-record.ts)
  *
  * `<service>:<version>` is `servicePathSegment(key)` (the group, when set, is prefixed and URL-encoded).
  */
@@ -23,6 +24,11 @@ export function providersPath(root: string, segment: string): string {
 /** `<root>/<segment>/consumers` (no trailing slash). */
 export function consumersPath(root: string, segment: string): string {
   return `${root}/${segment}/consumers`;
+}
+
+/** `<root>/<segment>/config`: the override record of runtime control (persistent). */
+export function configPath(root: string, segment: string): string {
+  return `${root}/${segment}/config`;
 }
 
 /** Where a provider record lives. */

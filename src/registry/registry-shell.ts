@@ -23,6 +23,7 @@ import type {
   ServiceListing,
 } from './registry.js';
 import { operationTimeoutMs } from './registry-options.js';
+import { createOverrideFollower } from './registry-overrides.js';
 import { consumerPath, encodeRecord, normalizeProviders, providerPath, segmentOf } from './registry-paths.js';
 import { withTimeout } from './timing.js';
 
@@ -72,6 +73,13 @@ export interface RegistryDriver {
   catalog?(): Promise<Map<string, EntryCounts>>;
   /** The stored consumer entries of a segment (none when it has none). Without it, no `consumers()`. */
   consumerEntries?(segment: string): Promise<StoredEntry[]>;
+  /**
+   * The stored override record of a segment (`<root>/<segment>/config`), undefined when there is none.
+   * With `writeConfig`, gives the registry its runtime control (registry-overrides.ts).
+   */
+  readConfig?(segment: string): Promise<string | Uint8Array | undefined>;
+  /** Writes the override record of a segment, persistent (no lease, TTL or session); undefined deletes it. */
+  writeConfig?(segment: string, value: string | undefined): Promise<void>;
   /** Releases every connection, timer and watcher. */
   close(): Promise<void>;
 }
@@ -242,6 +250,20 @@ export function createRegistryShell(
     return records.sort((a, b) => (a.host === b.host ? a.pid - b.pid : a.host < b.host ? -1 : 1));
   };
 
+  const overrides =
+    driver.readConfig && driver.writeConfig
+      ? createOverrideFollower({
+          read: driver.readConfig.bind(driver),
+          write: driver.writeConfig.bind(driver),
+          pollMs: options.overridePollMs,
+          timeoutMs: operationTimeoutMs(options),
+          location: (segment) => `${options.root}/${segment}/config`,
+          log,
+          ensureOpen: (what) => ensureOpen(what),
+          connected: () => status === 'connected',
+        })
+      : undefined;
+
   const ensureOpen = (what: string): void => {
     if (closing) throw new RpcError('Shutdown', `registry ${address.raw} is closed (${what})`);
   };
@@ -259,6 +281,13 @@ export function createRegistryShell(
   return {
     ...(driver.catalog ? { services } : {}),
     ...(driver.consumerEntries ? { consumers } : {}),
+    ...(overrides
+      ? {
+          readOverrides: overrides.read,
+          writeOverrides: overrides.write,
+          watchOverrides: overrides.watch,
+        }
+      : {}),
     kind,
     location,
     get status() {
@@ -353,6 +382,7 @@ export function createRegistryShell(
         for (const sub of subscriptions.values()) for (const entry of sub.entries) entry.failed(closedError);
         subscriptions.clear();
         statusListeners.clear();
+        overrides?.close();
         if (paths.length > 0) {
           let timer: NodeJS.Timeout | undefined;
           const bound = new Promise<void>((resolve) => {

@@ -31,6 +31,7 @@
  *   listing after about 10,000 keys) and reject when the server cannot be asked.
  */
 import type { ServiceKey } from '../core/service-key.js';
+import type { ServiceOverrides } from './override-record.js';
 import type { ConsumerRecord, ProviderRecord } from './provider-record.js';
 
 export type ProviderListener = (providers: ProviderRecord[]) => void;
@@ -82,7 +83,23 @@ export interface Registry {
    * operators' tools; rejects when the server cannot be asked. Optional.
    */
   consumers?(key: ServiceKey): Promise<ConsumerRecord[]>;
+  /**
+   * Runtime control (docs/governance.md): the override record of a service key, checked where read (a
+   * malformed record or entry is skipped and logged once). Persistent: it outlives every process.
+   * Optional; every built-in server-backed kind and `file` have it.
+   */
+  readOverrides?(key: ServiceKey): Promise<ServiceOverrides>;
+  /** Replaces the override record of a service key (overrides that change nothing delete it). */
+  writeOverrides?(key: ServiceKey, overrides: ServiceOverrides): Promise<void>;
+  /**
+   * Follows the override record of a service key: `listener` gets the checked overrides once read and
+   * again on every change (read every `overridePollMs`). Resolves after the first read, or its failure
+   * (then the listener is called once the server answers). The returned function stops following.
+   */
+  watchOverrides?(key: ServiceKey, listener: OverrideListener): Promise<() => void>;
 }
+
+export type OverrideListener = (overrides: ServiceOverrides) => void;
 
 /** One service key a registry holds live entries for, as `services()` lists it. */
 export interface ServiceListing {
@@ -111,6 +128,8 @@ export interface RegistryOptions {
   root: string;
   /** Upper bound of the reconnect backoff. Default 5000. */
   maxBackoffMs: number;
+  /** How often a followed override record is read (runtime control, docs/governance.md). Default 500. */
+  overridePollMs: number;
   /** Logs transitions; default writes nothing. */
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
@@ -119,6 +138,7 @@ export const DEFAULT_REGISTRY_OPTIONS: RegistryOptions = {
   ttlMs: 10_000,
   root: '/callisto',
   maxBackoffMs: 5_000,
+  overridePollMs: 500,
   log: () => {},
 };
 

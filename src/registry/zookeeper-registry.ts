@@ -14,13 +14,14 @@
  * - Disconnection keeps the session (the library reconnects, here with our bounded backoff) and the last
  *   lists; on reconnect every list is re-read. Session expiry opens a new session, re-creates every
  *   ephemeral node and re-reads every subscription.
+ * - The override record (`<root>/<seg>/config`, runtime control) is a PERSISTENT node with the JSON as data.
  */
 
 import { loadOptionalPackage } from './load-optional.js';
 import type { StoredEntry } from './record-reader.js';
 import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
 import { operationTimeoutMs, resolveRegistryOptions } from './registry-options.js';
-import { consumersPath, providersPath } from './registry-paths.js';
+import { configPath, consumersPath, providersPath } from './registry-paths.js';
 import {
   createRegistryShell,
   type EntryCounts,
@@ -429,6 +430,33 @@ function createZooKeeperDriver(zk: ZkModule, context: RegistryContext): Registry
         }
       }
       return entries;
+    },
+    async readConfig(segment) {
+      const s = await connectedSession();
+      try {
+        return (
+          (await s.run<Buffer | null>((cb) =>
+            s.client.getData(configPath(options.root, segment), undefined, cb),
+          )) ?? undefined
+        );
+      } catch (error) {
+        if (zkErrorCode(error) === NO_NODE) return undefined;
+        throw error;
+      }
+    },
+    async writeConfig(segment, value) {
+      const s = await connectedSession();
+      const path = configPath(options.root, segment);
+      if (value === undefined) return removeNode(s, path);
+      const data = Buffer.from(value);
+      try {
+        await s.run((cb) => s.client.setData(path, data, -1, cb));
+      } catch (error) {
+        if (zkErrorCode(error) !== NO_NODE) throw error;
+        // a PERSISTENT node: the override record outlives every session
+        await s.run<string>((cb) => s.client.mkdirp(path, cb));
+        await s.run((cb) => s.client.setData(path, data, -1, cb));
+      }
     },
     unwatch(segment) {
       follows.delete(segment);

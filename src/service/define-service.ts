@@ -2,15 +2,16 @@
  * `defineService<T>(name, options)` — the contract both sides share. Service identity is
  * name + version (+ group).
  */
+
+import { parseConfig } from '../config/describe-schema.js';
 import type { ErrorDeclaration } from '../core/error-payload.js';
 import type { ServiceKey } from '../core/service-key.js';
+import { checkCacheable, type ResultCacheOptions, resultCacheSchema } from '../governance/cache-options.js';
 import { bindProtobuf, type ProtobufBinding, type ProtobufDeclaration } from '../serialization/protobuf.js';
 import type { ArgumentsSchema, MethodNames } from './service-types.js';
 
-/** What a definition may declare about one method. */
-export interface MethodDeclaration {
-  /** May be executed more than once: retries and failover apply. Default false. */
-  idempotent?: boolean;
+/** What every method declaration may say (see MethodDeclaration). */
+export interface MethodDeclarationBase {
   /** Fire-and-forget: the consumer does not wait for a result. Default false. */
   oneway?: boolean;
   /** Default timeout of this method, ms. Default: the reference's. */
@@ -20,6 +21,21 @@ export interface MethodDeclaration {
   /** The answer of this method when the reference is in mock mode and no mock implementation has it. */
   mock?: (...args: never[]) => unknown;
 }
+
+/**
+ * How a method is declared. `idempotent: true` (may be executed more than once: retries and failover
+ * apply; default false) is what allows `cache` (the consumers' result cache, docs/governance.md): a
+ * cache on a method not declared idempotent does not compile, and is refused at run time too.
+ */
+export type MethodDeclaration = MethodDeclarationBase &
+  (
+    | {
+        idempotent: true;
+        /** Consumers reuse an answer for the same arguments for `ttlMs`, at most `max` answers. Default none. */
+        cache?: ResultCacheOptions;
+      }
+    | { idempotent?: boolean; cache?: undefined }
+  );
 
 /** One declaration for each method of `T`, none left out. */
 export type DeclaredMethods<T> = { [K in MethodNames<T>]: MethodDeclaration };
@@ -72,7 +88,10 @@ export function defineService<T>(
   }
   const methods = options.methods as Record<string, MethodDeclaration> | undefined;
   if (methods) {
-    for (const method of Object.keys(methods)) assertMethodName(name, method);
+    for (const method of Object.keys(methods)) {
+      assertMethodName(name, method);
+      checkDeclaredCache(name, method, methods[method]);
+    }
   }
   return Object.freeze({
     name,
@@ -117,4 +136,18 @@ function assertMethodName(service: string, method: string): void {
   if (isForbiddenMethodName(method)) {
     throw new TypeError(`service ${service} cannot declare a method named "${method}"`);
   }
+}
+
+/** A declared cache: well-formed, and on an idempotent, answering method (a ConfigError otherwise). */
+function checkDeclaredCache(
+  service: string,
+  method: string,
+  declaration: MethodDeclaration | undefined,
+): void {
+  const cache = declaration?.cache;
+  if (cache === undefined) return;
+  const key = `defineService(${service}).methods.${method}.cache`;
+  const source = `code, defineService(${service})`;
+  parseConfig(resultCacheSchema, cache, { keyPrefix: `${key}.`, sourceOf: () => source });
+  checkCacheable(key, cache, declaration!, source);
 }

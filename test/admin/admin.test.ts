@@ -158,7 +158,27 @@ describe('admin endpoints', () => {
       keys: Array<{ key: string; value: unknown }>;
     };
     // the token itself is never shown
-    expect(config.keys.find((entry) => entry.key === 'admin.token')!.value).toBe('***');
+    expect(config.keys.find((entry) => entry.key === 'admin.token')!.value).toBe('(hidden)');
+  });
+
+  it('never show a secret in /config: auth tokens, the JWT secret, consumer credentials', async () => {
+    const app = await testApp({
+      admin: { enabled: true },
+      server: {
+        auth: {
+          tokens: { orders: 'orders-secret-token-0123456789' },
+          jwtSecret: 'jwt-secret-0123456789abcdef0123456789',
+          defaultAccess: 'allow',
+        },
+      },
+      consumer: { credentials: 'consumer-credentials-0123456789' },
+    });
+    await app.start();
+    const text = await (await fetch(url(app, '/config'))).text();
+    for (const secret of ['orders-secret', 'jwt-secret', 'consumer-credentials']) {
+      expect(text).not.toContain(secret);
+    }
+    expect(text).toContain('(hidden)');
   });
 
   it('hold at most 64 connections: more are closed as they arrive', async () => {

@@ -22,6 +22,10 @@ const COMMANDS = [
   ['config', 'explain'],
   ['doctor'],
   ['gateway'],
+  ['disable'],
+  ['enable'],
+  ['weight'],
+  ['mock'],
 ];
 
 describe('callisto --help', () => {
@@ -43,7 +47,17 @@ describe('callisto --help', () => {
 
   it('the top-level help lists the commands and the exit codes', async () => {
     const result = await runCli(cli, ['--help']);
-    for (const command of ['ls', 'call', 'bench', 'config', 'doctor']) {
+    for (const command of [
+      'ls',
+      'call',
+      'bench',
+      'config',
+      'doctor',
+      'disable',
+      'enable',
+      'weight',
+      'mock',
+    ]) {
       expect(result.stdout).toMatch(new RegExp(`\\n {2}${command} `));
     }
     expect(result.stdout).toMatch(

@@ -255,6 +255,20 @@ describe('the provider position', () => {
 });
 
 describe('defineFilter', () => {
+  it("keeps waiting filters out from between admission and decode (they share the connection's bytes in one turn)", () => {
+    expect(() =>
+      defineFilter({ name: 'slow', position: 'provider', order: 320, filter: (next) => next }),
+    ).toThrow(/orders between 300 and 350 .* take start\/end hooks only/);
+    // hooks may sit there (rate limits do), and wrapping filters anywhere else
+    expect(defineFilter({ name: 'quick', position: 'provider', order: 320, start() {} }).order).toBe(320);
+    expect(
+      defineFilter({ name: 'outer', position: 'provider', order: 300, filter: (next) => next }).order,
+    ).toBe(300);
+    expect(
+      defineFilter({ name: 'inner', position: 'provider', order: 350, filter: (next) => next }).order,
+    ).toBe(350);
+  });
+
   it('says what is wrong with a filter, and where a filter of another position was given', async () => {
     expect(() => defineFilter({ name: '', position: 'call', filter: (next) => next })).toThrow(/name/);
     expect(() => defineFilter({ name: 'x', position: 'server' as never, filter: (next) => next })).toThrow(

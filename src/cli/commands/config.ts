@@ -1,6 +1,6 @@
 /** `callisto config explain`: the effective configuration and where each value comes from. */
 import { Command } from 'commander';
-import { ConfigError, callisto, DEFAULT_CONFIG, loadConfigWithSources } from '../../index.js';
+import { ConfigError, callisto, DEFAULT_CONFIG, loadConfigWithSources, redactConfig } from '../../index.js';
 import { configMistake } from '../cli-app.js';
 import { addCommonOptions, type CommonOptions } from '../options.js';
 import { type CliIo, createOutput } from '../output.js';
@@ -24,11 +24,16 @@ type Plain = Record<string, unknown>;
 const isPlain = (value: unknown): value is Plain =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Every key of the configuration with its value: nested sections flattened, lists and `tags` whole. */
+/** Keys whose value is one object, shown whole (as the loader sets them): `tags`, `limits`, `tokens`. */
+const WHOLE_OBJECT_KEYS = new Set(['tags', 'limits', 'tokens']);
+
+/** Every key of the configuration with its value: nested sections flattened, lists, `tags`, `limits` and `tokens` whole. */
 function leaves(value: Plain, prefix = ''): Array<[string, unknown]> {
   return Object.entries(value).flatMap(
     ([key, child]): Array<[string, unknown]> =>
-      isPlain(child) && key !== 'tags' ? leaves(child, `${prefix}${key}.`) : [[prefix + key, child]],
+      isPlain(child) && !WHOLE_OBJECT_KEYS.has(key)
+        ? leaves(child, `${prefix}${key}.`)
+        : [[prefix + key, child]],
   );
 }
 
@@ -75,7 +80,8 @@ async function runExplain(io: CliIo, options: ExplainOptions): Promise<void> {
     throw error;
   }
   const defaults = new Map(leaves(DEFAULT_CONFIG as unknown as Plain));
-  const values = leaves(loaded.config as unknown as Plain)
+  // secrets (tokens, the JWT secret, credentials, PEM keys) are shown as (hidden)
+  const values = leaves(redactConfig(loaded.config) as unknown as Plain)
     .map(([key, value]) => {
       const source = loaded.sourceOf(key);
       return {

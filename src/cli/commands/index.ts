@@ -1,7 +1,6 @@
 /**
  * The commands, one file each. Each is a factory taking the streams it writes to and returning a
- * commander Command; `program.ts` adds them in this order. Still to come, each in its own file, on the
- * runtime control of the "Security and traffic governance" issue: `disable`, `enable`, `weight`, `mock`.
+ * commander Command; `program.ts` adds them in this order.
  */
 import type { Command } from 'commander';
 import type { CliIo } from '../output.js';
@@ -9,9 +8,13 @@ import { benchCommand } from './bench.js';
 import { callCommand } from './call.js';
 import { configCommand } from './config.js';
 import { dashboardCommand } from './dashboard.js';
+import { disableCommand } from './disable.js';
 import { doctorCommand } from './doctor.js';
+import { enableCommand } from './enable.js';
 import { gatewayCommand } from './gateway.js';
 import { lsCommand } from './ls.js';
+import { mockCommand } from './mock.js';
+import { weightCommand } from './weight.js';
 
 export const COMMANDS: ReadonlyArray<(io: CliIo) => Command> = [
   lsCommand,
@@ -20,5 +23,9 @@ export const COMMANDS: ReadonlyArray<(io: CliIo) => Command> = [
   configCommand,
   doctorCommand,
   gatewayCommand,
+  disableCommand,
+  enableCommand,
+  weightCommand,
+  mockCommand,
   dashboardCommand,
 ];

@@ -1,0 +1,103 @@
+/**
+ * What `disable`, `enable`, `weight` and `mock` share: the registry (`--registry` or the configured one,
+ * connected within `--timeout` or exit 3), the service key (`--version`, `--group`), one change through
+ * the registry's runtime control (callisto/registry `createRegistryControl`), and the overrides in force
+ * after it, printed as a line per override or, with `--json`, as one document.
+ */
+import { type Command, InvalidArgumentError } from 'commander';
+import { createRegistryControl, type RegistryControl, type ServiceOverrides } from '../registry/index.js';
+import { openCliApp } from './cli-app.js';
+import { CliError, ExitCode, unreachableError, usageError } from './exit-codes.js';
+import { addCommonOptions, addRegistryOption, type CommonOptions, milliseconds } from './options.js';
+import { type CliIo, createOutput, type Output } from './output.js';
+import { openRegistry, registryAddressOf } from './registry-connection.js';
+
+export interface ControlOptions extends CommonOptions {
+  registry?: string;
+  version: string;
+  group?: string;
+  timeout: number;
+}
+
+/** `host:port`, for commander. */
+export function providerAddress(text: string): string {
+  const match = /^([^\s:]+|\[[^\]\s]+\]):(\d{1,5})$/.exec(text);
+  const port = Number(match?.[2]);
+  if (!match || port < 1 || port > 65535) {
+    throw new InvalidArgumentError('expected host:port, as `callisto ls <service>` lists the providers');
+  }
+  return text;
+}
+
+/** `--registry`, `--version`, `--group`, `--timeout` and the common options. */
+export function addControlOptions(command: Command): Command {
+  addRegistryOption(command, 'the registry that holds the service')
+    .option('--version <version>', 'service version', '1.0.0')
+    .option('--group <group>', 'service group (default: none)')
+    .option('--timeout <ms>', 'how long the registry may take to connect and answer', milliseconds, 5_000);
+  return addCommonOptions(command);
+}
+
+/** One sentence per override in force. */
+function describeOverrides(overrides: ServiceOverrides): string[] {
+  const lines: string[] = [];
+  if (overrides.disabled) lines.push('service disabled');
+  for (const provider of overrides.disabledProviders) lines.push(`provider ${provider} disabled`);
+  for (const [provider, weight] of Object.entries(overrides.weights)) {
+    lines.push(`provider ${provider} weight ${weight}`);
+  }
+  for (const [method, mode] of Object.entries(overrides.mocks)) lines.push(`method ${method} mock ${mode}`);
+  return lines;
+}
+
+/**
+ * Opens the registry, runs `change` through its control, then prints `done` and the overrides in force.
+ * A refused change (an unregistered provider) exits 1; a bad value 2; an unreachable registry 3.
+ */
+export async function runControl(
+  io: CliIo,
+  service: string,
+  options: ControlOptions,
+  action: { readonly command: string; readonly doing: string },
+  change: (control: RegistryControl, key: { version: string; group: string }) => Promise<void>,
+  done: string,
+): Promise<void> {
+  const output: Output = createOutput(io, { json: options.json ?? false });
+  const app = await openCliApp(options, output);
+  try {
+    const opened = await openRegistry(app, registryAddressOf(app), options.timeout, (m) => output.warn(m));
+    const control = createRegistryControl(opened.address, { open: async () => opened.registry });
+    const key = { version: options.version, group: options.group ?? '' };
+    try {
+      try {
+        await change(control, key);
+      } catch (error) {
+        if (error instanceof TypeError) throw usageError(error.message);
+        if (/timed out/.test((error as Error).message)) {
+          throw unreachableError(`cannot ${action.doing} at ${opened.location}: ${(error as Error).message}`);
+        }
+        throw new CliError(ExitCode.Failed, `cannot ${action.doing}: ${(error as Error).message}`);
+      }
+      const overrides = await control.overrides(service, key);
+      if (output.json) {
+        output.document({
+          registry: opened.location,
+          service,
+          version: key.version,
+          group: key.group,
+          action: action.command,
+          overrides,
+        });
+        return;
+      }
+      const label = `${service} ${key.version}${key.group ? ` group ${key.group}` : ''}`;
+      output.line(`${done} (${label} at ${opened.location}; consumers apply it within about a second)`);
+      const lines = describeOverrides(overrides);
+      output.line(lines.length === 0 ? 'overrides now: none' : `overrides now: ${lines.join('; ')}`);
+    } finally {
+      await control.close();
+    }
+  } finally {
+    await app.close();
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * `access-log` (provider, order 150: outermost after `shutdown`, so refusals by `auth`, `access` and the
+ * limits are logged too): one line per call through the app's logger, with the caller's identity (or
+ * `-` when none was established), its address, the method, the duration and the outcome (`OK` or the
+ * error code). Never the arguments, the attachments or credentials.
+ *
+ *   access example.UserService.getUser caller=orders(jwt) from=127.0.0.1:53122 outcome=OK 0.41ms
+ */
+import { defineFilter, type NamedFilter } from '../core/filter.js';
+import type { Invocation } from '../core/invocation.js';
+import { RpcError } from '../core/rpc-error.js';
+
+export const ACCESS_LOG_FILTER_ORDER = 150;
+
+export interface AccessLogOptions {
+  /** Where lines go (the app's logger's `info`). */
+  readonly write: (line: string) => void;
+  /** Which services are logged; default every one this filter is given to. */
+  readonly services?: ((service: string) => boolean) | undefined;
+}
+
+export function accessLogFilter(options: AccessLogOptions): NamedFilter {
+  const { write, services } = options;
+  const started = new WeakMap<Invocation, number>();
+  return defineFilter({
+    name: 'access-log',
+    position: 'provider',
+    order: ACCESS_LOG_FILTER_ORDER,
+    start(invocation) {
+      if (services === undefined || services(invocation.service.name)) {
+        started.set(invocation, performance.now());
+      }
+    },
+    end(invocation, error) {
+      const at = started.get(invocation);
+      if (at === undefined) return;
+      started.delete(invocation);
+      const identity = invocation.identity;
+      const caller = identity === undefined ? '-' : `${identity.id}(${identity.via})`;
+      const outcome = error === undefined ? 'OK' : RpcError.is(error) ? error.code : 'ProviderError';
+      write(
+        `access ${invocation.service.name}.${invocation.method} caller=${caller} from=${invocation.remoteAddress ?? '-'} outcome=${outcome} ${(performance.now() - at).toFixed(2)}ms`,
+      );
+    },
+  });
+}

@@ -1,0 +1,212 @@
+/**
+ * Runtime control through a registry (docs/governance.md), for operators' tools (the CLI, the
+ * dashboard) and apps: disable or enable a service or one of its providers, change a provider's weight,
+ * switch a method's mock. Each change reads the service's override record, changes it and writes it back
+ * (last writer wins: operators are few); every consumer following the service applies it within about a
+ * second (the registry's `overridePollMs`, 500 by default), and it outlives every process.
+ *
+ * A provider named in `disable` or `setWeight` must be registered now (a typo fails here, not silently
+ * in every consumer); `enable` accepts any address, so a record naming a provider that left can be
+ * cleaned up.
+ */
+import type { ServiceKey } from '../core/service-key.js';
+import { createRegistry } from './create-registry.js';
+import {
+  emptyOverrides,
+  isMethodName,
+  isOverrideWeight,
+  isProviderAddress,
+  type MockMode,
+  type ServiceOverrides,
+} from './override-record.js';
+import { providerAddress } from './provider-record.js';
+import { MAX_PROVIDER_WEIGHT } from './record-validation.js';
+import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
+import { withTimeout } from './timing.js';
+
+/** Which service key (default version `1.0.0`, no group). */
+export interface ControlKeyOptions {
+  readonly version?: string;
+  readonly group?: string;
+}
+
+/** Which service key, and optionally one of its providers (`host:port`). */
+export interface ControlTargetOptions extends ControlKeyOptions {
+  readonly provider?: string;
+}
+
+export interface RegistryControl {
+  /** Disables the service (every provider), or with `provider` that provider only. */
+  disable(service: string, opts?: ControlTargetOptions): Promise<void>;
+  /** Undoes `disable`: the service, or with `provider` that provider. */
+  enable(service: string, opts?: ControlTargetOptions): Promise<void>;
+  /** Overrides a provider's weight (0..10000; 0: never picked while others are up). */
+  setWeight(service: string, provider: string, weight: number, opts?: ControlKeyOptions): Promise<void>;
+  /** Switches a method's mock: `force` (answer from the mock, never call), `fail` (on failure), `off`. */
+  setMock(service: string, method: string, mode: MockMode | 'off', opts?: ControlKeyOptions): Promise<void>;
+  /** The current overrides of a service key. */
+  overrides(service: string, opts?: ControlKeyOptions): Promise<ServiceOverrides>;
+  /** Removes every override of a service key. */
+  clear(service: string, opts?: ControlKeyOptions): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** What `createRegistryControl` takes besides the address. */
+export interface RegistryControlOptions {
+  /** Registry options (the address's query parameters win). */
+  readonly registry?: Partial<RegistryOptions>;
+  /** Opens the registry (default: the built-in kinds); the CLI passes its own. */
+  readonly open?: (address: string | RegistryAddress) => Promise<Registry>;
+}
+
+export const DEFAULT_CONTROL_VERSION = '1.0.0';
+
+/** How long `disable` / `setWeight` wait for the provider list of the service they name. */
+export const CONTROL_LIST_TIMEOUT_MS = 5_000;
+
+function keyOf(service: string, opts: ControlKeyOptions = {}): ServiceKey {
+  if (typeof service !== 'string' || service === '') {
+    throw new TypeError(`service must be a non-empty service name, not ${JSON.stringify(service)}`);
+  }
+  return { name: service, version: opts.version ?? DEFAULT_CONTROL_VERSION, group: opts.group ?? '' };
+}
+
+function describeKey(key: ServiceKey): string {
+  return `${key.name} (version ${key.version}${key.group ? `, group ${key.group}` : ''})`;
+}
+
+function checkProvider(provider: unknown): string {
+  if (!isProviderAddress(provider)) {
+    throw new TypeError(
+      `provider must be host:port (as the registry lists it), not ${JSON.stringify(provider)}`,
+    );
+  }
+  return provider;
+}
+
+export function createRegistryControl(
+  address: string | RegistryAddress,
+  options: RegistryControlOptions = {},
+): RegistryControl {
+  const open = options.open ?? ((where) => createRegistry(where, options.registry ?? {}));
+  let opened: Promise<Registry> | undefined;
+  let closed = false;
+  const raw = typeof address === 'string' ? address : address.raw;
+
+  const registry = async (): Promise<Registry> => {
+    if (closed) throw new Error(`registry control of ${raw} is closed`);
+    opened ??= open(address);
+    const value = await opened;
+    if (!value.readOverrides || !value.writeOverrides) {
+      throw new Error(`registry ${raw} (${value.kind}) has no runtime control (no override record)`);
+    }
+    return value;
+  };
+
+  /** Reads, changes and writes back the override record of `key`. */
+  const change = async (key: ServiceKey, apply: (overrides: ServiceOverrides) => void): Promise<void> => {
+    const target = await registry();
+    const overrides = await target.readOverrides!(key);
+    apply(overrides);
+    await target.writeOverrides!(key, overrides);
+  };
+
+  /** Throws unless `provider` is registered for `key` now. */
+  const ensureRegistered = async (key: ServiceKey, provider: string): Promise<void> => {
+    const target = await registry();
+    let listed: string[] = [];
+    const subscribed = target.subscribe(key, (records) => {
+      listed = records.map(providerAddress);
+    });
+    try {
+      (await withTimeout(subscribed, CONTROL_LIST_TIMEOUT_MS, `reading the providers of ${key.name}`))();
+    } catch (error) {
+      subscribed.then(
+        (stop) => stop(),
+        () => {},
+      );
+      throw error;
+    }
+    if (!listed.includes(provider)) {
+      throw new Error(
+        `no provider ${provider} is registered for ${describeKey(key)} in ${raw}; registered: ${
+          listed.length > 0 ? listed.join(', ') : 'none'
+        }`,
+      );
+    }
+  };
+
+  return {
+    async disable(service, opts = {}) {
+      const key = keyOf(service, opts);
+      if (opts.provider === undefined) {
+        await change(key, (overrides) => {
+          overrides.disabled = true;
+        });
+        return;
+      }
+      const provider = checkProvider(opts.provider);
+      await ensureRegistered(key, provider);
+      await change(key, (overrides) => {
+        if (!overrides.disabledProviders.includes(provider)) overrides.disabledProviders.push(provider);
+      });
+    },
+    async enable(service, opts = {}) {
+      const key = keyOf(service, opts);
+      if (opts.provider === undefined) {
+        await change(key, (overrides) => {
+          overrides.disabled = false;
+        });
+        return;
+      }
+      const provider = checkProvider(opts.provider);
+      await change(key, (overrides) => {
+        overrides.disabledProviders = overrides.disabledProviders.filter((entry) => entry !== provider);
+      });
+    },
+    async setWeight(service, provider, weight, opts = {}) {
+      const key = keyOf(service, opts);
+      checkProvider(provider);
+      if (!isOverrideWeight(weight)) {
+        throw new TypeError(
+          `weight must be an integer from 0 to ${MAX_PROVIDER_WEIGHT}, not ${JSON.stringify(weight)}`,
+        );
+      }
+      await ensureRegistered(key, provider);
+      await change(key, (overrides) => {
+        overrides.weights[provider] = weight;
+      });
+    },
+    async setMock(service, method, mode, opts = {}) {
+      const key = keyOf(service, opts);
+      if (!isMethodName(method))
+        throw new TypeError(`method must be a method name, not ${JSON.stringify(method)}`);
+      if (mode !== 'force' && mode !== 'fail' && mode !== 'off') {
+        throw new TypeError(`mock mode must be force, fail or off, not ${JSON.stringify(mode)}`);
+      }
+      await change(key, (overrides) => {
+        if (mode === 'off') delete overrides.mocks[method];
+        else overrides.mocks[method] = mode;
+      });
+    },
+    async overrides(service, opts = {}) {
+      const key = keyOf(service, opts);
+      return (await registry()).readOverrides!(key);
+    },
+    async clear(service, opts = {}) {
+      const key = keyOf(service, opts);
+      await (await registry()).writeOverrides!(key, emptyOverrides());
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      const current = opened;
+      opened = undefined;
+      if (current)
+        await current.then(
+          (value) => value.close(),
+          () => {},
+        );
+    },
+  };
+}
