@@ -7,7 +7,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { callisto, defineService } from '../src/index.js';
 import {
-  HAS_ADMIN,
   launchBrowser,
   openPage,
   type ProviderProcess,
@@ -29,7 +28,7 @@ const providers: ProviderProcess[] = [];
 let stop = false;
 try {
   for (const application of ['inventory-eu', 'inventory-eu', 'inventory-us']) {
-    providers.push(await startProvider({ registry: registry.address, application, admin: HAS_ADMIN }));
+    providers.push(await startProvider({ registry: registry.address, application, admin: true }));
   }
   const consumer = await callisto({
     application: 'storefront',
@@ -53,7 +52,7 @@ try {
       const { page, close } = await openPage(browser, `${dashboard.url}${hash}`, { width, height: 800 });
       try {
         await page.locator(ready).first().waitFor({ timeout: SEE_MS });
-        if (HAS_ADMIN && hash.endsWith('Inventory')) {
+        if (hash.endsWith('Inventory')) {
           // a few seconds of figures so the lines have a shape
           const chart = page.locator('.chart').first();
           for (let i = 0; i < 100 && Number(await chart.getAttribute('data-points')) < 8; i++) {

@@ -24,12 +24,10 @@ export class ActionInputError extends Error {
 }
 
 export interface Actions {
-  /** Whether this build has the runtime control (`createRegistryControl`). */
-  readonly available: boolean;
   /** Checks a request body against the key's current providers and methods. */
   check(body: unknown, providers: readonly string[]): ActionRequest;
   apply(request: ActionRequest, registries: readonly string[]): Promise<void>;
-  /** The overrides in force (from the first registry that answers), or undefined without control. */
+  /** The overrides in force, from the first registry that answers (undefined when none lists the key). */
   overrides(key: ServiceKey, registries: readonly string[]): Promise<ServiceOverrides | undefined>;
   close(): Promise<void>;
 }
@@ -40,12 +38,12 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 const ACTIONS: readonly ActionName[] = ['disable', 'enable', 'weight', 'mock'];
 const MODES = ['force', 'fail', 'off'] as const;
 
-export function createActions(create: ((address: string) => RegistryControl) | undefined): Actions {
+export function createActions(create: (address: string) => RegistryControl): Actions {
   const controls = new Map<string, RegistryControl>();
   const controlOf = (address: string): RegistryControl => {
     let control = controls.get(address);
     if (!control) {
-      control = create!(address);
+      control = create(address);
       controls.set(address, control);
     }
     return control;
@@ -53,7 +51,6 @@ export function createActions(create: ((address: string) => RegistryControl) | u
   const keyOptions = (key: ServiceKey) => ({ version: key.version, group: key.group });
 
   return {
-    available: create !== undefined,
     check(body, providers) {
       if (!isRecord(body)) throw new ActionInputError('the request is not a JSON object');
       const action = body['action'];
@@ -100,7 +97,6 @@ export function createActions(create: ((address: string) => RegistryControl) | u
       }
     },
     async apply(request, registries) {
-      if (!create) throw new ActionInputError('this build of Callisto has no runtime control');
       const options = keyOptions(request.key);
       const service = request.key.name;
       await Promise.all(
@@ -117,7 +113,6 @@ export function createActions(create: ((address: string) => RegistryControl) | u
       );
     },
     async overrides(key, registries) {
-      if (!create) return undefined;
       let lastError: unknown;
       for (const address of registries) {
         try {

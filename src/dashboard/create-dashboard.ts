@@ -50,7 +50,7 @@ export interface Dashboard {
 export interface DashboardDependencies {
   /** The app calls from the page go through (its registries are the dashboard's). */
   readonly app: CallistoApp;
-  /** Replaces the registry's runtime control (tests); default `createRegistryControl` when present. */
+  /** Replaces the registry's runtime control; default `createRegistryControl` of `callisto/registry`. */
   readonly control?: ((address: string) => RegistryControl) | undefined;
   /** Where registry warnings go. */
   readonly log?: (message: string) => void;
@@ -128,7 +128,6 @@ export async function createDashboard(
           body,
           providersOf(watched!).map((p) => `${p.host}:${p.port}`),
         );
-        if (!actions.available) throw new HttpError(501, 'this build of Callisto has no runtime control');
         await actions.apply(
           action,
           watched!.lists.map((list) => list.registry),

@@ -25,8 +25,6 @@ export const METRICS_NEED_ADMIN =
   'metrics need admin endpoints: enable `admin` on providers (admin: { enabled: true } in their configuration)';
 export const CONFIG_NEEDS_ADMIN =
   'the configuration needs admin endpoints: enable `admin` on providers (admin: { enabled: true } in their configuration)';
-export const ACTIONS_NEED_CONTROL =
-  'actions need the runtime control (createRegistryControl of callisto/registry), which this build does not have';
 
 export interface ViewContext {
   readonly watch: RegistryWatch;
@@ -73,7 +71,6 @@ export function overview(context: ViewContext) {
     time: Date.now(),
     registries: context.watch.registries(),
     services,
-    actions: context.actions.available,
   };
 }
 
@@ -222,9 +219,7 @@ export async function serviceView(
           ...(figures.reporting === 0 && providers.length > 0 ? { waiting: METRICS_NEED_ADMIN } : {}),
         },
         disabled: overrides?.disabled ?? false,
-        control: context.actions.available
-          ? { available: true, ...(controlError === undefined ? {} : { error: controlError }) }
-          : { available: false, reason: ACTIONS_NEED_CONTROL },
+        control: controlError === undefined ? {} : { error: controlError },
       };
     }),
   );

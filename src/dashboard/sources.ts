@@ -1,12 +1,16 @@
 /**
  * What the dashboard reads from outside the registries, behind one narrow interface: the providers'
- * admin endpoints (`/stats`, `/services`, `/config`, as docs/observability.md describes them) and the
- * registry's runtime control (`createRegistryControl` of `callisto/registry`). Both come from other parts
- * of Callisto; the shapes below are the ones they publish, checked where they are read.
+ * admin endpoints (`/stats`, `/services`, `/config`, as docs/observability.md describes them; their
+ * answers checked where read) and the registry's runtime control (`createRegistryControl` of
+ * `callisto/registry`).
  */
-
-import type { ProviderRecord, Registry } from '../registry/index.js';
-import * as registryApi from '../registry/index.js';
+import {
+  createRegistryControl,
+  type ProviderRecord,
+  type Registry,
+  type RegistryAddress,
+  type RegistryControl,
+} from '../registry/index.js';
 
 /** Where a provider's admin endpoints are (the record's `admin` field), when it serves them. */
 export interface AdminAddress {
@@ -51,29 +55,7 @@ export interface ServiceDeclaration {
   readonly methods: MethodDeclaration[];
 }
 
-export type MockMode = 'force' | 'fail' | 'off';
-
-export interface ServiceOverrides {
-  readonly disabled: boolean;
-  readonly disabledProviders: string[];
-  readonly weights: Record<string, number>;
-  readonly mocks: Record<string, 'force' | 'fail'>;
-}
-
-interface KeyOptions {
-  version?: string;
-  group?: string;
-}
-
-/** The runtime control of one registry (the governance part's `RegistryControl`). */
-export interface RegistryControl {
-  disable(service: string, opts?: KeyOptions & { provider?: string }): Promise<void>;
-  enable(service: string, opts?: KeyOptions & { provider?: string }): Promise<void>;
-  setWeight(service: string, provider: string, weight: number, opts?: KeyOptions): Promise<void>;
-  setMock(service: string, method: string, mode: MockMode, opts?: KeyOptions): Promise<void>;
-  overrides(service: string, opts?: KeyOptions): Promise<ServiceOverrides>;
-  close(): Promise<void>;
-}
+export type { RegistryControl, ServiceOverrides } from '../registry/index.js';
 
 /** An admin endpoint that could not be read: why, in words for the page. */
 export class AdminReadError extends Error {
@@ -230,20 +212,15 @@ export function parseServices(data: unknown): ServiceDeclaration[] {
   return out;
 }
 
-type ControlFactory = (
-  address: string,
-  options?: { open?: (address: string) => Promise<Registry> },
-) => RegistryControl;
-
 /**
- * The registry's runtime control, when this build of Callisto has it (`createRegistryControl` in
- * `callisto/registry`), opening registries with `open` (the app's extensions: user registry kinds
- * work); undefined otherwise, and the page says the actions are not available.
+ * The registry's runtime control (`createRegistryControl` of `callisto/registry`), opening registries
+ * with `open` (the app's extensions: user registry kinds work).
  */
 export function controlFactory(
   open: (address: string) => Promise<Registry>,
-): ((address: string) => RegistryControl) | undefined {
-  const create = (registryApi as Record<string, unknown>)['createRegistryControl'];
-  if (typeof create !== 'function') return undefined;
-  return (address) => (create as ControlFactory)(address, { open });
+): (address: string) => RegistryControl {
+  return (address) =>
+    createRegistryControl(address, {
+      open: (at: string | RegistryAddress) => open(typeof at === 'string' ? at : at.raw),
+    });
 }

@@ -192,13 +192,39 @@ describe('the dashboard API', () => {
     expect(notJson.status).toBe(400);
   });
 
-  it('says the runtime control is missing instead of pretending an action worked', async () => {
-    const answer = await request('/api/action', {
-      method: 'POST',
-      headers: json,
-      body: JSON.stringify({ action: 'disable', service: 'shop.Inventory', version: '1.0.0', group: '' }),
+  it('refuses an action it cannot do as asked, saying why, and changes nothing', async () => {
+    const act = async (fields: Record<string, unknown>) => {
+      const answer = await request('/api/action', {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ service: 'shop.Inventory', version: '1.0.0', group: '', ...fields }),
+      });
+      return { status: answer.status, ...JSON.parse(answer.body) };
+    };
+    expect(await act({ action: 'disable', provider: '127.0.0.1:1' })).toEqual({
+      status: 400,
+      error: '127.0.0.1:1 is not a provider of shop.Inventory 1.0.0',
     });
-    expect(answer.status).toBe(501);
+    expect(await act({ action: 'weight', provider: provider.address, weight: 10_001 })).toEqual({
+      status: 400,
+      error: 'the weight must be an integer from 0 to 10000',
+    });
+    expect(await act({ action: 'weight', weight: 5 })).toMatchObject({
+      status: 400,
+      error: expect.stringMatching(/give "provider"/),
+    });
+    expect(await act({ action: 'mock', method: 'stock', mode: 'sometimes' })).toMatchObject({
+      status: 400,
+      error: '"mode" must be one of force, fail, off',
+    });
+    expect(await act({ action: 'shutdown' })).toMatchObject({ status: 400 });
+    expect(await act({ action: 'disable', service: 'shop.Nothing' })).toMatchObject({ status: 404 });
+    const service = await request('/api/service?name=shop.Inventory', { headers: bearer });
+    const key = JSON.parse(service.body).keys[0];
+    expect(key.disabled).toBe(false);
+    expect(
+      key.providers.map((p: { state: string; weight: number }) => [p.state === 'disabled', p.weight]),
+    ).toEqual([[false, 100]]);
   });
 });
 

@@ -1,15 +1,12 @@
 /**
  * The dashboard with what other parts of Callisto provide: the providers' admin endpoints (live charts,
  * last failures, Config) and the registry's runtime control (actions). Real providers with admin
- * endpoints, a consumer under load, the page in headless Chromium. Each group runs once its part is in
- * this build (HAS_ADMIN, HAS_CONTROL).
+ * endpoints, a consumer under load, the page in headless Chromium.
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/wait-for.js';
 import {
-  HAS_ADMIN,
-  HAS_CONTROL,
   launchBrowser,
   openPage,
   type ProviderProcess,
@@ -29,11 +26,10 @@ let consumer: Awaited<ReturnType<typeof startConsumer>>;
 const providers: ProviderProcess[] = [];
 
 beforeAll(async () => {
-  if (!HAS_ADMIN && !HAS_CONTROL) return;
   const [launched, a, b] = await Promise.all([
     launchBrowser(),
-    startProvider({ registry: registry.address, application: 'inventory-a', admin: HAS_ADMIN }),
-    startProvider({ registry: registry.address, application: 'inventory-b', admin: HAS_ADMIN }),
+    startProvider({ registry: registry.address, application: 'inventory-a', admin: true }),
+    startProvider({ registry: registry.address, application: 'inventory-b', admin: true }),
   ]);
   browser = launched;
   providers.push(a, b);
@@ -51,7 +47,7 @@ afterAll(async () => {
   registry.remove();
 });
 
-describe.skipIf(!HAS_ADMIN)('live figures from the admin endpoints', () => {
+describe('live figures from the admin endpoints', () => {
   it('draws a calls/s chart that moves while load runs, and counts each provider', async () => {
     const { page, problems, close } = await openPage(browser, `${dashboard.url}#/service/shop.Inventory`);
     const load = runLoad(() => consumer.inventory.stock('apple'));
@@ -128,7 +124,7 @@ describe.skipIf(!HAS_ADMIN)('live figures from the admin endpoints', () => {
   });
 });
 
-describe.skipIf(!HAS_CONTROL)('actions through the runtime control', () => {
+describe('actions through the runtime control', () => {
   it('disables a provider from the page: traffic to it stops while the other serves; enabling brings it back', async () => {
     const [a, b] = providers as [ProviderProcess, ProviderProcess];
     const { page, problems, close } = await openPage(

@@ -5,7 +5,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  HAS_CONTROL,
   launchBrowser,
   openPage,
   type ProviderProcess,
@@ -206,17 +205,6 @@ describe('the dashboard page', () => {
       } finally {
         await close();
       }
-    }
-  });
-
-  it.skipIf(HAS_CONTROL)('shows the actions as waiting while this build has no runtime control', async () => {
-    const { page, close } = await openPage(browser, `${dashboard.url}#/service/shop.Inventory/actions`);
-    try {
-      await page.getByText('actions need the runtime control').first().waitFor({ timeout: SEE_MS });
-      await page.locator('table.providers').getByText(first.address).waitFor({ timeout: SEE_MS });
-      expect(await page.getByRole('button', { name: 'Disable', exact: true }).isDisabled()).toBe(true);
-    } finally {
-      await close();
     }
   });
 });

@@ -11,22 +11,11 @@ import { fileURLToPath } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { createDashboard, type Dashboard, type DashboardOptions } from '../../../src/dashboard/index.js';
 import type { RegistryControl } from '../../../src/dashboard/sources.js';
-import { type CallistoApp, callisto, DEFAULT_CONFIG, defineService } from '../../../src/index.js';
-import * as registryApi from '../../../src/registry/index.js';
+import { type CallistoApp, callisto, defineService } from '../../../src/index.js';
 import { cleanEnv, REPO } from '../../cli/support/cli.js';
 
 const PROVIDER = fileURLToPath(new URL('../fixtures/provider.ts', import.meta.url));
 export const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
-
-/**
- * Whether this build has the providers' admin endpoints (`admin` in the app configuration, from the
- * observability part): the live figures and the Config page need them.
- */
-export const HAS_ADMIN = 'admin' in DEFAULT_CONFIG;
-
-/** Whether this build has the registry's runtime control (`createRegistryControl`, from governance). */
-export const HAS_CONTROL =
-  typeof (registryApi as Record<string, unknown>)['createRegistryControl'] === 'function';
 
 /** How long a test waits for what the page should show: generous, the machine is shared. */
 export const SEE_MS = 20_000;

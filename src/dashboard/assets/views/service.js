@@ -251,7 +251,6 @@ function apply(key, body, message) {
 }
 
 function providerActions(key, p) {
-  const blocked = !key.control.available;
   const disabled = p.state === 'disabled';
   const toggle = disabled ? 'enable' : 'disable';
   const serviceDisabled = key.disabled;
@@ -261,7 +260,7 @@ function providerActions(key, p) {
     actionButton(
       toggle === 'disable' ? 'Disable' : 'Enable',
       `${toggle}-${p.address}`,
-      blocked || (serviceDisabled && toggle === 'enable'),
+      serviceDisabled && toggle === 'enable',
       () =>
         confirmAction({
           heading: `${toggle === 'disable' ? 'Disable' : 'Enable'} ${p.address}?`,
@@ -276,7 +275,7 @@ function providerActions(key, p) {
           run: apply(key, { action: toggle, provider: p.address }, `${p.address} ${toggle}d`),
         }),
     ),
-    actionButton('Weight…', `weight-${p.address}`, blocked, () => {
+    actionButton('Weight…', `weight-${p.address}`, false, () => {
       const input = h('input', {
         id: 'weight-input',
         type: 'number',
@@ -306,7 +305,7 @@ function providerActions(key, p) {
 }
 
 function mockButton(key, method) {
-  return actionButton('Mock mode…', `mock-${method.name}`, !key.control.available, () => {
+  return actionButton('Mock mode…', `mock-${method.name}`, false, () => {
     const select = h(
       'select',
       { id: 'mock-select' },
@@ -333,9 +332,7 @@ function mockButton(key, method) {
 export function mountActions(main, banner, name) {
   const page = mountServicePage(main, banner, name, 'actions', (key) => {
     const k = { ...key, service: name };
-    const blocked = !key.control.available;
     return [
-      blocked ? h('p', { class: 'notice waiting', role: 'note' }, key.control.reason) : null,
       key.control.error ? h('p', { class: 'notice bad' }, key.control.error) : null,
       h('h3', {}, 'Service'),
       h(
@@ -346,7 +343,7 @@ export function mountActions(main, banner, name) {
         actionButton(
           key.disabled ? 'Enable the service' : 'Disable the service',
           `service-${key.version}-${key.group}`,
-          blocked,
+          false,
           () =>
             confirmAction({
               heading: `${key.disabled ? 'Enable' : 'Disable'} ${name} ${keyLabel(key)}?`,
