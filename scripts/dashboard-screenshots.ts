@@ -79,7 +79,7 @@ try {
       await page.getByLabel(/Arguments/).fill('["sku-7"]');
       await page.getByRole('button', { name: 'Call' }).click();
       await page.locator('#try-output').waitFor({ timeout: SEE_MS });
-      await page.screenshot({ path: path.join(IMAGES, 'dashboard-try.png') });
+      await page.screenshot({ path: path.join(IMAGES, 'dashboard-try.png'), fullPage: true });
       process.stdout.write('docs/images/dashboard-try.png\n');
     } finally {
       await close();
