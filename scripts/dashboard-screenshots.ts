@@ -33,6 +33,7 @@ try {
   const consumer = await callisto({
     application: 'storefront',
     registry: [registry.address],
+    registryTtlMs: 2_000, // as the providers and the dashboard: the file registry judges entries by it
     consumer: { snapshotDir: '' },
     logLevel: 'silent',
     load: { configFile: false, env: false },
