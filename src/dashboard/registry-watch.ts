@@ -45,8 +45,11 @@ export interface RegistryWatch {
   readonly ready: Promise<void>;
   registries(): RegistryState[];
   keys(): WatchedKey[];
-  /** The consumers of a key in every registry listing it. */
-  consumers(key: ServiceKey): Promise<Array<ConsumerRecord & { registry: string }>>;
+  /** The consumers of a key in every registry listing it, and why a registry could not say. */
+  consumers(key: ServiceKey): Promise<{
+    records: Array<ConsumerRecord & { registry: string }>;
+    errors: string[];
+  }>;
   /** Reads the service lists now (the next periodic read still comes). */
   refresh(): Promise<void>;
   close(): Promise<void>;
@@ -195,15 +198,22 @@ export function createRegistryWatch(watched: readonly WatchedRegistry[], refresh
     },
     async consumers(key) {
       const id = keyId(key);
+      const errors: string[] = [];
       const lists = await Promise.all(
         states
           .filter((state) => state.keys.has(id) && state.watched.registry.consumers !== undefined)
           .map(async (state) => {
-            const records = await state.watched.registry.consumers!(key).catch(() => []);
-            return records.map((record) => ({ ...record, registry: state.watched.address }));
+            const { address } = state.watched;
+            try {
+              const records = await state.watched.registry.consumers!(key);
+              return records.map((record) => ({ ...record, registry: address }));
+            } catch (error) {
+              errors.push(`cannot read the consumers from ${address}: ${describe(error)}`);
+              return [];
+            }
           }),
       );
-      return lists.flat();
+      return { records: lists.flat(), errors };
     },
     refresh: readAll,
     async close() {

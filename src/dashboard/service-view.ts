@@ -210,7 +210,8 @@ export async function serviceView(
             ...(figures.errors[address] === undefined ? {} : { adminError: figures.errors[address] }),
           };
         }),
-        consumers,
+        consumers: consumers.records,
+        ...(consumers.errors.length > 0 ? { consumersError: consumers.errors.join('; ') } : {}),
         methods,
         declarations: declared === undefined ? 'unknown' : 'known',
         metrics: {

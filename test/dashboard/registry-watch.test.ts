@@ -64,4 +64,24 @@ describe('the registry watch', () => {
       await watch.close();
     }
   });
+
+  it("says why a registry could not list a key's consumers, instead of showing none", async () => {
+    const failing = listingRegistry(1);
+    const registry: Registry = {
+      ...failing.registry,
+      consumers: async () => {
+        throw new Error('connection lost');
+      },
+    };
+    const watch = createRegistryWatch([{ address: 'listing://failing', registry }], 60_000);
+    try {
+      await watch.ready;
+      expect(await watch.consumers({ name: 'svc.S00000', version: '1.0.0', group: '' })).toEqual({
+        records: [],
+        errors: ['cannot read the consumers from listing://failing: connection lost'],
+      });
+    } finally {
+      await watch.close();
+    }
+  });
 });

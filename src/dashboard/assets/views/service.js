@@ -161,13 +161,21 @@ function providersTable(key, now, withActions) {
 }
 
 function consumersTable(key) {
-  if (key.consumers.length === 0) return h('p', { class: 'empty' }, 'No consumer is registered.');
-  return table(
-    'Consumers',
-    ['Host', 'PID', 'Application', 'Started'],
-    key.consumers.map((c) => [c.host, String(c.pid), c.application || '-', formatTime(c.startTime)]),
-    { class: 'consumers' },
-  );
+  const problem = key.consumersError ? h('p', { class: 'notice bad' }, key.consumersError) : null;
+  if (key.consumers.length === 0)
+    return [
+      problem,
+      h('p', { class: 'empty' }, problem ? 'No consumer read.' : 'No consumer is registered.'),
+    ];
+  return [
+    problem,
+    table(
+      'Consumers',
+      ['Host', 'PID', 'Application', 'Started'],
+      key.consumers.map((c) => [c.host, String(c.pid), c.application || '-', formatTime(c.startTime)]),
+      { class: 'consumers' },
+    ),
+  ];
 }
 
 function keySection(key, body) {
