@@ -3,6 +3,7 @@
  * the app's extensions, serializers, registries, consumer filters and its own provider for in-process
  * calls.
  */
+
 import type { CallistoConfig } from '../config/callisto-config.js';
 import { type Consumer, createConsumer } from '../consumer/consumer.js';
 import type { InProcessProvider } from '../consumer/in-process.js';
@@ -10,6 +11,7 @@ import type { FilterEntry } from '../core/filter.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import type { Logger } from '../observability/logger.js';
 import type { MetricsStore } from '../observability/metrics-store.js';
+import { activeTracer } from '../observability/tracing.js';
 import { resolveConnectionOptions } from '../protocol/connection-options.js';
 import type { RegistrySet } from '../registry/registry-set.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
@@ -46,6 +48,7 @@ export function createConsumerSide(
     filters,
     logger,
     metrics,
-    tracing: config.tracing,
+    // the tracing filters only where an SDK was registered first (as OpenTelemetry asks): free otherwise
+    tracing: config.tracing && activeTracer() !== undefined,
   });
 }

@@ -2,11 +2,13 @@
  * The provider side of an app, composed from its configuration: the provider stack (src/provider/) with
  * the app's transport, serializers, registries and provider filters.
  */
+
 import type { CallistoConfig } from '../config/callisto-config.js';
 import type { FilterEntry } from '../core/filter.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import type { Logger } from '../observability/logger.js';
 import type { MetricsStore } from '../observability/metrics-store.js';
+import { activeTracer } from '../observability/tracing.js';
 import { workerCount } from '../provider/process-cluster.js';
 import { createProvider, type Provider } from '../provider/provider.js';
 import { resolveServerOptions } from '../provider/server-options.js';
@@ -48,7 +50,8 @@ export function createProviderSide(
     filters,
     logger,
     metrics,
-    tracing: config.tracing,
+    // the tracing filters only where an SDK was registered first (as OpenTelemetry asks): free otherwise
+    tracing: config.tracing && activeTracer() !== undefined,
     asyncCallContext: config.asyncCallContext,
   });
 }

@@ -139,18 +139,18 @@ describe('consumer positions', () => {
     const url = providers[0]!.address;
     const plain = app.refer(FlakyDef, { url });
     expect(methodRuntimeOf(plain, 'read').filters).toEqual({
-      call: ['metrics-call', 'tracing-client'],
+      call: ['metrics-call'],
       attempt: ['deadline', 'observe', 'endpoint-stats', 'outlier', 'metrics-client'],
     });
     const noOutlier = app.refer(FlakyDef, { url, outlierDetection: false, mock: 'fail' });
     expect(methodRuntimeOf(noOutlier, 'read').filters).toEqual({
-      call: ['metrics-call', 'tracing-client', 'mock'],
+      call: ['metrics-call', 'mock'],
       attempt: ['deadline', 'observe', 'endpoint-stats', 'metrics-client'],
     });
     const audit = defineFilter({ name: 'audit', position: 'attempt', order: 350, start() {} });
     const withUser = app.refer(FlakyDef, { url, filters: [audit, (next) => next] });
     expect(methodRuntimeOf(withUser, 'read').filters).toEqual({
-      call: ['metrics-call', 'tracing-client', 'anonymous'],
+      call: ['metrics-call', 'anonymous'],
       attempt: ['deadline', 'observe', 'endpoint-stats', 'audit', 'outlier', 'metrics-client'],
     });
   });
@@ -196,7 +196,6 @@ describe('the provider position', () => {
       'admission',
       'decode',
       'observe',
-      'tracing-server',
       'gate',
       'first',
       'second',

@@ -145,6 +145,18 @@ describe('tracing', () => {
     expect(answer).toEqual({ count: 3, traceparent: undefined });
   });
 
+  it('is left out of an app created before any SDK was registered (it costs such an app nothing)', async () => {
+    const provider = await testApp();
+    provider.provide(InventoryDef, {
+      stock: async (item) => ({ count: item.length, traceparent: undefined }),
+    });
+    await provider.start();
+    const consumer = await testApp();
+    const spans = registerSdk(); // too late for these two apps
+    await consumer.refer(InventoryDef, { url: provider.address! }).stock('x');
+    expect(spans.getFinishedSpans()).toEqual([]);
+  });
+
   it('is left out with tracing: false', async () => {
     const spans = registerSdk();
     const provider = await testApp({ tracing: false });
