@@ -6,34 +6,18 @@
  * once handed over, and what the provider answers, attachments included, comes back shaped as over the
  * wire (provider/local-calls.ts).
  */
-import type { Attachments } from '../core/invocation.js';
+import type { LocalCall, LocalProvider } from '../core/local-call.js';
 import { RpcError } from '../core/rpc-error.js';
-import type { ServiceKey } from '../core/service-key.js';
 import { NO_ATTACHMENTS } from '../protocol/metadata.js';
 import { createDeadlineWheel } from './deadline-wheel.js';
 import type { CallTarget } from './endpoint.js';
 import type { OutboundCall } from './pending-call.js';
 
-/** One call handed to the in-process provider. */
-export interface InProcessCall {
-  readonly service: ServiceKey;
-  readonly method: string;
-  readonly args: readonly unknown[];
-  readonly attachments: Attachments | undefined;
-  readonly deadline: number;
-  readonly oneway: boolean;
-  readonly idempotent: boolean;
-  sent: boolean;
-  responseAttachments: Attachments;
-  answered(value: unknown): void;
-  failed(error: RpcError): void;
-}
+/** One call handed to the in-process provider (the contract shared with provider/local-calls.ts). */
+export type InProcessCall = LocalCall;
 
 /** What the app's provider offers its own consumers (provider/local-calls.ts). */
-export interface InProcessProvider {
-  provides(key: ServiceKey): boolean;
-  serve(call: InProcessCall): { cancel(reason: RpcError): void };
-}
+export type InProcessProvider = LocalProvider;
 
 interface Pending {
   readonly call: OutboundCall;

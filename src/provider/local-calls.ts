@@ -6,8 +6,9 @@
  */
 import { fromErrorPayload, toErrorPayload } from '../core/error-payload.js';
 import type { Attachments } from '../core/invocation.js';
+import type { LocalCall, LocalHandle, LocalProvider } from '../core/local-call.js';
 import { RpcError } from '../core/rpc-error.js';
-import { type ServiceKey, serviceKeyString } from '../core/service-key.js';
+import { serviceKeyString } from '../core/service-key.js';
 import type { Admission } from '../filters/admission.js';
 import { NO_ATTACHMENTS } from '../protocol/metadata.js';
 import { type DispatchDone, dispatch } from './dispatch.js';
@@ -16,35 +17,10 @@ import { ServerInvocation } from './server-invocation.js';
 import { methodNotFound, type ServiceTable } from './service-table.js';
 import type { Serving } from './serving.js';
 
-/** One in-process call as the consumer hands it over, and how it is told the outcome. */
-export interface LocalCall {
-  readonly service: ServiceKey;
-  readonly method: string;
-  readonly args: readonly unknown[];
-  readonly attachments: Attachments | undefined;
-  readonly deadline: number;
-  readonly oneway: boolean;
-  readonly idempotent: boolean;
-  /** Set once the provider took the call. */
-  sent: boolean;
-  /** Set to the answer's attachments before `answered` or `failed`. */
-  responseAttachments: Attachments;
-  answered(value: unknown): void;
-  failed(error: RpcError): void;
-}
+export type { LocalCall, LocalHandle } from '../core/local-call.js';
 
-/** A call being served, which its caller may give up. */
-export interface LocalHandle {
-  /** The caller gave up: the handler's signal fires with `reason`, and its answer is dropped. */
-  cancel(reason: RpcError): void;
-}
-
-export interface LocalCalls {
-  /** Whether the app provides `key` now. */
-  provides(key: ServiceKey): boolean;
-  /** Serves `call`; how it ended is told to it (always asynchronously for a handler that awaits). */
-  serve(call: LocalCall): LocalHandle;
-}
+/** The provider's side of in-process calls. */
+export type LocalCalls = LocalProvider;
 
 export interface LocalCallOptions {
   readonly exposeStack: boolean;
