@@ -3,6 +3,13 @@ import type { ServiceKey } from './service-key.js';
 /** String headers that travel with a call (trace ids, auth tokens, user headers). */
 export type Attachments = Record<string, string>;
 
+/** `attachments` when it holds any key, else undefined (what to send with an answer); no allocation. */
+export function nonEmptyAttachments(attachments: Attachments | undefined): Attachments | undefined {
+  if (attachments === undefined) return undefined;
+  for (const _ in attachments) return attachments;
+  return undefined;
+}
+
 /**
  * Who a caller is, as a provider's `auth` filter established it (docs/security.md): the identity's `id`
  * (a consumer application's name, a token's subject, a certificate's common name) is what access rules

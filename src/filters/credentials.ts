@@ -6,6 +6,7 @@
  * })`) win over a filter's; a reference's filter wins over the app's (it runs after it).
  */
 import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { nonEmptyAttachments } from '../core/invocation.js';
 import { AUTH_ATTACHMENT, bearer } from '../security/authenticator.js';
 
 export const CREDENTIALS_FILTER_ORDER = 150;
@@ -15,11 +16,6 @@ export type CredentialSource = string | (() => string);
 
 /** Attachment objects a credentials filter made (anything else carrying credentials came with the call). */
 const made = new WeakSet<object>();
-
-function isEmpty(attachments: object): boolean {
-  for (const _ in attachments) return false;
-  return true;
-}
 
 export function credentialsFilter(source: CredentialSource): NamedFilter {
   if (typeof source === 'string' && source === '') throw new TypeError('credentialsFilter: an empty token');
@@ -33,7 +29,7 @@ export function credentialsFilter(source: CredentialSource): NamedFilter {
     order: CREDENTIALS_FILTER_ORDER,
     start(invocation) {
       const attachments = invocation.attachments;
-      if (alone !== undefined && isEmpty(attachments)) {
+      if (alone !== undefined && nonEmptyAttachments(attachments) === undefined) {
         invocation.attachments = alone;
         return;
       }

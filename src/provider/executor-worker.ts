@@ -6,7 +6,7 @@
  * which travel back with the answer), and posts how each ended.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Attachments, Invocation } from '../core/invocation.js';
+import { type Attachments, type Invocation, nonEmptyAttachments } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
 import { runInCallContext } from './call-context.js';
@@ -41,10 +41,7 @@ class ThreadInvocation implements Invocation {
   }
   /** The response attachments to send, or undefined. */
   get answerAttachments(): Attachments | undefined {
-    const attachments = this.#responseAttachments;
-    if (attachments === undefined) return undefined;
-    for (const _ in attachments) return attachments;
-    return undefined;
+    return nonEmptyAttachments(this.#responseAttachments);
   }
 }
 

@@ -8,7 +8,7 @@
  */
 
 import type { ErrorDeclaration } from '../core/error-payload.js';
-import type { Attachments, CallerIdentity } from '../core/invocation.js';
+import { type Attachments, type CallerIdentity, nonEmptyAttachments } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
 import type { Admission, AdmittedInvocation } from '../filters/admission.js';
@@ -138,10 +138,7 @@ export class ServerInvocation
 
   /** The response attachments to send, or undefined when there are none. */
   get answerAttachments(): Attachments | undefined {
-    const attachments = this.#responseAttachments;
-    if (attachments === undefined) return undefined;
-    for (const _ in attachments) return attachments;
-    return undefined;
+    return nonEmptyAttachments(this.#responseAttachments);
   }
 
   /** Whether a signal was handed out (the connection then tracks this call for aborts). */
