@@ -174,17 +174,21 @@ export interface ProviderProcess {
 }
 
 /** Starts test/cli/fixtures/provider.ts (cli.UserService) and waits until it serves and is registered. */
-export async function startProvider(options: ProviderOptions = {}): Promise<ProviderProcess> {
+export function startProvider(options: ProviderOptions = {}): Promise<ProviderProcess> {
+  return startProviderScript(PROVIDER, options);
+}
+
+/**
+ * Starts a provider fixture script (given its options as JSON; it prints `serving <address> pid <pid>`
+ * once registered, and `calls <n>` when it stops) and waits until it serves.
+ */
+export async function startProviderScript(script: string, options: object): Promise<ProviderProcess> {
   // stdin is its lifeline: it stops when this process goes (a failed beforeAll cannot leak it)
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--import', 'tsx', PROVIDER, JSON.stringify(options)],
-    {
-      cwd: REPO,
-      env: cleanEnv(),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    },
-  );
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(options)], {
+    cwd: REPO,
+    env: cleanEnv(),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let output = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const serving = await new Promise<RegExpExecArray>((resolve, reject) => {

@@ -3,7 +3,6 @@
  * the test's own, the dashboard (createDashboard, in this process, on a free port) with a Callisto app
  * for its calls, and headless Chromium (Debian's, through playwright-core) to look at it.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,7 +11,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { createDashboard, type Dashboard, type DashboardOptions } from '../../../src/dashboard/index.js';
 import type { RegistryControl } from '../../../src/dashboard/sources.js';
 import { type CallistoApp, callisto, defineService } from '../../../src/index.js';
-import { cleanEnv, REPO } from '../../cli/support/cli.js';
+import { type ProviderProcess, startProviderScript } from '../../cli/support/cli.js';
 
 const PROVIDER = fileURLToPath(new URL('../fixtures/provider.ts', import.meta.url));
 export const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
@@ -25,14 +24,8 @@ export function tempRegistry(): { address: string; dir: string; remove(): void }
   return { address: `file://${dir}`, dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export interface ProviderProcess {
-  readonly address: string;
-  readonly pid: number;
-  /** Graceful stop; resolves with the number of calls it served. */
-  stop(): Promise<number>;
-  /** SIGKILL: its registry entry stays until its TTL (2 s). */
-  kill(): Promise<void>;
-}
+/** Graceful `stop()` resolves with the calls it served; after `kill()` its entry stays until its TTL (2 s). */
+export type { ProviderProcess } from '../../cli/support/cli.js';
 
 export interface ProviderOptions {
   registry?: string;
@@ -43,54 +36,8 @@ export interface ProviderOptions {
   admin?: boolean;
 }
 
-export async function startProvider(options: ProviderOptions): Promise<ProviderProcess> {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--import', 'tsx', PROVIDER, JSON.stringify(options)],
-    {
-      cwd: REPO,
-      env: cleanEnv(),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    },
-  );
-  let output = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const serving = await new Promise<RegExpExecArray>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`the provider did not start within 30 s:\n${output}`));
-    }, 30_000);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /serving (\S+) pid (\d+)\n/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match);
-      }
-    });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`the provider exited (${code ?? signal}) before serving:\n${output}`));
-    });
-  });
-  return {
-    address: serving[1]!,
-    pid: Number(serving[2]),
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      await exited;
-      const calls = /calls (\d+)\n/.exec(output);
-      if (!calls) throw new Error(`the provider did not report its calls:\n${output}`);
-      return Number(calls[1]);
-    },
-    async kill() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
-    },
-  };
+export function startProvider(options: ProviderOptions): Promise<ProviderProcess> {
+  return startProviderScript(PROVIDER, options);
 }
 
 export interface RunningDashboard {
