@@ -28,6 +28,8 @@ export interface CliAppOptions {
   readonly timeoutMs?: number | undefined;
   /** `--verbose`: the app's log lines on stderr. */
   readonly verbose?: boolean | undefined;
+  /** `--tls-ca`, `--tls-cert`, `--tls-key`: set over `consumer.tls` (files or PEM). */
+  readonly tls?: { readonly ca?: string; readonly cert?: string; readonly key?: string } | undefined;
 }
 
 /** The name the command line announces itself with (consumer records of `call` and `bench`). */
@@ -40,6 +42,9 @@ const FLAG_OF_KEY: Array<[RegExp, string]> = [
   [/(^|\.)serializer$/, '--serializer'],
   [/(^|\.)timeoutMs$/, '--timeout'],
   [/^configFile$/, '--config'],
+  [/^consumer\.tls\.ca$/, '--tls-ca'],
+  [/^consumer\.tls\.cert$/, '--tls-cert'],
+  [/^consumer\.tls\.key$/, '--tls-key'],
 ];
 
 /**
@@ -61,6 +66,9 @@ export async function openCliApp(options: CliAppOptions, output: Output): Promis
   const consumer: CallistoConfigInput['consumer'] = { snapshotDir: '' };
   if (options.serializer !== undefined) consumer.serializer = options.serializer as SerializerName;
   if (options.timeoutMs !== undefined) consumer.timeoutMs = options.timeoutMs;
+  if (options.tls !== undefined && Object.values(options.tls).some((value) => value !== undefined)) {
+    consumer.tls = Object.fromEntries(Object.entries(options.tls).filter(([, value]) => value !== undefined));
+  }
   const log = (level: string) => (message: string) => {
     if (options.verbose) output.note(`[callisto] ${level}: ${message}`);
   };
