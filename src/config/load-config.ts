@@ -8,8 +8,9 @@
  *   4. options passed in code
  * Everything is validated once; a mistake throws a ConfigError naming the key, the value, what was
  * allowed and where the value was set (file, variable or code), with a did-you-mean for unknown keys and
- * variables. Every `CALLISTO_*` variable must be a known one (except `CALLISTO_CONFIG` and the
- * `CALLISTO_TEST_*` variables of Callisto's own test tooling).
+ * variables. A `CALLISTO_*` variable that is no known one (besides `CALLISTO_CONFIG` and the
+ * `CALLISTO_TEST_*` variables of Callisto's own test tooling) fails when it is a near miss of a known one,
+ * and is otherwise ignored with a notice, as are Kubernetes service links (service-links.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -25,6 +26,7 @@ import { ConfigError } from './config-error.js';
 import { parseConfig } from './describe-schema.js';
 import { closestKey, closestMatch } from './did-you-mean.js';
 import { parseProperties } from './properties.js';
+import { SERVICE_LINKS_FIX, serviceLinkOf } from './service-links.js';
 
 export const CONFIG_FILE_NAMES = [
   'callisto.config.yaml',
@@ -50,6 +52,17 @@ export interface LoadedConfig {
    * `environment variable CALLISTO_…` or `code, callisto() options`; undefined for a default.
    */
   sourceOf(key: string): string | undefined;
+  /**
+   * What loading ignored and the app should say once (Kubernetes service-link variables, unknown
+   * `CALLISTO_*` variables that are no near miss of a known one); `callisto()` logs them.
+   */
+  readonly notices: readonly ConfigNotice[];
+}
+
+/** A line about the configuration that is not an error: logged by `callisto()` at its level. */
+export interface ConfigNotice {
+  readonly level: 'info' | 'warn';
+  readonly message: string;
 }
 
 /** The source named for values passed to `callisto()`. */
@@ -155,25 +168,75 @@ function recordSources(sources: Sources, value: Plain, source: string, prefix = 
   }
 }
 
-function fromEnv(env: NodeJS.ProcessEnv, sources: Sources): Plain {
+const RESERVED_PREFIX_TEXT =
+  'one of the CALLISTO_* variables listed in docs/configuration.md (the prefix is reserved for them)';
+
+/**
+ * The `CALLISTO_*` variables as configuration. Kubernetes service links (service-links.ts) are ignored
+ * (one info line naming them all; a warning for one that has a key's name); an unknown variable fails
+ * when it is a near miss of a known one (a typo: `CALLISTO_CONSUMER_TIMEOUT`), and is otherwise ignored
+ * with one warning (another tool's variable: `CALLISTO_DIR`).
+ */
+function fromEnv(env: NodeJS.ProcessEnv, sources: Sources, notices: ConfigNotice[]): Plain {
   const out: Plain = {};
+  const links: string[] = [];
+  const unknown: string[] = [];
   for (const [name, raw] of Object.entries(env)) {
     if (raw === undefined || !name.startsWith('CALLISTO_')) continue;
     if (name === CONFIG_FILE_VARIABLE || name.startsWith(RESERVED_VARIABLE_PREFIX)) continue;
     const keyPath = ENV_KEYS.get(name);
-    const source = `environment variable ${name}`;
-    if (keyPath === undefined) {
-      throw ConfigError.unknownKey(name, raw, {
-        source,
-        suggestion: closestVariable(name),
-        expected:
-          'one of the CALLISTO_* variables listed in docs/configuration.md (the prefix is reserved for them)',
+    const service = serviceLinkOf(name, raw);
+    if (keyPath !== undefined && service !== undefined) {
+      notices.push({
+        level: 'warn',
+        message: `ignored ${name}=${raw}: it is the Kubernetes service link of the Service "${service}", not a value of ${keyPath.join('.')} (which keeps its value from the other sources); ${SERVICE_LINKS_FIX}, or rename the Service`,
       });
+      continue;
+    }
+    if (keyPath === undefined) {
+      if (service !== undefined) {
+        links.push(name);
+        continue;
+      }
+      const suggestion = closestVariable(name);
+      if (suggestion !== undefined && nearMiss(name, suggestion)) {
+        throw ConfigError.unknownKey(name, raw, {
+          source: `environment variable ${name}`,
+          suggestion,
+          expected: RESERVED_PREFIX_TEXT,
+        });
+      }
+      unknown.push(suggestion === undefined ? name : `${name} (did you mean ${suggestion}?)`);
+      continue;
     }
     setPath(out, keyPath, coerce(keyPath, raw));
-    sources.set(keyPath.join('.'), source);
+    sources.set(keyPath.join('.'), `environment variable ${name}`);
+  }
+  if (links.length > 0) {
+    notices.push({
+      level: 'info',
+      message: `ignored ${links.length} Kubernetes service-link variable${links.length === 1 ? '' : 's'} (${links.sort().join(', ')}): ${SERVICE_LINKS_FIX}`,
+    });
+  }
+  if (unknown.length > 0) {
+    notices.push({
+      level: 'warn',
+      message: `ignored unknown variable${unknown.length === 1 ? '' : 's'} ${unknown.sort().join(', ')}: not configuration (the CALLISTO_ prefix is reserved for the variables listed in docs/configuration.md; rename a tool's own variables)`,
+    });
   }
   return out;
+}
+
+/**
+ * An unknown variable that is a likely typo of `suggestion` (fails): a close spelling, or a key named
+ * without its section when the name says more than one word (`CALLISTO_ADVERTISE_HOST`). A one-word name
+ * that only ends like a key (`CALLISTO_DIR`, `…_SNAPSHOT_DIR`) is more likely another tool's.
+ */
+function nearMiss(name: string, suggestion: string): boolean {
+  const strip = (variable: string) => variable.slice('CALLISTO_'.length);
+  const wanted = strip(name);
+  if (!strip(suggestion).endsWith(`_${wanted}`)) return true;
+  return closestMatch(wanted, [strip(suggestion)]) !== undefined || wanted.includes('_');
 }
 
 const PROPERTY_KEYS = [...LEAF_KEYS.map((key) => `callisto.${key}`), 'callisto.registry.address'];
@@ -292,15 +355,16 @@ export function loadConfigWithSources(
   options: LoadConfigOptions = {},
 ): LoadedConfig {
   const sources: Sources = new Map();
+  const notices: ConfigNotice[] = [];
   const file = findConfigFile(options);
   let merged: Plain = DEFAULT_CONFIG as unknown as Plain;
   if (file) merged = merge(merged, readConfigFile(file, sources));
-  if (options.env !== false) merged = merge(merged, fromEnv(options.env ?? process.env, sources));
+  if (options.env !== false) merged = merge(merged, fromEnv(options.env ?? process.env, sources, notices));
   const code = normalizeLists(input as Plain);
   recordSources(sources, code, CODE_SOURCE);
   merged = merge(merged, code);
   const sourceOf = sourceLookup(sources);
-  return { config: validateConfig(merged, sourceOf), sourceOf };
+  return { config: validateConfig(merged, sourceOf), sourceOf, notices };
 }
 
 /** Loads configuration from every source and validates it once. */
