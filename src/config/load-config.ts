@@ -2,7 +2,8 @@
  * Loads and validates configuration. Sources, later ones winning key by key:
  *   1. defaults (callisto-config.ts)
  *   2. a file: `callisto.config.yaml`, `.yml`, `.json` or `callisto.properties` in the working directory
- *      (or the path given as `configFile` / `CALLISTO_CONFIG`)
+ *      (or the path given as `configFile` / `CALLISTO_CONFIG`), its string values interpolated:
+ *      `${VAR}`, `${VAR:-default}`, `$${` for a literal (interpolate.ts)
  *   3. environment variables `CALLISTO_<PATH>` (e.g. `CALLISTO_SERVER_PORT`, `CALLISTO_CONSUMER_TIMEOUT_MS`,
  *      `CALLISTO_REGISTRY=etcd://h:2379,zookeeper://h:2181`)
  *   4. options passed in code
@@ -25,7 +26,9 @@ import {
 import { ConfigError } from './config-error.js';
 import { parseConfig } from './describe-schema.js';
 import { closestKey, closestMatch } from './did-you-mean.js';
+import { type Environment, interpolate, interpolateTree } from './interpolate.js';
 import { parseProperties } from './properties.js';
+import { checkSecretsSubstituted } from './secret-placeholders.js';
 import { SERVICE_LINKS_FIX, serviceLinkOf } from './service-links.js';
 
 export const CONFIG_FILE_NAMES = [
@@ -40,7 +43,10 @@ export interface LoadConfigOptions {
   cwd?: string;
   /** An explicit config file; `false` skips files. Default: CALLISTO_CONFIG, else the first of CONFIG_FILE_NAMES found. */
   configFile?: string | false;
-  /** Environment to read `CALLISTO_*` from; `false` skips it. Default process.env. */
+  /**
+   * Environment to read `CALLISTO_*` variables and the config file's `${VAR}` placeholders from; `false`
+   * skips the `CALLISTO_*` variables (placeholders then read process.env). Default process.env.
+   */
   env?: Readonly<Record<string, string | undefined>> | false;
 }
 
@@ -93,10 +99,16 @@ function leafPaths(value: Plain, prefix: string[] = []): string[][] {
 const LEAVES = leafPaths(DEFAULT_CONFIG as unknown as Plain);
 const LEAF_KEYS = LEAVES.map((leaf) => leaf.join('.'));
 
-function leafDefault(keyPath: string[]): unknown {
+function leafDefault(keyPath: readonly string[]): unknown {
   let value: unknown = DEFAULT_CONFIG;
-  for (const key of keyPath) value = (value as Plain)[key];
+  for (const key of keyPath) value = isPlain(value) ? value[key] : undefined;
   return value;
+}
+
+/** A string from a file's `${VAR}` as the number or boolean its key takes (`port: ${PORT:-20880}`). */
+function coerceSubstituted(keyPath: readonly string[], text: string): unknown {
+  const fallback = leafDefault(keyPath);
+  return typeof fallback === 'number' || typeof fallback === 'boolean' ? coerce([...keyPath], text) : text;
 }
 
 /** Turns a string from env or .properties into the type the key expects (invalid values stay strings). */
@@ -242,7 +254,7 @@ function nearMiss(name: string, suggestion: string): boolean {
 const PROPERTY_KEYS = [...LEAF_KEYS.map((key) => `callisto.${key}`), 'callisto.registry.address'];
 
 /** `.properties` keys are `callisto.<path>`; `callisto.registry.address` is accepted for `registry`. */
-function fromProperties(text: string, file: string, sources: Sources): Plain {
+function fromProperties(text: string, file: string, sources: Sources, env: Environment): Plain {
   const out: Plain = {};
   const source = `file ${file}`;
   for (const [key, raw] of parseProperties(text)) {
@@ -255,7 +267,7 @@ function fromProperties(text: string, file: string, sources: Sources): Plain {
         expected: 'callisto.<key> with a key listed in docs/configuration.md',
       });
     }
-    setPath(out, keyPath, coerce(keyPath, raw));
+    setPath(out, keyPath, coerce(keyPath, interpolate(raw, env, { key: keyPath.join('.'), source })));
     sources.set(keyPath.join('.'), source);
   }
   return out;
@@ -269,10 +281,10 @@ function normalizeLists(input: Plain): Plain {
   return out;
 }
 
-function readConfigFile(file: string, sources: Sources): Plain {
+function readConfigFile(file: string, sources: Sources, env: Environment): Plain {
   const text = fs.readFileSync(file, 'utf8');
   const source = `file ${file}`;
-  if (file.endsWith('.properties')) return fromProperties(text, file, sources);
+  if (file.endsWith('.properties')) return fromProperties(text, file, sources, env);
   let parsed: unknown;
   try {
     parsed = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
@@ -286,7 +298,9 @@ function readConfigFile(file: string, sources: Sources): Plain {
   if (parsed == null) return {};
   if (!isPlain(parsed)) throw new ConfigError('configFile', parsed, 'a mapping of options', { source });
   // A file may nest everything under a top-level `callisto:` key.
-  const options = normalizeLists(isPlain(parsed.callisto) ? parsed.callisto : parsed);
+  const nested = isPlain(parsed.callisto) ? parsed.callisto : parsed;
+  // `${VAR}` in string values, after parsing: a variable's value is never structure
+  const options = normalizeLists(interpolateTree(nested, env, source, coerceSubstituted) as Plain);
   recordSources(sources, options, source);
   return options;
 }
@@ -358,13 +372,17 @@ export function loadConfigWithSources(
   const notices: ConfigNotice[] = [];
   const file = findConfigFile(options);
   let merged: Plain = DEFAULT_CONFIG as unknown as Plain;
-  if (file) merged = merge(merged, readConfigFile(file, sources));
+  // `${VAR}` in files reads the same environment (process.env when `env: false` skips CALLISTO_*)
+  const environment = options.env === false ? process.env : (options.env ?? process.env);
+  if (file) merged = merge(merged, readConfigFile(file, sources, environment));
   if (options.env !== false) merged = merge(merged, fromEnv(options.env ?? process.env, sources, notices));
   const code = normalizeLists(input as Plain);
   recordSources(sources, code, CODE_SOURCE);
   merged = merge(merged, code);
   const sourceOf = sourceLookup(sources);
-  return { config: validateConfig(merged, sourceOf), sourceOf, notices };
+  const config = validateConfig(merged, sourceOf);
+  checkSecretsSubstituted(config, sourceOf);
+  return { config, sourceOf, notices };
 }
 
 /** Loads configuration from every source and validates it once. */
