@@ -42,9 +42,6 @@ const FLAG_OF_KEY: Array<[RegExp, string]> = [
   [/(^|\.)serializer$/, '--serializer'],
   [/(^|\.)timeoutMs$/, '--timeout'],
   [/^configFile$/, '--config'],
-  [/^consumer\.tls\.ca$/, '--tls-ca'],
-  [/^consumer\.tls\.cert$/, '--tls-cert'],
-  [/^consumer\.tls\.key$/, '--tls-key'],
 ];
 
 /**

@@ -103,7 +103,8 @@ export function probeProvider(target: ProbeTarget, timeoutMs: number): Promise<P
       settled = true;
       clearTimeout(timer);
       socket.destroy();
-      resolve(result);
+      // one line per problem (OpenSSL's messages end in a line break)
+      resolve(result.ok ? result : { ok: false, problem: result.problem.replace(/\s*\n\s*/g, ' ') });
     };
     const timer = setTimeout(
       () =>
@@ -160,7 +161,8 @@ export function probeProvider(target: ProbeTarget, timeoutMs: number): Promise<P
       finish({
         ok: false,
         problem:
-          secure && connectMs === 0 && !isConnectFailure(error)
+          // TLS 1.3 tells a refused client certificate after the client's handshake is done
+          secure && !isConnectFailure(error) && (connectMs === 0 || error.code?.startsWith('ERR_SSL'))
             ? describeTlsFailure(error, `tls://${host}:${port}`)
             : describeSocketError(error, timeoutMs),
       }),

@@ -197,6 +197,37 @@ describe('callisto doctor', () => {
       );
       expect(without.stdout).toContain('(or pass --tls-ca <file>)');
 
+      // mutual TLS: the client certificate of --tls-cert and --tls-key
+      const mtlsProvider = await testApp({
+        application: 'mutual',
+        registry: `file://${path.join(dir, 'mtls')}`,
+        server: {
+          port: 0,
+          host: '127.0.0.1',
+          tls: { key: pki.server.key, cert: pki.server.cert, ca: pki.ca, requestCert: true },
+        },
+      });
+      mtlsProvider.provide(Echo, { echo: (text) => text });
+      await mtlsProvider.start();
+      const mtlsRegistry = ['--registry', `file://${path.join(dir, 'mtls')}`, '--tls-ca', pki.ca];
+      const mutual = await doctor([
+        ...mtlsRegistry,
+        '--tls-cert',
+        pki.orders.cert,
+        '--tls-key',
+        pki.orders.key,
+      ]);
+      expect(mutual.code, show(mutual)).toBe(0);
+      const noCert = await doctor(mtlsRegistry);
+      expect(noCert.code, show(noCert)).toBe(1);
+      expect(noCert.stdout).toMatch(
+        /FAIL {2}tls:\/\/127\.0\.0\.1:\d+ \(cli\.Echo 1\.0\.0; mutual, pid \d+\): TLS handshake with .* the provider requires a client certificate \(mutual TLS\)/,
+      );
+
+      const missing = await doctor(['--registry', registry, '--tls-ca', path.join(dir, 'nope.pem')]);
+      expect(missing.code, show(missing)).toBe(2);
+      expect(missing.stderr).toContain(`--tls-ca ${path.join(dir, 'nope.pem')}: cannot read it (ENOENT)`);
+
       // a CA that did not sign the provider's certificate: a TLS failure in words, not "not Callisto"
       const wrongCa = await doctor(['--registry', registry, '--tls-ca', pki.otherCa]);
       expect(wrongCa.code, show(wrongCa)).toBe(1);

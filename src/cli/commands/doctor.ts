@@ -6,13 +6,14 @@
  * A provider whose record says TLS is probed over TLS with the consumer's TLS options (`consumer.tls`
  * from the configuration, or `--tls-ca`, `--tls-cert`, `--tls-key` over it), as a consumer would call it.
  */
+import fs from 'node:fs';
 import tls from 'node:tls';
 import { Command } from 'commander';
 import type { ProviderRecord, ServiceListing } from '../../registry/index.js';
 import { noClientTlsMessage } from '../../transport/tls.js';
 import { type ClientTlsConfig, clientContextOptions, resolveClientTls } from '../../transport/tls-options.js';
 import { openCliApp } from '../cli-app.js';
-import { CliError, CommandExit, ExitCode } from '../exit-codes.js';
+import { CliError, CommandExit, ExitCode, usageError } from '../exit-codes.js';
 import { type ProbeTls, probeProvider } from '../heartbeat-probe.js';
 import { addCommonOptions, addRegistryOption, type CommonOptions, milliseconds } from '../options.js';
 import { type CliIo, createOutput, type Output } from '../output.js';
@@ -81,6 +82,7 @@ export function doctorCommand(io: CliIo): Command {
 
 async function runDoctor(io: CliIo, options: DoctorOptions): Promise<void> {
   const output = createOutput(io, { json: options.json ?? false });
+  checkReadable({ '--tls-ca': options.tlsCa, '--tls-cert': options.tlsCert, '--tls-key': options.tlsKey });
   const app = await openCliApp(
     { ...options, tls: { ca: options.tlsCa, cert: options.tlsCert, key: options.tlsKey } },
     output,
@@ -164,6 +166,20 @@ async function readLayout(
     }
   }
   return views;
+}
+
+/** Each file given to an option can be read (a usage error naming the option otherwise). */
+function checkReadable(files: Record<string, string | undefined>): void {
+  for (const [flag, file] of Object.entries(files)) {
+    if (file === undefined) continue;
+    try {
+      fs.accessSync(file, fs.constants.R_OK);
+    } catch (error) {
+      throw usageError(
+        `${flag} ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
+    }
+  }
 }
 
 /** What a TLS probe speaks with: the consumer's TLS options, or undefined when it has none. */
