@@ -24,12 +24,23 @@ import {
   DEFAULT_CONFIG,
 } from './callisto-config.js';
 import { ConfigError } from './config-error.js';
+import {
+  coerce,
+  coerceSubstituted,
+  isPlain,
+  LEAF_KEYS,
+  type Plain,
+  setPath,
+  WHOLE_OBJECT_KEYS,
+} from './config-keys.js';
 import { parseConfig } from './describe-schema.js';
-import { closestKey, closestMatch } from './did-you-mean.js';
+import { closestKey } from './did-you-mean.js';
+import { CONFIG_FILE_VARIABLE, type ConfigNotice, envName, fromEnv } from './env-variables.js';
 import { type Environment, interpolate, interpolateTree } from './interpolate.js';
 import { parseProperties } from './properties.js';
 import { checkSecretsSubstituted } from './secret-placeholders.js';
-import { SERVICE_LINKS_FIX, serviceLinkOf } from './service-links.js';
+
+export type { ConfigNotice };
 
 export const CONFIG_FILE_NAMES = [
   'callisto.config.yaml',
@@ -65,108 +76,11 @@ export interface LoadedConfig {
   readonly notices: readonly ConfigNotice[];
 }
 
-/** A line about the configuration that is not an error: logged by `callisto()` at its level. */
-export interface ConfigNotice {
-  readonly level: 'info' | 'warn';
-  readonly message: string;
-}
-
 /** The source named for values passed to `callisto()`. */
 export const CODE_SOURCE = 'code, callisto() options';
 
-/** Variables under the CALLISTO_ prefix that are not configuration keys. */
-const CONFIG_FILE_VARIABLE = 'CALLISTO_CONFIG';
-const RESERVED_VARIABLE_PREFIX = 'CALLISTO_TEST_';
-
 /** Options of `callisto()` that are not configuration keys (for did-you-mean only). */
 const CODE_ONLY_KEYS = ['logger', 'filters', 'extend', 'load'];
-
-type Plain = Record<string, unknown>;
-
-const isPlain = (value: unknown): value is Plain =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** Keys whose value is one object, set whole (never merged key by key): `tags` and `server.auth.tokens` (maps), `limits`. */
-const WHOLE_OBJECT_KEYS = new Set(['tags', 'limits', 'tokens']);
-
-/** Every settable key path, from the defaults. `tags`, `tokens` and `limits` are leaves (set whole). */
-function leafPaths(value: Plain, prefix: string[] = []): string[][] {
-  return Object.entries(value).flatMap(([key, child]) =>
-    isPlain(child) && !WHOLE_OBJECT_KEYS.has(key) ? leafPaths(child, [...prefix, key]) : [[...prefix, key]],
-  );
-}
-
-const LEAVES = leafPaths(DEFAULT_CONFIG as unknown as Plain);
-const LEAF_KEYS = LEAVES.map((leaf) => leaf.join('.'));
-
-function leafDefault(keyPath: readonly string[]): unknown {
-  let value: unknown = DEFAULT_CONFIG;
-  for (const key of keyPath) value = isPlain(value) ? value[key] : undefined;
-  return value;
-}
-
-/** A string from a file's `${VAR}` as the number or boolean its key takes (`port: ${PORT:-20880}`). */
-function coerceSubstituted(keyPath: readonly string[], text: string): unknown {
-  const fallback = leafDefault(keyPath);
-  return typeof fallback === 'number' || typeof fallback === 'boolean' ? coerce([...keyPath], text) : text;
-}
-
-/** Turns a string from env or .properties into the type the key expects (invalid values stay strings). */
-function coerce(keyPath: string[], raw: string): unknown {
-  const fallback = leafDefault(keyPath);
-  const text = raw.trim();
-  if (typeof fallback === 'number') return text !== '' && Number.isFinite(Number(text)) ? Number(text) : raw;
-  if (typeof fallback === 'boolean') return text === 'true' ? true : text === 'false' ? false : raw;
-  if (keyPath.join('.') === 'registry') return splitAddressList(text);
-  if (Array.isArray(fallback)) return text === '' ? [] : text.split(',').map((part) => part.trim());
-  if (isPlain(fallback)) {
-    // an object as JSON (`{"rate":{"perSecond":100}}`), else `k=v,k2=v2` pairs
-    if (text.startsWith('{')) {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch {
-        return raw;
-      }
-    }
-    return Object.fromEntries(
-      text
-        .split(',')
-        .filter(Boolean)
-        .map((pair) => pair.split('=').map((part) => part.trim())),
-    );
-  }
-  return raw;
-}
-
-const envName = (keyPath: string[]): string =>
-  `CALLISTO_${keyPath.map((key) => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()).join('_')}`;
-
-const ENV_KEYS = new Map(LEAVES.map((keyPath) => [envName(keyPath), keyPath]));
-
-/** The known variable an unknown `CALLISTO_*` name most likely means. */
-function closestVariable(name: string): string | undefined {
-  const strip = (variable: string) => variable.slice('CALLISTO_'.length);
-  const wanted = strip(name);
-  const byStripped = new Map([...ENV_KEYS.keys()].map((known) => [strip(known), known]));
-  const close = closestMatch(wanted, byStripped.keys());
-  if (close !== undefined) return byStripped.get(close);
-  // A key named without its section: CALLISTO_PORT -> CALLISTO_SERVER_PORT.
-  // (the least nested one when several end so: CALLISTO_PORT -> SERVER_PORT, not SERVER_HTTP_PORT)
-  const sameEnding = [...byStripped.keys()].filter((known) => known.endsWith(`_${wanted}`));
-  const depth = (known: string) => known.split('_').length;
-  const least = Math.min(...sameEnding.map(depth));
-  const nearest = sameEnding.filter((known) => depth(known) === least);
-  return nearest.length === 1 ? byStripped.get(nearest[0]!) : undefined;
-}
-
-function setPath(target: Plain, keyPath: string[], value: unknown): void {
-  let node = target;
-  for (const key of keyPath.slice(0, -1)) {
-    if (!isPlain(node[key])) node[key] = {};
-    node = node[key] as Plain;
-  }
-  node[keyPath[keyPath.length - 1]!] = value;
-}
 
 type Sources = Map<string, string>;
 
@@ -178,77 +92,6 @@ function recordSources(sources: Sources, value: Plain, source: string, prefix = 
     if (isPlain(child) && !WHOLE_OBJECT_KEYS.has(key))
       recordSources(sources, child, source, `${prefix}${key}.`);
   }
-}
-
-const RESERVED_PREFIX_TEXT =
-  'one of the CALLISTO_* variables listed in docs/configuration.md (the prefix is reserved for them)';
-
-/**
- * The `CALLISTO_*` variables as configuration. Kubernetes service links (service-links.ts) are ignored
- * (one info line naming them all; a warning for one that has a key's name); an unknown variable fails
- * when it is a near miss of a known one (a typo: `CALLISTO_CONSUMER_TIMEOUT`), and is otherwise ignored
- * with one warning (another tool's variable: `CALLISTO_DIR`).
- */
-function fromEnv(env: NodeJS.ProcessEnv, sources: Sources, notices: ConfigNotice[]): Plain {
-  const out: Plain = {};
-  const links: string[] = [];
-  const unknown: string[] = [];
-  for (const [name, raw] of Object.entries(env)) {
-    if (raw === undefined || !name.startsWith('CALLISTO_')) continue;
-    if (name === CONFIG_FILE_VARIABLE || name.startsWith(RESERVED_VARIABLE_PREFIX)) continue;
-    const keyPath = ENV_KEYS.get(name);
-    const service = serviceLinkOf(name, raw);
-    if (keyPath !== undefined && service !== undefined) {
-      notices.push({
-        level: 'warn',
-        message: `ignored ${name}=${raw}: it is the Kubernetes service link of the Service "${service}", not a value of ${keyPath.join('.')} (which keeps its value from the other sources); ${SERVICE_LINKS_FIX}, or rename the Service`,
-      });
-      continue;
-    }
-    if (keyPath === undefined) {
-      if (service !== undefined) {
-        links.push(name);
-        continue;
-      }
-      const suggestion = closestVariable(name);
-      if (suggestion !== undefined && nearMiss(name, suggestion)) {
-        throw ConfigError.unknownKey(name, raw, {
-          source: `environment variable ${name}`,
-          suggestion,
-          expected: RESERVED_PREFIX_TEXT,
-        });
-      }
-      unknown.push(suggestion === undefined ? name : `${name} (did you mean ${suggestion}?)`);
-      continue;
-    }
-    setPath(out, keyPath, coerce(keyPath, raw));
-    sources.set(keyPath.join('.'), `environment variable ${name}`);
-  }
-  if (links.length > 0) {
-    notices.push({
-      level: 'info',
-      message: `ignored ${links.length} Kubernetes service-link variable${links.length === 1 ? '' : 's'} (${links.sort().join(', ')}): ${SERVICE_LINKS_FIX}`,
-    });
-  }
-  if (unknown.length > 0) {
-    notices.push({
-      level: 'warn',
-      message: `ignored unknown variable${unknown.length === 1 ? '' : 's'} ${unknown.sort().join(', ')}: not configuration (the CALLISTO_ prefix is reserved for the variables listed in docs/configuration.md; rename a tool's own variables)`,
-    });
-  }
-  return out;
-}
-
-/**
- * An unknown variable that is a likely typo of `suggestion` (fails): a close spelling, or a key named
- * without its section when the name says more than one word (`CALLISTO_ADVERTISE_HOST`). A one-word name
- * that only ends like a key (`CALLISTO_DIR`, `…_SNAPSHOT_DIR`) is more likely another tool's.
- */
-function nearMiss(name: string, suggestion: string): boolean {
-  const strip = (variable: string) => variable.slice('CALLISTO_'.length);
-  const wanted = strip(name);
-  if (!strip(suggestion).endsWith(`_${wanted}`)) return true;
-  return closestMatch(wanted, [strip(suggestion)]) !== undefined || wanted.includes('_');
 }
 
 const PROPERTY_KEYS = [...LEAF_KEYS.map((key) => `callisto.${key}`), 'callisto.registry.address'];
