@@ -87,8 +87,6 @@ async function runDoctor(io: CliIo, options: DoctorOptions): Promise<void> {
     { ...options, tls: { ca: options.tlsCa, cert: options.tlsCert, key: options.tlsKey } },
     output,
   );
-  // the app checked consumer.tls already (a mistake is a usage error, naming the option)
-  const clientTls = probeTlsOf(app.config.consumer.tls);
   const checks: Check[] = [];
   const address = registryAddressOf(app);
   const report = (check: Check) => {
@@ -96,6 +94,8 @@ async function runDoctor(io: CliIo, options: DoctorOptions): Promise<void> {
     if (!output.json) printCheck(output, check);
   };
   try {
+    // callisto() checked consumer.tls already (unreadable files, a key without its certificate)
+    const clientTls = probeTlsOf(app.config.consumer.tls);
     if (!output.json) output.line(`doctor: ${address}`);
     const warnings: string[] = [];
     let opened: OpenedRegistry;
