@@ -28,6 +28,8 @@ export interface CliAppOptions {
   readonly timeoutMs?: number | undefined;
   /** `--verbose`: the app's log lines on stderr. */
   readonly verbose?: boolean | undefined;
+  /** `--tls-ca`, `--tls-cert`, `--tls-key`: set over `consumer.tls` (files or PEM). */
+  readonly tls?: { readonly ca?: string; readonly cert?: string; readonly key?: string } | undefined;
 }
 
 /** The name the command line announces itself with (consumer records of `call` and `bench`). */
@@ -61,6 +63,9 @@ export async function openCliApp(options: CliAppOptions, output: Output): Promis
   const consumer: CallistoConfigInput['consumer'] = { snapshotDir: '' };
   if (options.serializer !== undefined) consumer.serializer = options.serializer as SerializerName;
   if (options.timeoutMs !== undefined) consumer.timeoutMs = options.timeoutMs;
+  if (options.tls !== undefined && Object.values(options.tls).some((value) => value !== undefined)) {
+    consumer.tls = Object.fromEntries(Object.entries(options.tls).filter(([, value]) => value !== undefined));
+  }
   const log = (level: string) => (message: string) => {
     if (options.verbose) output.note(`[callisto] ${level}: ${message}`);
   };

@@ -10,7 +10,6 @@ export type { ProvideOptions } from './provide-options.js';
  * `observe` (Callisto's, docs/filters.md), then the app's filters, the service's, the method's (each at
  * order 500 unless they say otherwise), then `validation` when the method declares a schema.
  */
-import { ConfigError } from '../config/config-error.js';
 import { parseConfig } from '../config/describe-schema.js';
 import { type FilterEntry, type NamedFilter, namedFilter } from '../core/filter.js';
 import { admissionFilter } from '../filters/admission.js';
@@ -45,7 +44,7 @@ import { type ResolvedWorkerExecutor, resolveExecutor } from './executor-options
 import { createWorkerPool, type WorkerPool } from './executor-pool.js';
 import { workerStep } from './executor-step.js';
 import { createLocalCalls, type LocalCalls } from './local-calls.js';
-import { createProcessCluster, type ProcessCluster } from './process-cluster.js';
+import { checkSharedTransport, createProcessCluster, type ProcessCluster } from './process-cluster.js';
 import { reportReady, workerNumber, workerPort } from './process-worker.js';
 import type { ProvideOptions } from './provide-options.js';
 import { acceptedSerializers, createRpcServer, type RpcServer } from './server.js';
@@ -169,6 +168,7 @@ export function createProvider(parts: ProviderParts): Provider {
   const pools: WorkerPool[] = [];
   const worker = workerNumber();
   const primary = worker === undefined && options.workers > 1;
+  if (primary) checkSharedTransport(options.workers, options.transport);
   let processes: ProcessCluster | undefined;
   let clusterPort: number | undefined;
   let server: RpcServer | undefined;
@@ -348,13 +348,6 @@ export function createProvider(parts: ProviderParts): Provider {
       const advertise = advertised.host;
       if (primary) {
         // the workers serve; this process picks the port, watches them and registers one address
-        if (options.transport !== 'tcp') {
-          throw new ConfigError(
-            'server.workers',
-            options.workers,
-            `1 with server.transport "${options.transport}" (only tcp can be shared by processes)`,
-          );
-        }
         processes = createProcessCluster({
           count: options.workers,
           host,
