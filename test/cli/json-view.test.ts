@@ -9,7 +9,7 @@ import { fromView, toView, ViewError } from '../../src/cli/json-view.js';
 import { createJsonSerializer } from '../../src/serialization/json.js';
 
 const json = createJsonSerializer();
-const written = (value: unknown): unknown => JSON.parse(json.encode(value).toString('utf8'));
+const written = (value: unknown): unknown => JSON.parse(Buffer.from(json.encode(value)).toString('utf8'));
 
 /** Values the json serializer carries: every tagged type, nested, and objects that need the escape. */
 const { value: anyValue } = fc.letrec<{ value: unknown }>((tie) => ({
@@ -51,7 +51,7 @@ describe('the CLI and dashboard dialect', () => {
     fc.assert(
       fc.property(anyValue, (value) => {
         const bytes = json.encode(value);
-        expect(fromView(JSON.parse(bytes.toString('utf8')))).toEqual(json.decode(bytes));
+        expect(fromView(JSON.parse(Buffer.from(bytes).toString('utf8')))).toEqual(json.decode(bytes));
       }),
       { numRuns: 300 },
     );

@@ -222,9 +222,7 @@ describe('actions through the runtime control', () => {
       await page.goForward();
       await row.getByRole('button', { name: 'Weight…' }).click();
       await dialog.getByLabel(/New weight/).waitFor({ timeout: SEE_MS });
-      await page.evaluate(() => {
-        window.location.hash = '#/';
-      });
+      await page.evaluate("window.location.hash = '#/'");
       await dialog.waitFor({ state: 'hidden', timeout: SEE_MS });
       // nothing was applied: b is still enabled
       await page.goto(`${dashboard.url}#/service/shop.Inventory/actions`);
