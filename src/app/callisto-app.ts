@@ -25,6 +25,7 @@ import { builtinExtensions } from './builtin-extensions.js';
 import { checkAppConfig } from './check-app-config.js';
 import { createConsumerSide } from './consumer-side.js';
 import { keepInternals } from './internals.js';
+import { listeningLine } from './listening-line.js';
 import { loadExtensionModules } from './load-extensions.js';
 import { createProviderSide } from './provider-side.js';
 import { createSecuritySide } from './security-side.js';
@@ -229,8 +230,13 @@ function createApp(
         throw error;
       }
       state = 'running';
-      if (provider.advertisedAddress)
-        logger.info(`${config.application} serving on ${provider.advertisedAddress}`);
+      const listening = listeningLine({
+        application: config.application,
+        rpc: provider.advertisedAddress,
+        http: provider.http === undefined ? undefined : `${config.server.http.host}:${provider.http.port}`,
+        admin: admin?.port === undefined ? undefined : `${config.admin.host}:${admin.port}`,
+      });
+      if (listening !== undefined) logger.info(listening);
       if (provider.worker !== undefined) {
         // a worker of server.workers leaves when its primary asks (rolling restart, or the cluster stops)
         onPrimaryRequest((kind) => {

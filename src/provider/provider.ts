@@ -40,6 +40,7 @@ import { type ServiceDefinition, undeclaredFunctions } from '../service/define-s
 import type { Implementation } from '../service/service-types.js';
 import { type Transport, transportAddress } from '../transport/transport.js';
 import { advertisedHostOf } from './advertise-host.js';
+import { checkProvideOptions } from './check-provide-options.js';
 import { type ResolvedWorkerExecutor, resolveExecutor } from './executor-options.js';
 import { createWorkerPool, type WorkerPool } from './executor-pool.js';
 import { workerStep } from './executor-step.js';
@@ -261,6 +262,7 @@ export function createProvider(parts: ProviderParts): Provider {
     local,
     provide(definition, implementation, provideOptions = {}) {
       const where = `provide(${definition.name})`;
+      checkProvideOptions(definition.name, provideOptions);
       const serviceFilters = (provideOptions.filters ?? []).map((entry) =>
         namedFilter(entry, 'provider', `${where}.filters`),
       );
