@@ -1,9 +1,12 @@
 /**
  * Runtime control through a registry (docs/governance.md), for operators' tools (the CLI, the
  * dashboard) and apps: disable or enable a service or one of its providers, change a provider's weight,
- * switch a method's mock. Each change reads the service's override record, changes it and writes it back
- * (last writer wins: operators are few); every consumer following the service applies it within about a
- * second (the registry's `overridePollMs`, 500 by default), and it outlives every process.
+ * switch a method's mock. Each change is one `updateOverrides` of the registry: compare-and-set of the
+ * service's override record, retried on conflict (override-update.ts), so that two operators changing
+ * the same service at the same moment both get their change; a change that cannot be applied (the
+ * record keeps changing under it, is malformed, the server does not answer) rejects, never is dropped.
+ * Every consumer following the service applies it within about a second (the registry's
+ * `overridePollMs`, 500 by default), and it outlives every process.
  *
  * A provider named in `disable` or `setWeight` must be registered now (a typo fails here, not silently
  * in every consumer); `enable` accepts any address, so a record naming a provider that left can be
@@ -57,6 +60,11 @@ export interface RegistryControlOptions {
   readonly registry?: Partial<RegistryOptions>;
   /** Opens the registry (default: the built-in kinds); the CLI passes its own. */
   readonly open?: (address: string | RegistryAddress) => Promise<Registry>;
+  /**
+   * Compare-and-set attempts of each change before it is reported as not applied (an
+   * OverrideConflictError). Default OVERRIDE_UPDATE_ATTEMPTS (10).
+   */
+  readonly attempts?: number;
 }
 
 export const DEFAULT_CONTROL_VERSION = '1.0.0';
@@ -97,18 +105,25 @@ export function createRegistryControl(
     if (closed) throw new Error(`registry control of ${raw} is closed`);
     opened ??= open(address);
     const value = await opened;
-    if (!value.readOverrides || !value.writeOverrides) {
-      throw new Error(`registry ${raw} (${value.kind}) has no runtime control (no override record)`);
+    if (!value.readOverrides || !value.updateOverrides) {
+      throw new Error(
+        `registry ${raw} (${value.kind}) has no runtime control (no override record with compare-and-set)`,
+      );
     }
     return value;
   };
 
-  /** Reads, changes and writes back the override record of `key`. */
+  /** Changes the override record of `key` with compare-and-set (retried on conflict). */
   const change = async (key: ServiceKey, apply: (overrides: ServiceOverrides) => void): Promise<void> => {
     const target = await registry();
-    const overrides = await target.readOverrides!(key);
-    apply(overrides);
-    await target.writeOverrides!(key, overrides);
+    await target.updateOverrides!(
+      key,
+      (overrides) => {
+        apply(overrides);
+        return overrides;
+      },
+      options.attempts === undefined ? {} : { attempts: options.attempts },
+    );
   };
 
   /** Throws unless `provider` is registered for `key` now. */
@@ -195,7 +210,10 @@ export function createRegistryControl(
     },
     async clear(service, opts = {}) {
       const key = keyOf(service, opts);
-      await (await registry()).writeOverrides!(key, emptyOverrides());
+      // whatever the record holds, a malformed one included
+      const target = await registry();
+      if (target.writeOverrides) await target.writeOverrides(key, emptyOverrides());
+      else await target.updateOverrides!(key, () => emptyOverrides());
     },
     async close() {
       if (closed) return;
