@@ -426,6 +426,58 @@ export function runControlSuite(target: ControlTarget): void {
       }, 10_000);
     });
 
+    it('refuses mock force on a method no consumer has a mock for, saying why', async () => {
+      const service = uniqueService();
+      await provider('a', service);
+      const ctl = control();
+      await expect(ctl.setMock(service.name, 'read', 'force')).rejects.toThrow(
+        /cannot force the mock of governance\.Svc\w+\.read .*no consumer has a mock for it \(no consumer is running\)/,
+      );
+      const app = await consumer();
+      const ref = app.refer(service.definition, { mockImpl: { read: async (key: string) => `mock:${key}` } });
+      expect(await ref.read('x')).toBe('a:x');
+      const registry = await openRegistry();
+      await waitFor(async () => (await registry.consumers!(service.key)).length === 1, 10_000);
+      expect((await registry.consumers!(service.key))[0]?.mocks).toEqual(['read']);
+      await expect(ctl.setMock(service.name, 'write', 'force')).rejects.toThrow(
+        /cannot force the mock of .*\.write .*1 of its 1 consumers have no mock for write: .*governance-consumer.*forced, their calls would fail/,
+      );
+      expect(await ctl.overrides(service.name)).toEqual(emptyOverrides());
+      await ctl.setMock(service.name, 'read', 'force');
+      expect((await ctl.overrides(service.name)).mocks).toEqual({ read: 'force' });
+    });
+
+    it('a consumer told to force a mock it does not have fails those calls with NoProvider, not undefined', async () => {
+      const service = uniqueService();
+      const a = await provider('a', service);
+      const app = await consumer();
+      const ref = app.refer(service.definition);
+      expect(await ref.read('x')).toBe('a:x');
+      // written past the control (by hand, or by a control that could not see this consumer)
+      const registry = await openRegistry();
+      await registry.writeOverrides!(service.key, {
+        ...emptyOverrides(),
+        mocks: { read: 'force', write: 'fail' },
+      });
+      const error = await waitFor(async () => {
+        const failure = await ref.read('x').then(
+          (value) => ({ value }),
+          (e: unknown) => e,
+        );
+        return RpcError.is(failure) ? failure : undefined;
+      }, 10_000);
+      expect(error.code).toBe('NoProvider');
+      expect(error.message).toMatch(
+        /forced the mock of governance\.Svc\w+\.read, but this reference has no mock for it .*refused rather than answered with undefined/,
+      );
+      const reads = a.impl.reads;
+      await expect(ref.read('y')).rejects.toMatchObject({ code: 'NoProvider' });
+      expect(a.impl.reads).toBe(reads);
+      // `fail` without a mock: the failure stays as it is (not an undefined answer)
+      a.impl.mode = 'overloaded';
+      await expect(ref.write('w')).rejects.toMatchObject({ code: 'Overloaded' });
+    });
+
     it('keeps an override across a consumer restart: the first call already avoids the provider', async () => {
       const service = uniqueService();
       const a = await provider('a', service);
