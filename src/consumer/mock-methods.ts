@@ -17,6 +17,15 @@ export function hasMock(
   return typeof fromImpl === 'function' || typeof declaration.mock === 'function';
 }
 
+/** Own and inherited property names of a mock implementation (a class instance's methods too). */
+function propertyNames(value: object | undefined): string[] {
+  const names: string[] = [];
+  for (let at = value; at && at !== Object.prototype; at = Object.getPrototypeOf(at)) {
+    for (const name of Object.getOwnPropertyNames(at)) if (name !== 'constructor') names.push(name);
+  }
+  return names;
+}
+
 export interface MockCatalog {
   /** Records the methods a new reference of `key` has a mock for. */
   add(
@@ -32,7 +41,7 @@ export function createMockCatalog(): MockCatalog {
   const byKey = new Map<string, Set<string>>();
   return {
     add(key, methods, mockImpl) {
-      const names = new Set([...Object.keys(methods ?? {}), ...Object.keys(mockImpl ?? {})]);
+      const names = new Set([...Object.keys(methods ?? {}), ...propertyNames(mockImpl)]);
       let known = byKey.get(serviceKeyString(key));
       for (const name of names) {
         if (!hasMock(mockImpl, name, methods?.[name] ?? {})) continue;
