@@ -72,6 +72,8 @@ export interface RegistryFeedOptions {
   readonly addresses: readonly string[];
   /** Announced in the consumer record. */
   readonly application: string;
+  /** The methods this consumer has a mock for, announced in the consumer record (runtime control). */
+  readonly mocks?: () => readonly string[];
   readonly snapshotDir: string;
   readonly emptyProtection: boolean;
   /** How long the first discovery waits for a registry's list before the snapshot (or none). */
@@ -130,6 +132,7 @@ export function registryFeed(options: RegistryFeedOptions): DirectoryFeed {
       application: options.application,
       startTime: Date.now(),
       instance: String(++announcedFeeds),
+      mocks: [...(options.mocks?.() ?? [])],
     };
     announced = { registries: targets, record };
     for (const registry of targets) {
