@@ -202,7 +202,7 @@ export function guardTlsServer<A extends { disconnect(): void }>(
         : '';
     failures.warn(
       'tls-handshake',
-      `TLS handshake from ${from} on ${parts.where()} failed: ${error.message}${hint}`,
+      `TLS handshake from ${from} on ${parts.where()} failed: ${error.message.replace(/\s+/g, ' ').trim()}${hint}`,
     );
     // node leaves the socket open when someone listens for this event
     socket.destroy();

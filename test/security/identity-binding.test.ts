@@ -112,11 +112,24 @@ function whoami(
 
 describe('an mTLS identity is bound to its connection', () => {
   it('a plaintext HTTP request from the ip:port of an open mTLS connection is not served as its consumer', async () => {
-    const app = await mtlsProvider({});
+    const app = await mtlsProvider({ plaintext: true });
     const localPort = await freePort();
     await ordersConnection(app, localPort);
     const answer = await whoami(app.httpPort!, localPort);
     expect(answer.status).toBe(401);
     expect(JSON.stringify(answer.body)).not.toContain('orders');
+  });
+
+  it('an HTTPS request from that ip:port with another certificate is served as the certificate it presented', async () => {
+    const app = await mtlsProvider({});
+    const localPort = await freePort();
+    await ordersConnection(app, localPort);
+    const answer = await whoami(app.httpPort!, localPort, {
+      ca: fs.readFileSync(pki.ca),
+      key: fs.readFileSync(pki.billing.key),
+      cert: fs.readFileSync(pki.billing.cert),
+      servername: 'localhost',
+    });
+    expect(answer).toEqual({ status: 200, body: { id: 'billing', via: 'mtls' } });
   });
 });
