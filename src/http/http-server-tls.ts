@@ -82,7 +82,7 @@ export function createHttpServer(parts: HttpServerParts): HttpServer {
   const context = createServerTlsContext(options, {
     logger: parts.logger,
     onReload: parts.onReload,
-    label: parts.where(),
+    label: parts.where,
   });
   const server = https.createServer({ ...parts.http, ...tlsServerOptions(options, context) });
   const accepted = new WeakMap<Socket, Socket>();
@@ -107,7 +107,7 @@ export function createHttpServer(parts: HttpServerParts): HttpServer {
   });
   const untrack = context.track(server);
   return {
-    server: server as unknown as http.Server,
+    server,
     scheme: 'https',
     peerOf: (socket) => peers.get(socket),
     acceptedOf: (socket) => accepted.get(socket),

@@ -59,8 +59,8 @@ export interface ServerTlsContextParts {
   readonly logger?: Logger | undefined;
   /** Told once a reload loaded new certificates (tests wait for it). */
   readonly onReload?: (() => void) | undefined;
-  /** What the log lines call this server (`server`, `HTTP entry`). */
-  readonly label?: string | undefined;
+  /** What the log lines call the servers using it (`server`, `server.http (127.0.0.1:8443)`). */
+  readonly label?: (() => string) | undefined;
 }
 
 export function createServerTlsContext(
@@ -68,7 +68,6 @@ export function createServerTlsContext(
   parts: ServerTlsContextParts = {},
 ): ServerTlsContext {
   const { logger } = parts;
-  const label = parts.label ?? 'server';
   const stamp = fileStamp([options.key, options.cert, options.ca]);
   let seen = stamp();
   let current: PemContext | undefined;
@@ -89,7 +88,9 @@ export function createServerTlsContext(
     }
     current = next;
     for (const server of servers) server.setSecureContext(next);
-    logger?.info(`TLS certificates reloaded (${label}): new connections use them, open ones are kept`);
+    logger?.info(
+      `TLS certificates reloaded (${parts.label?.() ?? 'server'}): new connections use them, open ones are kept`,
+    );
     parts.onReload?.();
     return true;
   };
