@@ -195,7 +195,12 @@ export function guardTlsServer<A extends { disconnect(): void }>(
     });
   });
   server.on('tlsClientError', (error: NodeJS.ErrnoException, socket: tls.TLSSocket) => {
-    const from = `${socket.remoteAddress}:${socket.remotePort}`;
+    const address = socket.remoteAddress;
+    const from = `${address}:${socket.remotePort}`;
+    // node leaves the socket open when someone listens for this event
+    socket.destroy();
+    // a connection refused above (already logged as refused) fails its handshake this way: not news
+    if (error.code === 'ECONNRESET' && address === undefined) return;
     const hint = /wrong version number|http request|unknown protocol/i.test(error.message)
       ? ' (a plaintext client on a TLS port?)'
       : error.code === 'ERR_TLS_HANDSHAKE_TIMEOUT'
@@ -205,8 +210,6 @@ export function guardTlsServer<A extends { disconnect(): void }>(
       'tls-handshake',
       `TLS handshake from ${from} on ${parts.where()} failed: ${error.message.replace(/\s+/g, ' ').trim()}${hint}`,
     );
-    // node leaves the socket open when someone listens for this event
-    socket.destroy();
   });
   return {
     take(secure) {
