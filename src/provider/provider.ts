@@ -408,6 +408,7 @@ export function createProvider(parts: ProviderParts): Provider {
           onRefused: (remote, reason) => hostileLog.warn('refused', `refused from ${remote}: ${reason}`),
           onScrubbed: (remote, label, ref, error) =>
             logger.warn(scrubbedLine(label, `for ${remote}`, ref, error)),
+          logger,
         });
         await http.listen();
       }
