@@ -45,7 +45,7 @@ function yamlBlockAfter(file: string, heading: string): string {
   const text = fs.readFileSync(path.join(REPO, file), 'utf8');
   const from = text.indexOf(heading);
   expect(from, `${file} has ${heading}`).toBeGreaterThan(-1);
-  const match = /```yaml\n([^]*?)```/.exec(text.slice(from));
+  const match = /```yaml\n([\s\S]*?)```/.exec(text.slice(from));
   return match![1]!;
 }
 
