@@ -14,18 +14,23 @@
  * the service says (in its consumer record's `mocks`) that it has a mock for the method and none says
  * it has not (forcing would make their callers fail, or before consumers refused it, get `undefined`).
  * A registry that cannot list consumers is not asked; the consumers then refuse the forced calls.
+ *
+ * A service no provider or consumer is registered for is refused by every change (a misspelt name
+ * fails here), and so is a method its registered providers do not declare; undoing what the record
+ * holds (`enable`, `setMock(…, 'off')`, `clear`) works for a service that is gone, to clean up.
  */
 import type { ServiceKey } from '../core/service-key.js';
 import { createRegistry } from './create-registry.js';
 import {
   emptyOverrides,
+  isEmptyOverrides,
   isMethodName,
   isOverrideWeight,
   isProviderAddress,
   type MockMode,
   type ServiceOverrides,
 } from './override-record.js';
-import { type ConsumerRecord, providerAddress } from './provider-record.js';
+import { type ConsumerRecord, type ProviderRecord, providerAddress } from './provider-record.js';
 import { MAX_PROVIDER_WEIGHT } from './record-validation.js';
 import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
 import { withTimeout } from './timing.js';
@@ -132,12 +137,12 @@ export function createRegistryControl(
     );
   };
 
-  /** Throws unless `provider` is registered for `key` now. */
-  const ensureRegistered = async (key: ServiceKey, provider: string): Promise<void> => {
+  /** The provider records of `key` registered now. */
+  const providersOf = async (key: ServiceKey): Promise<ProviderRecord[]> => {
     const target = await registry();
-    let listed: string[] = [];
+    let listed: ProviderRecord[] = [];
     const subscribed = target.subscribe(key, (records) => {
-      listed = records.map(providerAddress);
+      listed = records;
     });
     try {
       (await withTimeout(subscribed, CONTROL_LIST_TIMEOUT_MS, `reading the providers of ${key.name}`))();
@@ -148,11 +153,49 @@ export function createRegistryControl(
       );
       throw error;
     }
+    return listed;
+  };
+
+  /** Throws unless `provider` is registered for `key` now. */
+  const ensureRegistered = async (key: ServiceKey, provider: string): Promise<void> => {
+    const listed = (await providersOf(key)).map(providerAddress);
     if (!listed.includes(provider)) {
       throw new Error(
         `no provider ${provider} is registered for ${describeKey(key)} in ${raw}; registered: ${
           listed.length > 0 ? listed.join(', ') : 'none'
         }`,
+      );
+    }
+  };
+
+  /**
+   * Throws unless the registry knows `key` (a provider or a consumer registered) and, with `method`, the
+   * registered providers declare it: a misspelt service or method fails here instead of writing an
+   * override no consumer will ever apply.
+   */
+  const ensureKnown = async (key: ServiceKey, method?: string): Promise<void> => {
+    const providers = await providersOf(key);
+    if (providers.length === 0) {
+      const target = await registry();
+      const consumers = target.consumers
+        ? await withTimeout(
+            target.consumers(key),
+            CONTROL_LIST_TIMEOUT_MS,
+            `reading the consumers of ${key.name}`,
+          )
+        : [];
+      if (consumers.length === 0) {
+        throw new Error(
+          `unknown service ${describeKey(key)}: no provider or consumer of it is registered in ${raw} (callisto ls lists what is)`,
+        );
+      }
+      return; // consumers only: their methods are not listed, so any method name is taken
+    }
+    if (method === undefined) return;
+    const declared = new Set(providers.flatMap((record) => record.methods));
+    if (!declared.has(method)) {
+      throw new Error(
+        `${key.name} has no method ${method} (its providers in ${raw} declare ${[...declared].sort().join(', ') || 'none'})`,
       );
     }
   };
@@ -194,6 +237,7 @@ export function createRegistryControl(
     async disable(service, opts = {}) {
       const key = keyOf(service, opts);
       if (opts.provider === undefined) {
+        await ensureKnown(key);
         await change(key, (overrides) => {
           overrides.disabled = true;
         });
@@ -208,6 +252,8 @@ export function createRegistryControl(
     async enable(service, opts = {}) {
       const key = keyOf(service, opts);
       if (opts.provider === undefined) {
+        // undoing what the record holds needs no live provider (a service that is gone can be cleaned up)
+        if (!(await (await registry()).readOverrides!(key)).disabled) await ensureKnown(key);
         await change(key, (overrides) => {
           overrides.disabled = false;
         });
@@ -238,6 +284,8 @@ export function createRegistryControl(
       if (mode !== 'force' && mode !== 'fail' && mode !== 'off') {
         throw new TypeError(`mock mode must be force, fail or off, not ${JSON.stringify(mode)}`);
       }
+      const recorded = (await (await registry()).readOverrides!(key)).mocks[method] !== undefined;
+      if (!(mode === 'off' && recorded)) await ensureKnown(key, method);
       if (mode === 'force') await ensureMockable(key, method);
       await change(key, (overrides) => {
         if (mode === 'off') delete overrides.mocks[method];
@@ -252,6 +300,7 @@ export function createRegistryControl(
       const key = keyOf(service, opts);
       // whatever the record holds, a malformed one included
       const target = await registry();
+      if (isEmptyOverrides(await target.readOverrides!(key))) await ensureKnown(key);
       if (target.writeOverrides) await target.writeOverrides(key, emptyOverrides());
       else await target.updateOverrides!(key, () => emptyOverrides());
     },

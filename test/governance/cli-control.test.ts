@@ -21,6 +21,7 @@ import {
   show,
   startProvider,
 } from '../cli/support/cli.js';
+import { providerEntry } from '../cli/support/file-records.js';
 import { readEntry } from '../registry/fixtures/read-entry.js';
 import { sharedServerAddress } from '../setup/shared-servers.js';
 
@@ -154,6 +155,12 @@ describe('runtime control from the command line: a change that cannot apply', ()
     mkdirSync(segmentDir, { recursive: true });
     // a writer (another process) holds the record's lock, fresh: every attempt meets it
     writeFileSync(path.join(segmentDir, '.config.lock'), '1\n');
+    // a registered provider: the control refuses changes to services nobody registered
+    mkdirSync(path.join(segmentDir, 'providers'));
+    writeFileSync(
+      path.join(segmentDir, 'providers', '127.0.0.1:30001.json'),
+      JSON.stringify(providerEntry('cli.LockedService', 30001)),
+    );
     const registry = `file://${dir}?root=${root}`;
     expectOneLineError(
       await runCli(cli, ['disable', 'cli.LockedService', '--registry', registry]),

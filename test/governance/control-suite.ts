@@ -187,6 +187,7 @@ export function runControlSuite(target: ControlTarget): void {
     it('the control reports a change that cannot apply (an error to its caller), never success', async () => {
       const service = uniqueService();
       const rival = await openRegistry();
+      await rival.register(providerRecord(service.key, 30001, { methods: ['read', 'write', 'budget'] }));
       let rivalWrites = 0;
       const ctl = createRegistryControl(target.address(), {
         attempts: 2,
@@ -291,7 +292,7 @@ export function runControlSuite(target: ControlTarget): void {
     it('refuses an unknown provider, a bad weight and a bad mock mode at the control, naming them', async () => {
       const service = uniqueService();
       const registry = await openRegistry();
-      await registry.register(providerRecord(service.key, 30001));
+      await registry.register(providerRecord(service.key, 30001, { methods: ['read', 'write', 'budget'] }));
       const ctl = control();
       await expect(ctl.disable(service.name, { provider: '127.0.0.1:30009' })).rejects.toThrow(
         /no provider 127\.0\.0\.1:30009 is registered .* registered: 127\.0\.0\.1:30001/,
@@ -313,6 +314,33 @@ export function runControlSuite(target: ControlTarget): void {
       });
       await ctl.clear(service.name);
       expect(await ctl.overrides(service.name)).toEqual(emptyOverrides());
+    });
+
+    it('refuses every change to a service nobody registered, or to a method its providers do not declare; undoing a stale override still works', async () => {
+      const service = uniqueService();
+      const registry = await openRegistry();
+      const ctl = control();
+      const unknown =
+        /unknown service governance\.Svc\w+ \(version 1\.0\.0\): no provider or consumer of it is registered/;
+      await expect(ctl.disable(service.name)).rejects.toThrow(unknown);
+      await expect(ctl.setMock(service.name, 'read', 'fail')).rejects.toThrow(unknown);
+      await expect(ctl.setMock(service.name, 'read', 'off')).rejects.toThrow(unknown);
+      await expect(ctl.enable(service.name)).rejects.toThrow(unknown);
+      await expect(ctl.clear(service.name)).rejects.toThrow(unknown);
+      expect(await ctl.overrides(service.name)).toEqual(emptyOverrides());
+
+      await registry.register(providerRecord(service.key, 30001, { methods: ['read', 'write'] }));
+      await expect(ctl.setMock(service.name, 'raed', 'fail')).rejects.toThrow(
+        /has no method raed \(its providers in .* declare read, write\)/,
+      );
+      await ctl.disable(service.name);
+      await ctl.setMock(service.name, 'read', 'fail');
+      // the service goes away: what its record holds can still be undone, for cleaning up
+      await registry.unregister(providerRecord(service.key, 30001, { methods: ['read', 'write'] }));
+      await ctl.setMock(service.name, 'read', 'off');
+      await ctl.enable(service.name);
+      expect(await ctl.overrides(service.name)).toEqual(emptyOverrides());
+      await expect(ctl.disable(service.name)).rejects.toThrow(unknown);
     });
 
     it('disables one provider: its call count stops growing while the other grows; enable restores it', async () => {
