@@ -39,7 +39,7 @@ export function addControlOptions(command: Command): Command {
 }
 
 /** One sentence per override in force. */
-function describeOverrides(overrides: ServiceOverrides): string[] {
+export function describeOverrides(overrides: ServiceOverrides): string[] {
   const lines: string[] = [];
   if (overrides.disabled) lines.push('service disabled');
   for (const provider of overrides.disabledProviders) lines.push(`provider ${provider} disabled`);
@@ -60,7 +60,7 @@ export async function runControl(
   options: ControlOptions,
   action: { readonly command: string; readonly doing: string },
   change: (control: RegistryControl, key: { version: string; group: string }) => Promise<void>,
-  done: string,
+  done: string | (() => string),
 ): Promise<void> {
   const output: Output = createOutput(io, { json: options.json ?? false });
   const app = await openCliApp(options, output);
@@ -91,7 +91,9 @@ export async function runControl(
         return;
       }
       const label = `${service} ${key.version}${key.group ? ` group ${key.group}` : ''}`;
-      output.line(`${done} (${label} at ${opened.location}; consumers apply it within about a second)`);
+      output.line(
+        `${typeof done === 'function' ? done() : done} (${label} at ${opened.location}; consumers apply it within about a second)`,
+      );
       const lines = describeOverrides(overrides);
       output.line(lines.length === 0 ? 'overrides now: none' : `overrides now: ${lines.join('; ')}`);
     } finally {

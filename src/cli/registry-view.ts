@@ -5,13 +5,21 @@
  */
 import { distance } from 'fastest-levenshtein';
 import type { ServiceKey } from '../index.js';
-import type { ConsumerRecord, ProviderRecord, Registry, ServiceListing } from '../registry/index.js';
+import type {
+  ConsumerRecord,
+  ProviderRecord,
+  Registry,
+  ServiceListing,
+  ServiceOverrides,
+} from '../registry/index.js';
 import { CliError, ExitCode } from './exit-codes.js';
 
 export interface KeyView {
   readonly key: ServiceKey;
   readonly providers: ProviderRecord[];
   readonly consumers: ConsumerRecord[];
+  /** The runtime control's override record (undefined when the registry has none). */
+  readonly overrides: ServiceOverrides | undefined;
 }
 
 /** Every service key the registry holds; an error when it cannot list them. */
@@ -35,7 +43,8 @@ export async function readProviders(registry: Registry, key: ServiceKey): Promis
 export async function readKey(registry: Registry, key: ServiceKey): Promise<KeyView> {
   const providers = await readProviders(registry, key);
   const consumers = registry.consumers ? await registry.consumers(key) : [];
-  return { key, providers, consumers };
+  const overrides = registry.readOverrides ? await registry.readOverrides(key) : undefined;
+  return { key, providers, consumers, overrides };
 }
 
 /** The names closest to `name` (a typo, another case, the name without its package), for messages. */

@@ -15,6 +15,7 @@ export { createFileRegistry } from './file-registry.js';
 export {
   checkOverrides,
   emptyOverrides,
+  isEmptyOverrides,
   type MockMode,
   mergeOverrides,
   parseOverrides,

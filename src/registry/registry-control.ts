@@ -62,6 +62,11 @@ export interface RegistryControl {
   overrides(service: string, opts?: ControlKeyOptions): Promise<ServiceOverrides>;
   /** Removes every override of a service key. */
   clear(service: string, opts?: ControlKeyOptions): Promise<void>;
+  /**
+   * Removes the overrides that name providers no longer registered (a weight or a disabled mark left by
+   * a provider that is gone); returns the addresses removed.
+   */
+  removeStale(service: string, opts?: ControlKeyOptions): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -303,6 +308,20 @@ export function createRegistryControl(
       if (isEmptyOverrides(await target.readOverrides!(key))) await ensureKnown(key);
       if (target.writeOverrides) await target.writeOverrides(key, emptyOverrides());
       else await target.updateOverrides!(key, () => emptyOverrides());
+    },
+    async removeStale(service, opts = {}) {
+      const key = keyOf(service, opts);
+      const registered = new Set((await providersOf(key)).map(providerAddress));
+      const removed = new Set<string>();
+      await change(key, (overrides) => {
+        removed.clear();
+        for (const provider of [...overrides.disabledProviders, ...Object.keys(overrides.weights)]) {
+          if (!registered.has(provider)) removed.add(provider);
+        }
+        overrides.disabledProviders = overrides.disabledProviders.filter((entry) => registered.has(entry));
+        for (const provider of removed) delete overrides.weights[provider];
+      });
+      return [...removed].sort();
     },
     async close() {
       if (closed) return;

@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRegistry } from '../../src/registry/create-registry.js';
 import {
   buildCli,
   type CliBuild,
@@ -145,6 +146,78 @@ describe.each(KINDS)('runtime control from the command line on %s', (kind) => {
       /force, fail or off/,
     );
     expectOneLineError(await cliRun(['mock', 'getUser', 'force']), 2, /<service>\.<method>/);
+  });
+
+  it('ls and overrides ls show the overrides in force (stale ones marked); overrides clear --stale and clear remove them; unknown services and methods are refused', async () => {
+    expect((await cliRun(['disable', 'cli.UserService', '--provider', provider.address])).code).toBe(0);
+    expect((await cliRun(['weight', 'cli.UserService', '--provider', provider.address, '250'])).code).toBe(0);
+    // a weight left behind by a provider that is gone, as a record written long ago holds it
+    const raw = await createRegistry(registry);
+    await raw.updateOverrides!({ name: 'cli.UserService', version: '1.0.0', group: '' }, (current) => ({
+      ...current,
+      weights: { ...current.weights, '127.0.0.1:1': 5 },
+    }));
+    await raw.close();
+
+    const listed = await cliRun(['ls', 'cli.UserService']);
+    expect(listed.code, show(listed)).toBe(0);
+    expect(listed.stdout).toMatch(
+      new RegExp(`${provider.address.replace(/\./g, '\\.')}\\s+250 \\(registered 100\\)\\s+disabled`),
+    );
+    const overridesLine = /\n {2}overrides: (.*) \(callisto overrides clear removes them\)\n/.exec(
+      listed.stdout,
+    )?.[1];
+    expect(overridesLine?.split('; ').sort()).toEqual(
+      [
+        `provider ${provider.address} disabled`,
+        `provider ${provider.address} weight 250`,
+        'provider 127.0.0.1:1 weight 5',
+      ].sort(),
+    );
+    const json = jsonOf(await cliRun(['ls', 'cli.UserService', '--json']));
+    expect(json['keys']).toMatchObject([
+      {
+        providers: [{ state: 'disabled', effectiveWeight: 250, weight: 100 }],
+        overrides: { disabledProviders: [provider.address] },
+      },
+    ]);
+
+    const all = await cliRun(['overrides', 'ls']);
+    expect(all.code, show(all)).toBe(0);
+    expect(all.stdout).toMatch(/cli\.UserService 1\.0\.0\s+provider 127\.0\.0\.1:1 weight 5 \(stale\)/);
+    expect(all.stdout).toMatch(
+      new RegExp(
+        `cli\\.UserService 1\\.0\\.0\\s+provider ${provider.address.replace(/\./g, '\\.')} disabled\n`,
+      ),
+    );
+
+    const stale = await cliRun(['overrides', 'clear', 'cli.UserService', '--stale']);
+    expect(stale.code, show(stale)).toBe(0);
+    expect(stale.stdout).toMatch(/^removed the stale overrides of 127\.0\.0\.1:1 /);
+    expect(await stored()).toMatchObject({
+      disabledProviders: [provider.address],
+      weights: { [provider.address]: 250 },
+    });
+    expect(JSON.stringify(await stored())).not.toContain('127.0.0.1:1"');
+
+    const cleared = await cliRun(['overrides', 'clear', 'cli.UserService']);
+    expect(cleared.code, show(cleared)).toBe(0);
+    expect(cleared.stdout).toMatch(/overrides now: none\n$/);
+    expect((await cliRun(['overrides', 'ls', 'cli.UserService'])).stdout).toMatch(
+      /no overrides for cli\.UserService/,
+    );
+    expect((await cliRun(['ls', 'cli.UserService'])).stdout).toMatch(/\s100\s+(serving|warming)/);
+
+    expectOneLineError(
+      await cliRun(['mock', 'cli.UserService.getUsr', 'force']),
+      1,
+      /cli\.UserService has no method getUsr \(its providers in .* declare .*getUser/,
+    );
+    expectOneLineError(
+      await cliRun(['disable', 'cli.UserServce']),
+      1,
+      /unknown service cli\.UserServce \(version 1\.0\.0\): no provider or consumer of it is registered/,
+    );
   });
 });
 

@@ -14,6 +14,7 @@ import { enableCommand } from './enable.js';
 import { gatewayCommand } from './gateway.js';
 import { lsCommand } from './ls.js';
 import { mockCommand } from './mock.js';
+import { overridesCommand } from './overrides.js';
 import { weightCommand } from './weight.js';
 
 export const COMMANDS: ReadonlyArray<(io: CliIo) => Command> = [
@@ -27,5 +28,6 @@ export const COMMANDS: ReadonlyArray<(io: CliIo) => Command> = [
   enableCommand,
   weightCommand,
   mockCommand,
+  overridesCommand,
   dashboardCommand,
 ];

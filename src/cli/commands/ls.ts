@@ -1,7 +1,8 @@
 /** `callisto ls [service] --registry <address>`: what a registry holds. */
 import { Command } from 'commander';
-import type { ProviderRecord, ServiceListing } from '../../registry/index.js';
+import type { ProviderRecord, ServiceListing, ServiceOverrides } from '../../registry/index.js';
 import { openCliApp } from '../cli-app.js';
+import { describeOverrides } from '../control-run.js';
 import { CliError, ExitCode, unreachableError } from '../exit-codes.js';
 import { addCommonOptions, addRegistryOption, type CommonOptions, milliseconds } from '../options.js';
 import { type CliIo, createOutput, type Output } from '../output.js';
@@ -23,8 +24,9 @@ Examples:
   $ callisto ls example.UserService --registry file://.callisto/registry
   $ callisto ls example.UserService --version 1.0.0 --registry zookeeper://127.0.0.1:2181 --json
 
-A provider's state is "warming" while it is younger than consumer.warmupMs (its weight still ramps up),
-else "serving".`;
+A provider's state is "disabled" while an override disables it (or the service), "warming" while it is
+younger than consumer.warmupMs (its weight still ramps up), else "serving"; an overridden weight shows
+beside the registered one. callisto overrides ls lists every override.`;
 
 export function lsCommand(io: CliIo): Command {
   const command = new Command('ls')
@@ -128,9 +130,26 @@ function printServices(output: Output, location: string, services: ServiceListin
   for (const line of formatTable(header, rows)) output.line(line);
 }
 
-/** `serving`, or `warming` while younger than the consumers' warm-up. */
-export function providerState(record: ProviderRecord, warmupMs: number, now = Date.now()): string {
+/**
+ * `disabled` when an override says so (the service or this provider), else `serving`, or `warming`
+ * while younger than the consumers' warm-up.
+ */
+export function providerState(
+  record: ProviderRecord,
+  warmupMs: number,
+  now = Date.now(),
+  overrides?: ServiceOverrides,
+): string {
+  if (overrides?.disabled || overrides?.disabledProviders.includes(`${record.host}:${record.port}`)) {
+    return 'disabled';
+  }
   return warmupMs > 0 && now - record.startTime < warmupMs ? 'warming' : 'serving';
+}
+
+/** The weight consumers use: an override's, shown beside the registered one. */
+function weightText(record: ProviderRecord, overrides: ServiceOverrides | undefined): string {
+  const override = overrides?.weights[`${record.host}:${record.port}`];
+  return override === undefined ? String(record.weight) : `${override} (registered ${record.weight})`;
 }
 
 function printService(
@@ -145,32 +164,35 @@ function printService(
     output.document({
       registry: location,
       service,
-      keys: views.map(({ key, providers, consumers }) => ({
+      keys: views.map(({ key, providers, consumers, overrides }) => ({
         version: key.version,
         group: key.group,
         providers: providers.map((record) => ({
           address: `${record.host}:${record.port}`,
-          state: providerState(record, warmupMs, now),
+          state: providerState(record, warmupMs, now, overrides),
+          effectiveWeight: overrides?.weights[`${record.host}:${record.port}`] ?? record.weight,
           ...record,
         })),
         consumers,
+        overrides: overrides ?? null,
       })),
     });
     return;
   }
   output.line(location);
-  for (const { key, providers, consumers } of views) {
+  for (const { key, providers, consumers, overrides } of views) {
     output.line(
       `${output.style('bold', keyLabel(key))}: ${plural(providers.length, 'provider')}, ${plural(consumers.length, 'consumer')}`,
     );
     if (providers.length > 0) {
       const header = ['ADDRESS', 'WEIGHT', 'STATE', 'STARTED', 'UP', 'APPLICATION', 'PID'];
       const rows = providers.map((record) => {
-        const state = providerState(record, warmupMs, now);
+        const state = providerState(record, warmupMs, now, overrides);
+        const color = state === 'serving' ? 'green' : state === 'disabled' ? 'red' : 'yellow';
         return [
           `${record.host}:${record.port}`,
-          String(record.weight),
-          state === 'serving' ? output.style('green', state) : output.style('yellow', state),
+          weightText(record, overrides),
+          output.style(color, state),
           formatTime(record.startTime),
           formatAge(now - record.startTime),
           record.application || '-',
@@ -184,6 +206,10 @@ function printService(
         '    ',
       ))
         output.line(line);
+    }
+    const overridden = overrides === undefined ? [] : describeOverrides(overrides);
+    if (overridden.length > 0) {
+      output.line(`  overrides: ${overridden.join('; ')} (callisto overrides clear removes them)`);
     }
     if (consumers.length > 0) {
       const header = ['HOST', 'PID', 'APPLICATION', 'STARTED'];
