@@ -52,6 +52,7 @@ import { createConsumerPool } from './consumer-pool.js';
 import { createDirectory, type Directory } from './directory.js';
 import { directFeed, inProcessFeed, registryFeed } from './directory-feed.js';
 import { IN_PROCESS } from './endpoint.js';
+import { checkIdempotentOnly } from './idempotent-only.js';
 import { createInProcessTarget, type InProcessProvider } from './in-process.js';
 import { MethodRoute } from './method-route.js';
 import { callWithMockSwitch } from './mock-switch.js';
@@ -327,6 +328,22 @@ export function createConsumer(parts: ConsumerParts): Consumer {
           const methodOptions: MethodReferenceOptions =
             (options.methods as Record<string, MethodReferenceOptions> | undefined)?.[name] ?? {};
           const config = resolved.configOf(name);
+          const idempotent = methodOptions.idempotent ?? declaration.idempotent ?? false;
+          if (mode !== 'force') {
+            checkIdempotentOnly({
+              label,
+              method: name,
+              cluster: config.cluster,
+              factory: extensions.get('cluster', config.cluster),
+              idempotent,
+              setAt:
+                methodOptions.cluster !== undefined
+                  ? 'method'
+                  : options.cluster !== undefined
+                    ? 'reference'
+                    : 'app',
+            });
+          }
           const own = byPosition(methodOptions.filters ?? [], `${label}.methods.${name}.filters`);
           const mock = () => mockAnswer(options.mockImpl, name, declaration);
           const metrics = parts.metrics?.method('consumer', def, name);
@@ -402,7 +419,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
             ),
             timeoutMs: methodOptions.timeoutMs ?? declaration.timeoutMs ?? base.timeoutMs,
             oneway: methodOptions.oneway ?? declaration.oneway ?? false,
-            idempotent: methodOptions.idempotent ?? declaration.idempotent ?? false,
+            idempotent,
             invoke: runCallChain(callChain),
             filters: { call: callChain.names, attempt: attemptNames },
           };
