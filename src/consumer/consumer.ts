@@ -181,7 +181,11 @@ export function createConsumer(parts: ConsumerParts): Consumer {
   const pool = createConsumerPool({
     extensions,
     serializers,
-    connection: settings.connection,
+    connection: {
+      ...settings.connection,
+      // suspicion at the first missed heartbeat, when the heartbeat is faster than suspectAfterMs
+      suspectAfterMs: Math.min(settings.consumer.suspectAfterMs, settings.connection.heartbeat.intervalMs),
+    },
     idleTimeoutMs: settings.consumer.idleTimeoutMs,
     logger,
     onHeartbeatRtt: (address, rttMs) => {
