@@ -119,12 +119,16 @@ export function createClientConnection(
     inFlight: () => pending.size,
     ping: () => framed.ping(),
     onSuspect(silentMs) {
-      // Idempotent attempts go elsewhere now; the others keep waiting (they may be running there).
+      // Idempotent attempts go elsewhere now (each cancelled here, should the link heal); the others
+      // keep waiting: they may be running there.
       const error = new RpcError(
         'Network',
         `nothing from ${address} for ${silentMs} ms while calls waited, a ping unanswered: presumed cut off`,
       );
-      for (const call of pending.takeIf((waiting) => waiting.idempotent === true)) call.failed(error);
+      for (const [id, call] of pending.takeIf((waiting) => waiting.idempotent === true)) {
+        writer.event(EventName.Cancel, 0, EMPTY_BODY, id);
+        call.failed(error);
+      }
       afterSettle();
       events.onSuspect?.(connection, silentMs);
     },

@@ -82,16 +82,16 @@ export class PendingCalls {
     return call;
   }
 
-  /** Stops tracking the calls `which` selects and returns them. */
-  takeIf(which: (call: WireCall) => boolean): WireCall[] {
-    const calls: WireCall[] = [];
+  /** Stops tracking the calls `which` selects and returns them with their ids. */
+  takeIf(which: (call: WireCall) => boolean): Array<readonly [id: number, call: WireCall]> {
+    const taken: Array<readonly [number, WireCall]> = [];
     for (const [id, call] of this.#calls) {
       if (!which(call)) continue;
       this.#calls.delete(id);
       if (call.signal !== undefined) this.#detach(id, call.signal);
-      calls.push(call);
+      taken.push([id, call]);
     }
-    return calls;
+    return taken;
   }
 
   /** Stops tracking every call and returns them. */
