@@ -275,11 +275,12 @@ function violations(strategy: string, result: RunResult): string[] {
   return broken;
 }
 
-const totals = { calls: 0, runs: 0, failed: 0, writes: 0, executedWrites: 0 };
+const totals = { calls: 0, runs: 0, failed: 0, writes: 0, executedWrites: 0, slowestMs: 0 };
 afterAll(() => {
   console.log(
     `[invariants] seed ${SEED}: ${totals.runs} runs, ${totals.calls} calls (${totals.failed} failed as the faults meant), ` +
-      `${totals.executedWrites} of ${totals.writes} writes executed; replay with CALLISTO_SIM_SEED=${SEED}`,
+      `${totals.executedWrites} of ${totals.writes} writes executed, slowest call ${totals.slowestMs} ms ` +
+      `(deadline ${TIMEOUT_MS} ms + ${SLACK_MS} ms slack); replay with CALLISTO_SIM_SEED=${SEED}`,
   );
 });
 
@@ -304,6 +305,7 @@ describe(`cluster invariants, seeded simulation (seed ${SEED})`, () => {
         totals.runs++;
         totals.calls += result.outcomes.length;
         totals.failed += result.outcomes.filter((o) => o.error !== undefined).length;
+        for (const outcome of result.outcomes) totals.slowestMs = Math.max(totals.slowestMs, outcome.tookMs);
         const writes = result.outcomes.filter((o) => o.method === 'write');
         totals.writes += writes.length;
         totals.executedWrites += writes.filter((o) => result.executions.has(o.id)).length;
