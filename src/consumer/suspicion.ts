@@ -51,14 +51,23 @@ export function watchSilence(afterMs: number, peer: SuspicionPeer): SuspicionWat
   let deciding = false;
 
   const silence = (now: number): number => now - Math.max(peer.lastReceived(), quietFrom);
+  /**
+   * Silent for `afterMs`, and a ping sent at least `afterMs / 2` ago still unanswered: the pong gets
+   * that long whatever the timer's granularity, so a loaded machine's slow round trip is not a silence.
+   */
+  const unanswered = (now: number): boolean =>
+    silence(now) >= afterMs &&
+    pingedAt > 0 &&
+    now - pingedAt >= afterMs / 2 &&
+    peer.lastReceived() < pingedAt;
 
   const decide = (): void => {
     deciding = false;
     if (stopped || suspected || peer.inFlight() === 0) return;
-    const silentMs = silence(Date.now());
-    if (silentMs < afterMs) return;
+    const now = Date.now();
+    if (!unanswered(now)) return;
     suspected = true;
-    peer.onSuspect(silentMs);
+    peer.onSuspect(silence(now));
   };
 
   const tick = (): void => {
@@ -71,12 +80,14 @@ export function watchSilence(afterMs: number, peer: SuspicionPeer): SuspicionWat
       timer = undefined;
       return;
     }
-    const silentMs = silence(now);
-    if (silentMs >= afterMs / 2 && now - pingedAt >= afterMs / 2) {
+    // One ping at a time until suspected (its answer is what is waited for), then one per afterMs / 2
+    // to see the link heal.
+    const outstanding = pingedAt > 0 && peer.lastReceived() < pingedAt;
+    if (silence(now) >= afterMs / 2 && (!outstanding || (suspected && now - pingedAt >= afterMs / 2))) {
       pingedAt = now;
       peer.ping();
     }
-    if (!suspected && silentMs >= afterMs && !deciding) {
+    if (!suspected && !deciding && unanswered(now)) {
       deciding = true;
       setImmediate(decide);
     }
