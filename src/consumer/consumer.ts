@@ -340,12 +340,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
               cluster: config.cluster,
               factory: extensions.get('cluster', config.cluster),
               idempotent,
-              setAt:
-                methodOptions.cluster !== undefined
-                  ? 'method'
-                  : options.cluster !== undefined
-                    ? 'reference'
-                    : 'app',
+              setOn: { method: methodOptions.cluster, reference: options.cluster },
             });
           }
           const own = byPosition(methodOptions.filters ?? [], `${label}.methods.${name}.filters`);

@@ -15,17 +15,18 @@ export interface IdempotentOnlyCheck {
   readonly cluster: string;
   readonly factory: ClusterFactory;
   readonly idempotent: boolean;
-  /** Where the strategy was chosen: the method's options, the reference's, or the app's consumer keys. */
-  readonly setAt: 'method' | 'reference' | 'app';
+  /** The strategy the method's options and the reference's name, if any (else it is the app's). */
+  readonly setOn: { readonly method?: string | undefined; readonly reference?: string | undefined };
 }
 
 export function checkIdempotentOnly(check: IdempotentOnlyCheck): void {
   if (check.idempotent || check.factory.idempotentOnly !== true) return;
   const { label, method, cluster } = check;
+  const { setOn } = check;
   const key =
-    check.setAt === 'method'
+    setOn.method !== undefined
       ? `${label}.methods.${method}.cluster`
-      : check.setAt === 'reference'
+      : setOn.reference !== undefined
         ? `${label}.cluster`
         : 'consumer.cluster';
   throw new ConfigError(
@@ -33,7 +34,7 @@ export function checkIdempotentOnly(check: IdempotentOnlyCheck): void {
     cluster,
     `a strategy that sends a call once for ${method} (methods: { ${method}: { cluster: 'failover' } }, or 'failfast'), or ${method} declared idempotent: true`,
     {
-      source: check.setAt === 'app' ? undefined : `code, ${label} options`,
+      source: key === 'consumer.cluster' ? undefined : `code, ${label} options`,
       problem: `${cluster} calls several providers at once, and ${method} is not idempotent: it would run more than once`,
     },
   );
