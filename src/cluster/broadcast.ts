@@ -5,6 +5,9 @@ import type { ClusterFactory } from './cluster.js';
  * broadcast: call every selectable provider; resolves with the results (one per provider, in order) when
  * all succeed, and fails when any fails, with an error whose `details.failed` lists which providers
  * failed and why. For cache invalidation and similar fan-outs.
+ *
+ * By design a call goes to each provider once: a non-idempotent method runs once on every provider,
+ * never twice on one, and nothing is retried.
  */
 export const broadcast: ClusterFactory = (context) => async (call) => {
   const endpoints = context.selectable();

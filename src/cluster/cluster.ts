@@ -84,7 +84,14 @@ export interface ClusterContext {
 /** A strategy's invoker; `close` releases background work (failback timers). */
 export type ClusterInvoker = ((invocation: ClusterInvocation) => Promise<unknown>) & { close?(): void };
 
-export type ClusterFactory = (context: ClusterContext) => ClusterInvoker;
+/**
+ * Builds a strategy's invoker. A factory that sends one call to several providers at once (`forking`)
+ * says so with `idempotentOnly: true`: `refer()` then refuses it, with a ConfigError, for a method that
+ * is not idempotent (a non-idempotent call is never executed twice, by any strategy).
+ */
+export type ClusterFactory = ((context: ClusterContext) => ClusterInvoker) & {
+  readonly idempotentOnly?: boolean;
+};
 
 declare module '../extension/extension-registry.js' {
   interface ExtensionKinds {

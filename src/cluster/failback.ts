@@ -1,20 +1,30 @@
 import { RpcError } from '../core/rpc-error.js';
 import type { ClusterFactory, ClusterInvocation } from './cluster.js';
+import { isRetryable } from './retryable.js';
 
 /**
  * failback: one attempt; on failure the call resolves to `undefined` at once and is recorded for
  * background retries with doubling delays (`failbackAttempts`, from `failbackDelayMs`), in a bounded
  * queue (`failbackQueueSize`; when full, the failure is logged and dropped). For notifications that must
- * eventually go out. Business errors are not retried.
+ * eventually go out.
+ *
+ * A failure is retried only when the call may be sent again (cluster/retryable.ts, failover's rule): it
+ * was never executed (never sent, refused before running: `Overloaded`, `Shutdown`, `RateLimited`,
+ * `NoProvider`, ...), or the method is idempotent. A non-idempotent call that may have run (`Timeout`,
+ * `Network` after sending) is never sent again: it is logged at `error` and given up, so it is executed
+ * at most once. Business errors reach the caller and are not retried.
  *
  * A background retry never throws into its timer: selecting a provider fails with NoProvider while the
  * list is empty (every provider gone), and that is one more failed retry like any other. A call leaves
- * the queue on every final outcome (delivered, business error, attempts used up, `close()`).
+ * the queue on every final outcome (delivered, not repeatable, attempts used up, `close()`).
  */
 export const failback: ClusterFactory = (context) => {
   let queued = 0;
   let closed = false;
   const timers = new Set<NodeJS.Timeout>();
+  /** Whether the call may be sent again after `failure` (a rate limit refused it before it ran). */
+  const repeatable = (failure: RpcError, call: ClusterInvocation): boolean =>
+    isRetryable(failure, call.idempotent, true);
 
   const attempt = (call: ClusterInvocation): Promise<unknown> => {
     const fresh = call.renew();
@@ -38,11 +48,13 @@ export const failback: ClusterFactory = (context) => {
           const failure = RpcError.from(error);
           const attempts = context.options.failbackAttempts;
           if (closed) return;
-          if (retry >= attempts || failure.code === 'ProviderError') {
+          if (retry >= attempts || !repeatable(failure, call)) {
             queued--;
+            const why =
+              retry >= attempts ? `after ${retry} retries` : `at retry ${retry}, ${notRepeatable(call)}`;
             context.log(
               'error',
-              `failback: ${context.label} gave up after ${retry} retries: ${failure.code}: ${failure.message}`,
+              `failback: ${context.label} gave up ${why}: ${failure.code}: ${failure.message}`,
             );
             return;
           }
@@ -64,7 +76,12 @@ export const failback: ClusterFactory = (context) => {
     } catch (error) {
       const failure = RpcError.from(error);
       if (failure.code === 'ProviderError') throw failure;
-      if (closed) {
+      if (!repeatable(failure, call)) {
+        context.log(
+          'error',
+          `failback: ${context.label} failed and is not retried, ${notRepeatable(call)}: ${failure.code}: ${failure.message}`,
+        );
+      } else if (closed) {
         context.log('error', `failback: ${context.label} failed after close, dropped: ${failure.message}`);
       } else if (queued >= context.options.failbackQueueSize) {
         context.log(
@@ -91,3 +108,10 @@ export const failback: ClusterFactory = (context) => {
     },
   });
 };
+
+/** Why a failed call is not sent again. */
+function notRepeatable(call: ClusterInvocation): string {
+  return call.idempotent
+    ? 'the error rules out a retry'
+    : 'it may have run and is not idempotent (declare it idempotent: true to retry it)';
+}

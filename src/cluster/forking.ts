@@ -4,10 +4,15 @@ import type { ClusterEndpoint, ClusterFactory } from './cluster.js';
 /**
  * forking: call `forks` providers at once; the first success wins and the others are cancelled. Fails
  * only when all fail, with the last error. For reads where latency matters more than load.
+ *
+ * Idempotent methods only: `refer()` refuses it for a method that is not (`idempotentOnly`), and a
+ * non-idempotent call that reaches it anyway goes to one provider only, so it is never executed twice.
  */
-export const forking: ClusterFactory = (context) => (call) => {
+const forkingFactory: ClusterFactory = (context) => (call) => {
   const chosen: ClusterEndpoint[] = [];
-  const forks = Math.max(1, Math.min(context.options.forks, context.selectable().length));
+  const forks = call.idempotent
+    ? Math.max(1, Math.min(context.options.forks, context.selectable().length))
+    : 1;
   try {
     while (chosen.length < forks) chosen.push(context.select(call, chosen));
   } catch (error) {
@@ -47,3 +52,5 @@ export const forking: ClusterFactory = (context) => (call) => {
     });
   });
 };
+
+export const forking: ClusterFactory = Object.assign(forkingFactory, { idempotentOnly: true });

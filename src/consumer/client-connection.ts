@@ -28,6 +28,7 @@ import { type AnswerLimits, ForeignSerializerError, readAnswer } from './answer-
 import type { ClientConnection, ConnectionEvents, ConnectionState, ConnectionTarget } from './connection.js';
 import { createDeadlineWheel } from './deadline-wheel.js';
 import { PendingCalls, type WireCall } from './pending-call.js';
+import { watchSilence } from './suspicion.js';
 
 const MAX_REQUEST_ID = 0xffffffff;
 
@@ -68,8 +69,9 @@ export function createClientConnection(
       readPauseBytes: 0,
     },
     {
-      onFrame(frame) {
+      onFrame(frame, at) {
         received = true;
+        watch.heard(at);
         if (frame.kind === FrameKind.Response) onResponse(frame);
         else if (frame.kind === FrameKind.Event) {
           const name = readEventName(frame.meta);
@@ -77,7 +79,10 @@ export function createClientConnection(
           else if (name === EventName.Reconnect) goAway(true);
         }
       },
-      onPong: (rttMs) => events.onHeartbeatRtt?.(connection, rttMs),
+      onPong: (rttMs) => {
+        watch.heard(Date.now());
+        events.onHeartbeatRtt?.(connection, rttMs);
+      },
       onPeerFailure(peerFailure) {
         if (peerFailure.kind === 'silent') {
           fail(
@@ -109,6 +114,26 @@ export function createClientConnection(
     },
   );
   const writer = framed.writer;
+  const watch = watchSilence(options.suspectAfterMs ?? 0, {
+    lastReceived: () => framed.lastReceived,
+    inFlight: () => pending.size,
+    ping: () => framed.ping(),
+    onSuspect(silentMs) {
+      // Idempotent attempts go elsewhere now (each cancelled here, should the link heal); the others
+      // keep waiting: they may be running there.
+      const error = new RpcError(
+        'Network',
+        `nothing from ${address} for ${silentMs} ms while calls waited, a ping unanswered: presumed cut off`,
+      );
+      for (const [id, call] of pending.takeIf((waiting) => waiting.idempotent === true)) {
+        writer.event(EventName.Cancel, 0, EMPTY_BODY, id);
+        call.failed(error);
+      }
+      afterSettle();
+      events.onSuspect?.(connection, silentMs);
+    },
+    onClear: () => events.onSuspectCleared?.(connection),
+  });
   const answerLimits: AnswerLimits = {
     decode: { maxElements: options.maxDecodedElements },
     inflate: framed.inflate,
@@ -179,6 +204,7 @@ export function createClientConnection(
 
   function onClose(): void {
     clearTimeout(connectTimer);
+    watch.stop();
     wheel.clear();
     const error = closedError();
     const local = failure?.local ?? false;
@@ -293,6 +319,7 @@ export function createClientConnection(
     if (timeoutMs > 0) wheel.add(id, lastCallAt + timeoutMs);
     writer.request(id, flags, route.serializer.id, route.prefix, timeoutMs, call.attachments, body);
     call.sent = true;
+    watch.busy(lastCallAt);
   };
 
   const destroy = (error?: RpcError, local = true): void => {
@@ -314,6 +341,9 @@ export function createClientConnection(
     },
     get inFlight() {
       return pending.size;
+    },
+    get suspected() {
+      return watch.suspected;
     },
     get heartbeatRttMs() {
       return framed.rttMs;

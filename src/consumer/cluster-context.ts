@@ -18,9 +18,10 @@ import type {
   ClusterOptions,
 } from '../cluster/cluster.js';
 import type { RetryPolicy } from '../cluster/retry-policy.js';
+import { isRetryable } from '../cluster/retryable.js';
 import { tickMonotonic, tickNow } from '../core/clock.js';
 import { type CompiledChain, type Step, startHooks } from '../core/filter.js';
-import { type ErrorCodeName, RpcError } from '../core/rpc-error.js';
+import { RpcError } from '../core/rpc-error.js';
 import type { LoadBalancer } from '../loadbalance/load-balancer.js';
 import { type LogFields, traceIdOf } from '../observability/logger.js';
 import { ClientInvocation } from './client-invocation.js';
@@ -40,28 +41,6 @@ export interface ClusterContextParts {
   /** The per-attempt chain (see attemptChain). */
   readonly attempt: CompiledChain<ClientInvocation>;
   readonly log: (level: 'info' | 'warn' | 'error', message: string, fields?: LogFields) => void;
-}
-
-/** Errors produced before the provider executed anything: safe to send elsewhere, whatever the method. */
-const NOT_EXECUTED: ReadonlySet<ErrorCodeName> = new Set(['Shutdown', 'Overloaded', 'ServiceNotFound']);
-/**
- * Errors after which an idempotent call may be repeated elsewhere: it may have run (`Shutdown` here is a
- * call the provider interrupted at its shutdown deadline, `details.started`).
- */
-const RETRYABLE_IF_IDEMPOTENT: ReadonlySet<ErrorCodeName> = new Set([
-  'Network',
-  'Timeout',
-  'Internal',
-  'Shutdown',
-]);
-
-export function isRetryable(error: RpcError, idempotent: boolean, onRateLimited = false): boolean {
-  if (error.code === 'ProviderError' || error.code === 'Cancelled') return false;
-  // a provider's rate limit refused it before it ran: elsewhere only when the reference says so
-  if (error.code === 'RateLimited' && error.remote) return onRateLimited;
-  if (error.neverSent) return true;
-  if (error.remote && NOT_EXECUTED.has(error.code) && error.details.started !== true) return true;
-  return idempotent && RETRYABLE_IF_IDEMPOTENT.has(error.code);
 }
 
 /** The terminal of an attempt chain with wrapping filters: a promise of the wire's answer. */

@@ -56,6 +56,10 @@ export interface PoolEvents {
   onHeartbeatRtt?(address: string, rttMs: number): void;
   /** An answer was refused for what it carried, or a connection closed for breaking the protocol. */
   onRefused?(address: string, reason: string): void;
+  /** A connection went silent while calls waited: it takes no new attempt until something arrives. */
+  onSuspect?(address: string, silentMs: number): void;
+  /** A suspected connection was heard from again. */
+  onSuspectCleared?(address: string): void;
 }
 
 /** One address of the pool, kept by whoever calls it often. */
@@ -138,7 +142,7 @@ export function createConnectionPool(
       // A first connection may take calls while it connects; a reconnect after a loss may not: the
       // provider may well be dead, and every call routed to it would only be refused.
       if (connection.state.kind === 'connecting') return this.failures === 0;
-      return connection.state.kind === 'open';
+      return connection.state.kind === 'open' && !connection.suspected;
     }
 
     connection(): ClientConnection {
@@ -189,6 +193,14 @@ export function createConnectionPool(
               healthChanged(this.address);
             },
             onHeartbeatRtt: (_c, rttMs) => events.onHeartbeatRtt?.(this.address, rttMs),
+            onSuspect: (_c, silentMs) => {
+              events.onSuspect?.(this.address, silentMs);
+              healthChanged(this.address);
+            },
+            onSuspectCleared: () => {
+              events.onSuspectCleared?.(this.address);
+              healthChanged(this.address);
+            },
             onClose: (_closed, error, local) => {
               if (this.current === connection) this.current = undefined;
               const byUs = closing || local;

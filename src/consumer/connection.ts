@@ -24,6 +24,11 @@ export interface ClientConnection {
   readonly state: ConnectionState;
   /** Calls awaiting a response. */
   readonly inFlight: number;
+  /**
+   * Nothing arrived for `suspectAfterMs` while calls waited (a ping unanswered): presumed cut off, given
+   * no new attempt until something arrives (consumer/suspicion.ts).
+   */
+  readonly suspected: boolean;
   /** When a frame was last received, heartbeats included (ms, Date.now clock). */
   readonly lastActivity: number;
   /**
@@ -65,6 +70,10 @@ export interface ConnectionEvents {
   onGoAway?(connection: ClientConnection, addressStays: boolean): void;
   /** A heartbeat answer arrived: the round-trip time, ms. */
   onHeartbeatRtt?(connection: ClientConnection, rttMs: number): void;
+  /** The connection went silent while calls waited (suspicion.ts); its waiting idempotent calls failed. */
+  onSuspect?(connection: ClientConnection, silentMs: number): void;
+  /** Something arrived from a suspected connection: it takes calls again. */
+  onSuspectCleared?(connection: ClientConnection): void;
   /** The connection closed; `local` is true when this side closed it on purpose (close/destroy). */
   onClose?(connection: ClientConnection, error: RpcError, local: boolean): void;
   /** An answer was refused for what it carried (over a limit), or the provider broke the protocol. */

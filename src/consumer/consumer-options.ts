@@ -36,6 +36,8 @@ export const consumerConfigSchema = z.strictObject({
   retries: nonNegativeInt,
   /** Longest wait for one attempt of an idempotent method, ms; a slower attempt fails Timeout and is tried on another provider while the call's deadline lasts (a host that went silent costs this, not the whole deadline). 0: every attempt may use what is left of the deadline. Default 0. */
   attemptTimeoutMs: nonNegativeInt,
+  /** A connection with calls waiting that receives nothing this long (a ping is sent halfway; a live provider answers it however long its handlers run) is suspected: no new attempt goes to it, and its waiting idempotent attempts fail Network and are retried elsewhere within their deadline (non-idempotent ones keep waiting); the first frame from it clears the suspicion. Never longer than heartbeatIntervalMs. 0 turns it off. Default 1000. */
+  suspectAfterMs: nonNegativeInt,
   /** Retry delay policy: 'none' (never retry), 'fixed' (every retryDelayMs), 'exponential' (with jitter). Default 'fixed'. */
   retry: extensionNameSchema<RetryPolicyName>(),
   /** Delay of 'fixed', first delay of 'exponential' (which starts from 100 when this is 0), ms. Default 0 (retry at once). */
@@ -95,6 +97,7 @@ export const DEFAULT_CONSUMER_CONFIG: ConsumerConfig = {
   cluster: 'failover',
   retries: 2,
   attemptTimeoutMs: 0,
+  suspectAfterMs: 1_000,
   retry: 'fixed',
   retryDelayMs: 0,
   retryMaxDelayMs: 1_000,

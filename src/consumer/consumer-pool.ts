@@ -72,6 +72,16 @@ export function createConsumerPool(parts: ConsumerPoolParts): ConnectionPool {
         publishConnection(address, 'open', undefined);
       },
       onRelease: (address) => outages.forgotten(address),
+      onSuspect: (address, silentMs) => {
+        logger.warn(
+          `provider ${address} sent nothing for ${silentMs} ms while calls waited (a ping unanswered): suspected; no new calls routed to it until it answers, its idempotent calls retried elsewhere`,
+        );
+        publishConnection(address, 'suspected', `silent for ${silentMs} ms`);
+      },
+      onSuspectCleared: (address) => {
+        logger.info(`provider ${address} answered again: no longer suspected`);
+        publishConnection(address, 'open', undefined);
+      },
       onHeartbeatRtt: parts.onHeartbeatRtt,
     },
   );

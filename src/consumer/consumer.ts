@@ -52,6 +52,7 @@ import { createConsumerPool } from './consumer-pool.js';
 import { createDirectory, type Directory } from './directory.js';
 import { directFeed, inProcessFeed, registryFeed } from './directory-feed.js';
 import { IN_PROCESS } from './endpoint.js';
+import { checkIdempotentOnly } from './idempotent-only.js';
 import { createInProcessTarget, type InProcessProvider } from './in-process.js';
 import { MethodRoute } from './method-route.js';
 import { createMockCatalog, hasMock } from './mock-methods.js';
@@ -181,7 +182,11 @@ export function createConsumer(parts: ConsumerParts): Consumer {
   const pool = createConsumerPool({
     extensions,
     serializers,
-    connection: settings.connection,
+    connection: {
+      ...settings.connection,
+      // suspicion at the first missed heartbeat, when the heartbeat is faster than suspectAfterMs
+      suspectAfterMs: Math.min(settings.consumer.suspectAfterMs, settings.connection.heartbeat.intervalMs),
+    },
     idleTimeoutMs: settings.consumer.idleTimeoutMs,
     logger,
     onHeartbeatRtt: (address, rttMs) => {
@@ -332,6 +337,17 @@ export function createConsumer(parts: ConsumerParts): Consumer {
           const methodOptions: MethodReferenceOptions =
             (options.methods as Record<string, MethodReferenceOptions> | undefined)?.[name] ?? {};
           const config = resolved.configOf(name);
+          const idempotent = methodOptions.idempotent ?? declaration.idempotent ?? false;
+          if (mode !== 'force') {
+            checkIdempotentOnly({
+              label,
+              method: name,
+              cluster: config.cluster,
+              factory: extensions.get('cluster', config.cluster),
+              idempotent,
+              setOn: { method: methodOptions.cluster, reference: options.cluster },
+            });
+          }
           const own = byPosition(methodOptions.filters ?? [], `${label}.methods.${name}.filters`);
           const mock = () => mockAnswer(options.mockImpl, name, declaration);
           const metrics = parts.metrics?.method('consumer', def, name);
@@ -412,7 +428,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
             ),
             timeoutMs: methodOptions.timeoutMs ?? declaration.timeoutMs ?? base.timeoutMs,
             oneway: methodOptions.oneway ?? declaration.oneway ?? false,
-            idempotent: methodOptions.idempotent ?? declaration.idempotent ?? false,
+            idempotent,
             invoke: runCallChain(callChain),
             filters: { call: callChain.names, attempt: attemptNames },
           };

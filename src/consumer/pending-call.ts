@@ -28,6 +28,11 @@ export interface WireCall {
   /** Aborting it fails the call with Cancelled (the reason as its cause) and tells the provider. */
   readonly signal: AbortSignal | undefined;
   readonly oneway: boolean;
+  /**
+   * Whether the call may run twice: a suspected (silent) connection fails its waiting idempotent calls
+   * so they are retried elsewhere, and lets the others wait. Default false.
+   */
+  readonly idempotent?: boolean;
   /** Set by the connection once the request is queued for the wire: the provider may see it. */
   sent: boolean;
   /** Set by the connection, before `answered` or `failed`, to the attachments of the provider's answer. */
@@ -75,6 +80,18 @@ export class PendingCalls {
     this.#calls.delete(id);
     if (call.signal !== undefined) this.#detach(id, call.signal);
     return call;
+  }
+
+  /** Stops tracking the calls `which` selects and returns them with their ids. */
+  takeIf(which: (call: WireCall) => boolean): Array<readonly [id: number, call: WireCall]> {
+    const taken: Array<readonly [number, WireCall]> = [];
+    for (const [id, call] of this.#calls) {
+      if (!which(call)) continue;
+      this.#calls.delete(id);
+      if (call.signal !== undefined) this.#detach(id, call.signal);
+      taken.push([id, call]);
+    }
+    return taken;
   }
 
   /** Stops tracking every call and returns them. */

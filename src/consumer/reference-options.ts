@@ -25,6 +25,7 @@ export const METHOD_CONSUMER_KEYS = [
  */
 export const APP_ONLY_CONSUMER_KEYS = [
   'connectTimeoutMs',
+  'suspectAfterMs',
   'idleTimeoutMs',
   'maxQueuedBytes',
   'snapshotDir',

@@ -38,8 +38,8 @@ export interface ServerCallMessage {
 
 export interface ConnectionMessage {
   address: string;
-  event: 'open' | 'closed' | 'goaway';
-  /** Why it closed, when that was unexpected. */
+  event: 'open' | 'closed' | 'goaway' | 'suspected';
+  /** Why it closed, when that was unexpected; how long it was silent, when suspected. */
   reason: string | undefined;
 }
 

@@ -65,6 +65,11 @@ export interface ConnectionOptions {
   frameTimeoutMs: number;
   /** Bytes of partial frames all connections of one side may hold together. */
   maxPartialFrameBytes: number;
+  /**
+   * Consumer only: a connection with calls waiting that receives nothing this long (a ping sent halfway)
+   * is suspected (consumer/suspicion.ts). 0 or absent: never.
+   */
+  suspectAfterMs?: number;
 }
 
 /** The options of a connection from the app's keys and the side's own. */

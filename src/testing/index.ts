@@ -13,6 +13,7 @@
  *   payments.fail('charge', 'Overloaded');      // failover: `other` answers
  *   other.delay('charge', 'forever');           // until the caller's deadline: Timeout
  *   await payments.down();                      // connections refused; still listed, as after a crash
+ *   other.silence();                            // a partition: nothing gets through until speak()
  *   await kit.close();
  *
  * Kit consumers balance with `roundrobin` unless told otherwise (so which provider gets a call does not
@@ -60,6 +61,13 @@ export interface TestProvider {
   delay(method: string, ms: number | 'forever', options?: { times?: number }): this;
   /** Clears the faults of `method` (all, when omitted); calls held forever go on. */
   heal(method?: string): this;
+  /**
+   * Its link goes silent, as in a partition: nothing reaches it or comes from it, its connections stay
+   * open (its calls go on running), until `speak`, which delivers what was held, in order.
+   */
+  silence(): this;
+  /** Ends `silence`: what was sent meanwhile, either way, is delivered. */
+  speak(): this;
   /** Crashes: its connections close and new ones are refused; it stays listed, as until a TTL expires. */
   down(): Promise<void>;
   /** Comes back at the same address (after `down`). */
@@ -138,6 +146,8 @@ export function createTestKit(base: AppOptions = {}): TestKit {
       let app = await start(0);
       const port = app.port!;
       const address = app.address!;
+      /** Where consumers connect to (`memory://host:port`): the link `silence` cuts. */
+      const linkHost = address.slice(address.indexOf('://') + 3, address.lastIndexOf(':'));
       let crashed: CallistoApp | undefined;
       const provider: TestProvider = {
         name,
@@ -156,6 +166,14 @@ export function createTestKit(base: AppOptions = {}): TestKit {
         },
         heal(method) {
           plan.heal(method);
+          return provider;
+        },
+        silence() {
+          network.silence(linkHost, port, true);
+          return provider;
+        },
+        speak() {
+          network.silence(linkHost, port, false);
           return provider;
         },
         async down() {

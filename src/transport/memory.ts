@@ -29,12 +29,28 @@ export interface MemoryNetwork {
   listen(host: string, port: number, accept: Accept): { port: number; close(): void };
   /** Connects to `host:port`; the stream emits `connect`, or `error` (ECONNREFUSED) and `close`. */
   connect(host: string, port: number): ByteStream;
+  /**
+   * Cuts (`true`) or heals (`false`) the link to the listener at `host:port`, as a partition does:
+   * while cut, nothing written on its connections, either way, reaches the other side, and the
+   * connections stay open; at heal, what was written meanwhile is delivered, in order (as TCP
+   * retransmits). Connections made while cut open, and carry nothing until it heals. Tests of silent
+   * hosts use it.
+   */
+  silence(host: string, port: number, cut: boolean): void;
   /** Listeners open now. */
   readonly listeners: number;
 }
 
+/** The connections to one listener address, and whether its link is cut. */
+interface Link {
+  silent: boolean;
+  readonly streams: Set<MemoryStream>;
+}
+
 class MemoryStream extends EventEmitter implements ByteStream {
   peer: MemoryStream | undefined;
+  /** The link this stream's connection goes over (see MemoryNetwork.silence). */
+  link: Link | undefined;
   remoteAddress: string | undefined;
   remotePort: number | undefined;
   destroyed = false;
@@ -102,6 +118,11 @@ class MemoryStream extends EventEmitter implements ByteStream {
     this.#scheduleDelivery();
   }
 
+  /** The link healed: deliver what was held. */
+  linkHealed(): void {
+    this.#scheduleDelivery();
+  }
+
   #scheduleDelivery(): void {
     if (this.#deliveryScheduled || this.destroyed) return;
     this.#deliveryScheduled = true;
@@ -115,6 +136,7 @@ class MemoryStream extends EventEmitter implements ByteStream {
   #deliver(): void {
     const peer = this.peer;
     if (this.destroyed || peer === undefined || peer.destroyed || peer.#paused) return;
+    if (this.link?.silent) return; // held until the link heals
     while (this.#queue.length > 0 && !peer.#paused && !peer.destroyed) {
       const chunk = this.#takeChunk();
       peer.emit('data', chunk);
@@ -164,6 +186,7 @@ class MemoryStream extends EventEmitter implements ByteStream {
     this.writableEnded = true;
     this.#queue = [];
     this.#queued = 0;
+    this.link?.streams.delete(this);
     process.nextTick(() => this.emit('close'));
   }
 }
@@ -176,6 +199,15 @@ function refused(host: string, port: number): Error {
 
 export function createMemoryNetwork(): MemoryNetwork {
   const listening = new Map<string, Accept>();
+  const links = new Map<string, Link>();
+  const linkOf = (key: string): Link => {
+    let link = links.get(key);
+    if (link === undefined) {
+      link = { silent: false, streams: new Set() };
+      links.set(key, link);
+    }
+    return link;
+  };
   let nextPort = 1;
   let nextClientPort = 1;
   const keyOf = (host: string, port: number) => `${host}:${port}`;
@@ -224,10 +256,19 @@ export function createMemoryNetwork(): MemoryNetwork {
         nextClientPort = nextClientPort === 65_535 ? 1 : nextClientPort + 1;
         client.peer = server;
         server.peer = client;
+        const link = linkOf(keyOf(host, port));
+        client.link = link;
+        server.link = link;
+        link.streams.add(client).add(server);
         accept(server);
         client.connected();
       });
       return client;
+    },
+    silence(host, port, cut) {
+      const link = linkOf(keyOf(host, port));
+      link.silent = cut;
+      if (!cut) for (const stream of link.streams) stream.linkHealed();
     },
     get listeners() {
       return listening.size;

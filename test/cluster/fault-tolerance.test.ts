@@ -249,7 +249,9 @@ describe('other strategies', () => {
   it('forking answers from the fastest provider and cancels the rest', async () => {
     const providers = await flakyProviders(2);
     providers[0]!.impl.mode = 'hang'; // p0 never answers on its own
-    const { app, ref } = await flakyConsumer(providers, { cluster: 'forking', forks: 2 });
+    const { app, ref } = await flakyConsumer(providers, {
+      methods: { read: { cluster: 'forking', forks: 2 } },
+    });
     const attempts: ClientCallMessage[] = [];
     const onAttempt = (message: unknown) => attempts.push(message as ClientCallMessage);
     diagnosticsChannel.subscribe(CHANNEL_NAMES.clientCall, onAttempt);
@@ -269,6 +271,77 @@ describe('other strategies', () => {
       diagnosticsChannel.unsubscribe(CHANNEL_NAMES.clientCall, onAttempt);
       providers[0]!.impl.releaseAll();
     }
+  });
+
+  it('failback never sends a non-idempotent call again once it may have run (handler slower than the timeout)', async () => {
+    // The issue's reproduction: a write whose handler takes 400 ms, a 200 ms timeout. The call times out
+    // while the handler runs; before the fix the background retries sent it again, and it ran 3 times.
+    const executed = new Map<string, number>();
+    const impl = new FlakyImpl('p0');
+    const slowWrite = async (key: string): Promise<string> => {
+      executed.set(key, (executed.get(key) ?? 0) + 1);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      return `p0:${key}`;
+    };
+    const provider = await testApp({ application: 'p0' });
+    provider.provide(FlakyDef, { read: (k) => impl.read(k), write: slowWrite, budget: () => impl.budget() });
+    await provider.start();
+    const log = linesLogger();
+    const consumer = await testApp({ logger: log.logger, logLevel: 'debug' });
+    const ref = consumer.refer(FlakyDef, {
+      url: provider.address!,
+      cluster: 'failback',
+      timeoutMs: 200,
+      failbackAttempts: 2,
+      failbackDelayMs: 50,
+      outlierDetection: false,
+    });
+    expect(await ref.write('once')).toBeUndefined();
+    // Background retries would run 50 and 150 ms after the timeout; the handler ends 400 ms after the
+    // start. Waiting 800 ms past the failure (not a synchronisation: the time in which a wrong second
+    // execution would show) and then counting proves it ran once.
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(executed.get('once')).toBe(1);
+    expect(log.has(/not retried, it may have run and is not idempotent/)).toBe(true);
+    // An idempotent method is retried in the background after the same timeout.
+    const reads = consumer.refer(FlakyDef, {
+      url: provider.address!,
+      cluster: 'failback',
+      timeoutMs: 200,
+      failbackDelayMs: 50,
+      outlierDetection: false,
+      methods: { write: { idempotent: true } },
+    });
+    expect(await reads.write('again')).toBeUndefined();
+    await waitFor(() => (executed.get('again') ?? 0) >= 2, 5_000);
+  });
+
+  it('forking is refused at refer() for a method that is not idempotent, with the method and the fix', async () => {
+    const providers = await flakyProviders(2);
+    const app = await testApp();
+    expect(() => app.refer(FlakyDef, { url: providers.map((p) => p.address), cluster: 'forking' })).toThrow(
+      /refer\(test\.Flaky\)\.cluster = "forking".*write is not idempotent.*methods: \{ write: \{ cluster: 'failover' \} \}/,
+    );
+    expect(() =>
+      app.refer(FlakyDef, {
+        url: providers.map((p) => p.address),
+        methods: { write: { cluster: 'forking' } },
+      }),
+    ).toThrow(/refer\(test\.Flaky\)\.methods\.write\.cluster = "forking"/);
+    await expect(
+      testApp({ consumer: { cluster: 'forking' } }).then((a) =>
+        a.refer(FlakyDef, { url: providers[0]!.address }),
+      ),
+    ).rejects.toThrow(/consumer\.cluster = "forking"/);
+    // declared idempotent on the reference: accepted, and sent to both providers, each executing it once
+    const ref = app.refer(FlakyDef, {
+      url: providers.map((p) => p.address),
+      cluster: 'forking',
+      methods: { write: { idempotent: true }, budget: { cluster: 'failover' } },
+    });
+    expect(await ref.write('w')).toMatch(/^p[01]:w$/);
+    await waitFor(() => providers.every((p) => p.impl.writes.length === 1));
+    expect(providers.map((p) => p.impl.writes)).toEqual([['w'], ['w']]);
   });
 
   it('broadcast calls every provider and reports which failed', async () => {

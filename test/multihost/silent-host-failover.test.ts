@@ -4,12 +4,13 @@
  * consumer on their own namespaced hosts (direct addresses: no registry in the way), 400 reads/s; p2's
  * link goes down for 6 s.
  *
- * What must hold: 0 failed calls. Without a cap, a read sent to p2 just before or after the cut waits
- * there for its whole deadline (3 s, shorter than the 3-4 s detection) and fails with Timeout: about
- * 200 per cut (the second test shows that gap: a second consumer without the cap, same cut). With
- * `consumer.attemptTimeoutMs` (here 500 ms), an attempt of an idempotent method stuck on the silent
- * host fails Timeout after 500 ms and is tried on p1 with what is left of the deadline; the outlier
- * detector ejects p2 after a few such timeouts, before the heartbeat gives it up.
+ * What must hold, with the default consumer configuration: 0 failed calls. The connection to p2 is
+ * suspected at its first missed heartbeat (`consumer.suspectAfterMs`, default 1 s, here the heartbeat's
+ * 1 s): nothing arrived while calls waited and a ping went unanswered, so new attempts avoid it and its
+ * waiting idempotent attempts are tried on p1 with what is left of their deadline. Without suspicion
+ * (the second consumer, `suspectAfterMs: 0`, same cut), a read sent to p2 just before or after the cut
+ * waits there for its whole deadline (3 s, shorter than the 3-4 s detection) and fails with Timeout:
+ * about 200 per cut (the second test shows that gap).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LoadReport } from '../chaos/support/load.js';
@@ -21,15 +22,14 @@ const HEARTBEAT_MS = 1_000;
 const TIMEOUT_MS = 3_000;
 const RATE = 400;
 const CUT_MS = 6_000;
-const ATTEMPT_TIMEOUT_MS = 500;
 
 let network: HostNetwork;
 let p2Host: Host;
-/** With `attemptTimeoutMs`, and without (the gap it closes), under the same cut. */
-let capped: Agent;
-let uncapped: Agent;
+/** With the defaults (suspicion on), and without suspicion (the gap it closes), under the same cut. */
+let defaults: Agent;
+let plain: Agent;
 let p2Address: string;
-let reports: { capped: LoadReport; uncapped: LoadReport; detectedMs: number } | undefined;
+let reports: { defaults: LoadReport; plain: LoadReport; detectedMs: number } | undefined;
 
 beforeAll(async () => {
   network = await createNetwork();
@@ -46,19 +46,16 @@ beforeAll(async () => {
     p2!.provider({ host: '0.0.0.0', heartbeatMs: HEARTBEAT_MS, delayMs: 10 }),
   ]);
   p2Address = infos[1]!.address;
-  capped = c1!;
-  uncapped = c2!;
+  defaults = c1!;
+  plain = c2!;
   const common = {
     url: infos.map((info) => info.address),
     heartbeatMs: HEARTBEAT_MS,
     timeoutMs: TIMEOUT_MS,
     retries: 2,
   };
-  await Promise.all([
-    capped.consumer({ ...common, attemptTimeoutMs: ATTEMPT_TIMEOUT_MS }),
-    uncapped.consumer(common),
-  ]);
-  for (const agent of [capped, uncapped]) {
+  await Promise.all([defaults.consumer(common), plain.consumer({ ...common, suspectAfterMs: 0 })]);
+  for (const agent of [defaults, plain]) {
     await waitFor(async () => (await agent.observe()).routable.length === 2, 20_000);
   }
 }, 120_000);
@@ -79,15 +76,15 @@ function describeReport(name: string, report: LoadReport): string {
 }
 
 describe('multi-host: idempotent calls when a provider host goes silent (1 s heartbeat, 3 s deadline)', () => {
-  it(`fail over with 0 failures when attempts are capped (consumer.attemptTimeoutMs ${ATTEMPT_TIMEOUT_MS})`, async () => {
-    await Promise.all([capped, uncapped].map((agent) => agent.startLoad({ rate: RATE, mix: 'read' })));
+  it('fail over with 0 failures with the default consumer configuration (suspicion at the first missed heartbeat)', async () => {
+    await Promise.all([defaults, plain].map((agent) => agent.startLoad({ rate: RATE, mix: 'read' })));
     let detectedMs = Number.NaN;
     try {
-      await Promise.all([capped, uncapped].map((agent) => settle(agent, RATE * 2)));
+      await Promise.all([defaults, plain].map((agent) => settle(agent, RATE * 2)));
       const cutAt = Date.now();
       await p2Host.cut();
       const detected = (await waitFor(
-        async () => !(await uncapped.observe()).routable.includes(p2Address) && Date.now(),
+        async () => !(await plain.observe()).routable.includes(p2Address) && Date.now(),
         15_000,
         { intervalMs: 25 },
       )) as number;
@@ -96,24 +93,24 @@ describe('multi-host: idempotent calls when a provider host goes silent (1 s hea
     } finally {
       await p2Host.heal();
     }
-    await Promise.all([capped, uncapped].map((agent) => settle(agent, RATE)));
-    const [cappedReport, uncappedReport] = await Promise.all([capped.stopLoad(), uncapped.stopLoad()]);
-    reports = { capped: cappedReport!, uncapped: uncappedReport!, detectedMs };
+    await Promise.all([defaults, plain].map((agent) => settle(agent, RATE)));
+    const [defaultsReport, plainReport] = await Promise.all([defaults.stopLoad(), plain.stopLoad()]);
+    reports = { defaults: defaultsReport!, plain: plainReport!, detectedMs };
     console.log(
       `[multihost] silent host, idempotent reads, detectedMs=${detectedMs} heartbeatMs=${HEARTBEAT_MS} ` +
-        `timeoutMs=${TIMEOUT_MS}; ${describeReport(`attemptTimeoutMs=${ATTEMPT_TIMEOUT_MS}`, cappedReport!)}; ` +
-        describeReport('no cap', uncappedReport!),
+        `timeoutMs=${TIMEOUT_MS}; ${describeReport('defaults', defaultsReport!)}; ` +
+        describeReport('suspectAfterMs=0', plainReport!),
     );
-    for (const failure of cappedReport!.failures.slice(0, 5)) {
-      console.log(`[multihost]   capped ${failure.code} at ${failure.atMs} ms: ${failure.message}`);
+    for (const failure of defaultsReport!.failures.slice(0, 5)) {
+      console.log(`[multihost]   defaults ${failure.code} at ${failure.atMs} ms: ${failure.message}`);
     }
-    expect(cappedReport!.issued).toBeGreaterThanOrEqual(RATE * 5);
-    expect(cappedReport!.failures).toEqual([]);
+    expect(defaultsReport!.issued).toBeGreaterThanOrEqual(RATE * 5);
+    expect(defaultsReport!.failures).toEqual([]);
   }, 90_000);
 
-  it('(the gap without the cap, same cut) every failure is a read stuck on the silent host', () => {
+  it('(the gap without suspicion, same cut) every failure is a read stuck on the silent host', () => {
     expect(reports, 'the scenario above did not run to its end').toBeDefined();
-    const { uncapped: report, detectedMs } = reports!;
+    const { plain: report, detectedMs } = reports!;
     expect(report.issued).toBeGreaterThanOrEqual(RATE * 5);
     expect(detectedMs).toBeGreaterThanOrEqual(3 * HEARTBEAT_MS - 100);
     // a read that waited on p2 for its whole deadline (Timeout), or until the heartbeat gave p2 up, too

@@ -1,7 +1,9 @@
 /**
  * A TCP proxy on loopback in front of one provider: counts the bytes going each way and can hold every
  * chunk for a fixed delay (in order), so tests can see what travels on the wire (compression) or give
- * one provider a longer round trip (latency-aware balancing). Closed by `close()`.
+ * one provider a longer round trip (latency-aware balancing). `silence()` cuts the link the way a
+ * partition does: nothing goes through either way, the sockets stay open, and what was sent meanwhile is
+ * delivered, in order, at `speak()` (as TCP retransmits once a link heals). Closed by `close()`.
  */
 import net from 'node:net';
 
@@ -12,6 +14,10 @@ export interface TcpProxy {
   readonly upstreamBytes: number;
   /** Bytes forwarded from the target to the consumer. */
   readonly downstreamBytes: number;
+  /** From now on nothing goes through, either way, until `speak()`; the sockets stay open. */
+  silence(): void;
+  /** Lets traffic through again, delivering what was held, in order. */
+  speak(): void;
   close(): Promise<void>;
 }
 
@@ -21,11 +27,14 @@ export async function startTcpProxy(target: string, options: { delayMs?: number 
   const sockets = new Set<net.Socket>();
   let upstreamBytes = 0;
   let downstreamBytes = 0;
+  let silent = false;
+  const held: Array<() => void> = [];
 
   const forward = (from: net.Socket, to: net.Socket, count: (n: number) => void): void => {
     from.on('data', (chunk: Buffer) => {
       count(chunk.length);
-      if (delayMs === 0) to.write(chunk);
+      if (silent) held.push(() => to.destroyed || to.write(chunk));
+      else if (delayMs === 0) to.write(chunk);
       else setTimeout(() => to.destroyed || to.write(chunk), delayMs);
     });
     from.on('end', () => (delayMs === 0 ? to.end() : setTimeout(() => to.end(), delayMs)));
@@ -55,6 +64,13 @@ export async function startTcpProxy(target: string, options: { delayMs?: number 
     },
     get downstreamBytes() {
       return downstreamBytes;
+    },
+    silence() {
+      silent = true;
+    },
+    speak() {
+      silent = false;
+      for (const deliver of held.splice(0)) deliver();
     },
     close() {
       for (const socket of sockets) socket.destroy();

@@ -4,7 +4,7 @@
  * latency, a provider down), deterministically.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineFilter, RpcError } from '../../src/index.js';
+import { defineFilter, RpcError, withOptions } from '../../src/index.js';
 import { createTestKit, type TestKit } from '../../src/testing/index.js';
 import { FlakyDef, FlakyImpl } from '../fixtures/flaky-service.js';
 import { UserServiceDef, UserServiceImpl } from '../fixtures/user-service.js';
@@ -141,5 +141,29 @@ describe('test kit', () => {
     await Promise.all([one.close(), two.close()]);
     expect(one.network.listeners + two.network.listeners).toBe(0);
     await waitFor(() => (resourceCounts().Timeout ?? 0) <= before, 5_000);
+  });
+
+  it('silences a provider like a partition: the consumer suspects it and retries reads elsewhere; what was held arrives at speak', async () => {
+    const k = kit();
+    const a = await k.provider(FlakyDef, new FlakyImpl('a'), { name: 'a' });
+    const b = await k.provider(FlakyDef, new FlakyImpl('b'), { name: 'b' });
+    const app = await k.consumer();
+    const ref = app.refer(FlakyDef, { outlierDetection: false });
+    expect([await ref.read('1'), await ref.read('2')]).toEqual(['a:1', 'b:2']);
+    a.silence();
+    const started = Date.now();
+    // roundrobin: 3 goes to the silent a, 4 to b, then the write to a (held there)
+    const reads = Promise.all([ref.read('3'), ref.read('4')]);
+    const write = withOptions(ref, { timeoutMs: 1_500 }).write('w');
+    // the connection to a is suspected after consumer.suspectAfterMs (1 s): the read retried on b
+    expect(await reads).toEqual(['b:3', 'b:4']);
+    expect(Date.now() - started).toBeLessThan(2_500);
+    // a non-idempotent call is left waiting (it may be running), and never sent elsewhere
+    await expect(write).rejects.toMatchObject({ code: 'Timeout' });
+    expect(b.calls.filter((call) => call.method === 'write')).toEqual([]);
+    a.speak();
+    // what was sent while silent reaches a now: the held write runs there, once
+    await waitFor(() => a.calls.some((call) => call.method === 'write'));
+    expect(a.calls.filter((call) => call.method === 'write')).toHaveLength(1);
   });
 });
