@@ -72,6 +72,8 @@ export interface RegistryFeedOptions {
   readonly addresses: readonly string[];
   /** Announced in the consumer record. */
   readonly application: string;
+  /** Whether a consumer record is written at all (`registerConsumer` of the reference). Default true. */
+  readonly announce?: boolean;
   readonly snapshotDir: string;
   readonly emptyProtection: boolean;
   /** How long the first discovery waits for a registry's list before the snapshot (or none). */
@@ -131,12 +133,14 @@ export function registryFeed(options: RegistryFeedOptions): DirectoryFeed {
       startTime: Date.now(),
       instance: String(++announcedFeeds),
     };
-    announced = { registries: targets, record };
-    for (const registry of targets) {
-      registry.registerConsumer(record).catch((error: Error) => {
-        if (!closed)
-          logger.warn(`cannot announce consumer of ${key.name} on ${registry.kind}: ${error.message}`);
-      });
+    if (options.announce !== false) {
+      announced = { registries: targets, record };
+      for (const registry of targets) {
+        registry.registerConsumer(record).catch((error: Error) => {
+          if (!closed)
+            logger.warn(`cannot announce consumer of ${key.name} on ${registry.kind}: ${error.message}`);
+        });
+      }
     }
     stopRechecking = options.onHealthChange(() => followed?.recheck());
     followed = followRegistryLists({
