@@ -34,7 +34,14 @@ function listFiles(dir: string, prefix = ''): string[] {
   });
 }
 
-export function loadAssets(dir = ASSETS_DIR): Assets {
+/** Where index.html says the page's secret goes: `<meta name="callisto-page" content="">`. */
+const SECRET_SLOT = '<meta name="callisto-page" content="" />';
+
+/**
+ * The files of `dir`; `pageSecret` is written into index.html (its `callisto-page` meta element) for
+ * the page's script to send back (http-basics.ts, `createPageSecret`).
+ */
+export function loadAssets(dir = ASSETS_DIR, pageSecret = ''): Assets {
   let names: string[];
   try {
     names = listFiles(dir);
@@ -44,12 +51,15 @@ export function loadAssets(dir = ASSETS_DIR): Assets {
     );
   }
   if (!names.includes('index.html')) throw new Error(`the dashboard's index.html is missing from ${dir}`);
-  const files = new Map(
-    names.map((name) => [
-      name,
-      { body: readFileSync(path.join(dir, name)), type: TYPES[path.extname(name)]! },
-    ]),
-  );
+  const read = (name: string): Buffer => {
+    const body = readFileSync(path.join(dir, name));
+    if (name !== 'index.html') return body;
+    const text = body.toString('utf8');
+    if (!text.includes(SECRET_SLOT))
+      throw new Error(`the dashboard's index.html in ${dir} has no ${SECRET_SLOT}`);
+    return Buffer.from(text.replace(SECRET_SLOT, `<meta name="callisto-page" content="${pageSecret}" />`));
+  };
+  const files = new Map(names.map((name) => [name, { body: read(name), type: TYPES[path.extname(name)]! }]));
   return {
     serve(pathname, response) {
       const name =

@@ -160,6 +160,17 @@ function providersTable(key, now, withActions) {
   );
 }
 
+/** Why the figures of some providers are missing (an admin endpoint not asked, or not answering). */
+function adminProblems(key) {
+  const problems = key.providers.filter((p) => p.adminError);
+  if (problems.length === 0) return null;
+  return h(
+    'ul',
+    { class: 'admin-problems notice', 'aria-label': 'Admin endpoints' },
+    ...problems.map((p) => h('li', {}, h('code', {}, p.address), `: ${p.adminError}`)),
+  );
+}
+
 function consumersTable(key) {
   const problem = key.consumersError ? h('p', { class: 'notice bad' }, key.consumersError) : null;
   if (key.consumers.length === 0)
@@ -232,6 +243,7 @@ export function mountOverview(main, banner, name) {
     charts(key),
     h('h3', {}, 'Providers'),
     providersTable(key, now, false),
+    adminProblems(key),
     h('h3', {}, 'Consumers'),
     consumersTable(key),
   ]);
