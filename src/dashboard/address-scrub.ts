@@ -16,13 +16,12 @@ export function createAddressScrub(addresses: readonly string[]): Scrub {
     // as it appears inside JSON text
     const quoted = JSON.stringify(address).slice(1, -1);
     if (quoted !== address) pairs.push([quoted, JSON.stringify(shown).slice(1, -1)]);
-    // the password on its own too (an error may quote it), when it is long enough to be told apart
-    const password = /^[a-z][a-z0-9+.-]*:\/\/[^/@:?#]*:([^/?#]*)@/i.exec(address)?.[1];
-    if (password !== undefined && password.length >= 4) {
-      pairs.push([password, HIDDEN]);
+    // the secrets on their own too (an error may quote them), when long enough to be told apart
+    for (const secret of secretsOf(address)) {
+      pairs.push([secret, HIDDEN]);
       try {
-        const decoded = decodeURIComponent(password);
-        if (decoded !== password && decoded.length >= 4) pairs.push([decoded, HIDDEN]);
+        const decoded = decodeURIComponent(secret);
+        if (decoded !== secret && decoded.length >= 4) pairs.push([decoded, HIDDEN]);
       } catch {
         // not percent-encoded text
       }
@@ -36,4 +35,15 @@ export function createAddressScrub(addresses: readonly string[]): Scrub {
     for (const [raw, shown] of pairs) out = out.split(raw).join(shown);
     return out;
   };
+}
+
+/** The password of an address's user part and the values of its secret-named query parameters. */
+function secretsOf(address: string): string[] {
+  const found: string[] = [];
+  const user = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)@/i.exec(address)?.[1];
+  if (user !== undefined) found.push(user.includes(':') ? user.slice(user.indexOf(':') + 1) : user);
+  for (const match of address.matchAll(/[?&]([^=&#]+)=([^&#]*)/g)) {
+    if (/pass(?:word)?|secret|token|credential/i.test(match[1]!)) found.push(match[2]!);
+  }
+  return found.filter((secret) => secret.length >= 4);
 }

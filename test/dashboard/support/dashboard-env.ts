@@ -173,8 +173,10 @@ export interface RequestOptions {
   body?: string | Buffer;
   /** Sent in pieces without a length (the size is only known as the bytes arrive). */
   chunked?: boolean;
-  /** For https: the CA to trust (PEM). */
+  /** For https: the CA to trust, and a client certificate with its key (PEM). */
   ca?: string;
+  cert?: string;
+  key?: string;
 }
 
 /** One request to `base` (the dashboard's address) with exactly these headers (fetch would not let a test set Host). */
@@ -190,6 +192,7 @@ export function rawRequest(base: string, path: string, options: RequestOptions =
         method: options.method ?? 'GET',
         headers: { host: url.host, ...options.headers },
         ...(options.ca === undefined ? {} : { ca: options.ca }),
+        ...(options.cert === undefined ? {} : { cert: options.cert, key: options.key }),
       },
       (res) => {
         const chunks: Buffer[] = [];
