@@ -37,11 +37,16 @@ function listFiles(dir: string, prefix = ''): string[] {
 /** Where index.html says the page's secret goes: `<meta name="callisto-page" content="">`. */
 const SECRET_SLOT = '<meta name="callisto-page" content="" />';
 
-/**
- * The files of `dir`; `pageSecret` is written into index.html (its `callisto-page` meta element) for
- * the page's script to send back (http-basics.ts, `createPageSecret`).
- */
-export function loadAssets(dir = ASSETS_DIR, pageSecret = ''): Assets {
+/** What index.html is served with. */
+export interface PageSettings {
+  /** Written into its `callisto-page` meta element, for the page's script to send back (http-basics.ts). */
+  readonly secret: string;
+  /** Marks the page `data-read-only`: it offers no actions and no Try it. */
+  readonly readOnly: boolean;
+}
+
+/** The files of `dir`, index.html filled in with `page`. */
+export function loadAssets(dir = ASSETS_DIR, page: PageSettings = { secret: '', readOnly: false }): Assets {
   let names: string[];
   try {
     names = listFiles(dir);
@@ -57,7 +62,10 @@ export function loadAssets(dir = ASSETS_DIR, pageSecret = ''): Assets {
     const text = body.toString('utf8');
     if (!text.includes(SECRET_SLOT))
       throw new Error(`the dashboard's index.html in ${dir} has no ${SECRET_SLOT}`);
-    return Buffer.from(text.replace(SECRET_SLOT, `<meta name="callisto-page" content="${pageSecret}" />`));
+    const filled = text.replace(SECRET_SLOT, `<meta name="callisto-page" content="${page.secret}" />`);
+    return Buffer.from(
+      page.readOnly ? filled.replace('<html lang="en">', '<html lang="en" data-read-only>') : filled,
+    );
   };
   const files = new Map(names.map((name) => [name, { body: read(name), type: TYPES[path.extname(name)]! }]));
   return {

@@ -69,7 +69,7 @@ export async function createDashboard(
 ): Promise<Dashboard> {
   const resolved = resolveDashboardOptions(options);
   const secret = createPageSecret();
-  const assets = loadAssets(undefined, secret.value);
+  const assets = loadAssets(undefined, { secret: secret.value, readOnly: resolved.readOnly });
   const registries: Array<{ address: string; registry: Registry }> = [];
   const scrub = createAddressScrub(resolved.registries);
   const log = (message: string) => deps.log?.(scrub(message));

@@ -165,6 +165,9 @@ describe('a read-only dashboard', () => {
         expect(JSON.parse(answer.body).error).toMatch(/read-only/);
       }
       expect((await rawRequest(viewer.url, '/api/overview')).status).toBe(200);
+      // its page offers neither (views/service.js reads the mark)
+      expect((await rawRequest(viewer.url, '/')).body).toContain('<html lang="en" data-read-only>');
+      expect((await rawRequest(dashboard.url, '/')).body).toContain('<html lang="en">');
     } finally {
       await viewer.close();
     }

@@ -4,12 +4,14 @@ import { lineChart } from '../chart.js';
 import { confirmAction } from '../confirm.js';
 import { badge, formatAge, formatNumber, formatTime, h, keyLabel, replaceContent, table } from '../dom.js';
 
+/** A dashboard started with --read-only marks its page so: no Actions, no Try it. */
+const READ_ONLY = document.documentElement.hasAttribute('data-read-only');
 const TABS = [
   ['overview', 'Overview'],
   ['actions', 'Actions'],
   ['try', 'Try it'],
   ['config', 'Config'],
-];
+].filter(([id]) => !READ_ONLY || (id !== 'actions' && id !== 'try'));
 
 /** The service's heading and tabs, shared by every tab. */
 export function serviceHeader(name, tab) {
