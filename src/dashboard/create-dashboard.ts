@@ -133,8 +133,20 @@ export async function createDashboard(
         const { name, version, group } = query(url);
         return configView(context, name, version, group);
       }
-      case 'POST /api/call':
-        return caller.call(await readJsonBody(request, resolved.maxBodyBytes));
+      case 'POST /api/call': {
+        const body = await readJsonBody(request, resolved.maxBodyBytes);
+        const { service, version, group } = (body ?? {}) as Record<string, unknown>;
+        // only the services the registries list: a name of the page's choosing subscribes to nothing
+        if (typeof service === 'string') {
+          keysNamed(
+            context,
+            service,
+            typeof version === 'string' ? version : '1.0.0',
+            typeof group === 'string' ? group : '',
+          );
+        }
+        return caller.call(body);
+      }
       case 'POST /api/action': {
         const body = await readJsonBody(request, resolved.maxBodyBytes);
         const { service, version, group } = (body ?? {}) as Record<string, unknown>;
