@@ -133,6 +133,7 @@ export { createTcpTransport } from './transport/tcp.js';
 export { createTlsTransport, type TlsTransport, type TlsTransportParts } from './transport/tls.js';
 export type { ClientTlsOptions, PemSource, ServerTlsOptions } from './transport/tls-options.js';
 export {
+  type Admitted,
   type ByteStream,
   type ConnectOptions,
   type ListenOptions,

@@ -20,6 +20,7 @@ export {
 } from './config/callisto-config.js';
 export { ConfigError } from './config/config-error.js';
 export {
+  type ConfigNotice,
   type LoadConfigOptions,
   type LoadedConfig,
   loadConfig,

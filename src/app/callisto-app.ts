@@ -25,6 +25,7 @@ import { builtinExtensions } from './builtin-extensions.js';
 import { checkAppConfig } from './check-app-config.js';
 import { createConsumerSide } from './consumer-side.js';
 import { keepInternals } from './internals.js';
+import { listeningLine } from './listening-line.js';
 import { loadExtensionModules } from './load-extensions.js';
 import { createProviderSide } from './provider-side.js';
 import { createSecuritySide } from './security-side.js';
@@ -93,25 +94,23 @@ export interface CallistoApp {
 }
 
 /**
- * Builds an app. Every configuration mistake (a bad value, an unknown key or `CALLISTO_*` variable, an
- * extension name that is not registered, a bad registry address, a missing registry client package)
- * rejects here with a ConfigError, before anything is listened on or connected to.
+ * Builds an app. Every configuration mistake (a bad value, an unknown key or a misspelt `CALLISTO_*`
+ * variable, an extension name that is not registered, a bad registry address, a missing registry client
+ * package) rejects here with a ConfigError, before anything is listened on or connected to. What loading
+ * ignored (Kubernetes service links, other tools' `CALLISTO_*` variables) is logged once.
  */
 export async function callisto(options: AppOptions = {}): Promise<CallistoApp> {
   const { logger: userLogger, filters, extend, load, metricsRegistry, ...input } = options;
   const loaded = loadConfigWithSources(input, load);
   const { config } = loaded;
+  const logger = userLogger ?? createConsoleLogger(config.logLevel);
+  // what loading ignored (Kubernetes service links, other tools' CALLISTO_* variables), said once
+  for (const notice of loaded.notices) logger[notice.level](notice.message);
   const extensions = createExtensionRegistry(builtinExtensions);
   await loadExtensionModules(config.extensions, extensions, loaded.sourceOf('extensions'));
   extend?.(extensions);
   checkAppConfig(loaded, extensions);
-  return createApp(
-    loaded,
-    extensions,
-    userLogger ?? createConsoleLogger(config.logLevel),
-    filters ?? {},
-    metricsRegistry,
-  );
+  return createApp(loaded, extensions, logger, filters ?? {}, metricsRegistry);
 }
 
 function createApp(
@@ -231,8 +230,13 @@ function createApp(
         throw error;
       }
       state = 'running';
-      if (provider.advertisedAddress)
-        logger.info(`${config.application} serving on ${provider.advertisedAddress}`);
+      const listening = listeningLine({
+        application: config.application,
+        rpc: provider.advertisedAddress,
+        http: provider.http === undefined ? undefined : `${config.server.http.host}:${provider.http.port}`,
+        admin: admin?.port === undefined ? undefined : `${config.admin.host}:${admin.port}`,
+      });
+      if (listening !== undefined) logger.info(listening);
       if (provider.worker !== undefined) {
         // a worker of server.workers leaves when its primary asks (rolling restart, or the cluster stops)
         onPrimaryRequest((kind) => {

@@ -88,11 +88,9 @@ export function createSecuritySide(
   );
   if (auth !== undefined) {
     const refusals = createRateLimitedLog((message) => logger.warn(message));
-    const peers = tls;
     providerFilters.push(
       authFilter({
         authenticators: auth.authenticators,
-        peerCertificate: peers ? (remote) => peers.peerCertificate(remote) : undefined,
         onRefused: (message) => refusals.warn('auth', message),
       }),
       accessRulesFilter({ rules: auth.rules, defaultAccess: auth.defaultAccess }),

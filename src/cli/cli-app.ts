@@ -13,7 +13,7 @@ import {
   type SerializerName,
 } from '../index.js';
 import { type CliError, usageError } from './exit-codes.js';
-import type { Output } from './output.js';
+import type { CliIo, Output } from './output.js';
 
 export interface CliAppOptions {
   /** `--config <file>`. */
@@ -28,6 +28,8 @@ export interface CliAppOptions {
   readonly timeoutMs?: number | undefined;
   /** `--verbose`: the app's log lines on stderr. */
   readonly verbose?: boolean | undefined;
+  /** `--tls-ca`, `--tls-cert`, `--tls-key`: set over `consumer.tls` (files or PEM). */
+  readonly tls?: { readonly ca?: string; readonly cert?: string; readonly key?: string } | undefined;
 }
 
 /** The name the command line announces itself with (consumer records of `call` and `bench`). */
@@ -56,11 +58,30 @@ export function configMistake(error: ConfigError): CliError {
   return usageError(message);
 }
 
+/**
+ * Which configuration file a command reads: `--config` (or `CALLISTO_CONFIG`) when given; none when the
+ * command line names the registry itself, so a tool started in a provider's directory is not stopped by
+ * that provider's configuration (its `server.auth` secrets, its TLS files); else the working directory's
+ * `callisto.config.*`, as an app reads it.
+ */
+export function configFileOf(
+  options: Pick<CliAppOptions, 'config' | 'registry' | 'registries'>,
+  env: CliIo['env'],
+): { configFile?: string | false } {
+  if (options.config !== undefined) return { configFile: options.config };
+  const registryGiven = options.registry !== undefined || options.registries !== undefined;
+  if (registryGiven && (env['CALLISTO_CONFIG'] ?? '') === '') return { configFile: false };
+  return {};
+}
+
 /** Builds the app; a configuration mistake becomes a usage error (exit 2). */
 export async function openCliApp(options: CliAppOptions, output: Output): Promise<CallistoApp> {
   const consumer: CallistoConfigInput['consumer'] = { snapshotDir: '' };
   if (options.serializer !== undefined) consumer.serializer = options.serializer as SerializerName;
   if (options.timeoutMs !== undefined) consumer.timeoutMs = options.timeoutMs;
+  if (options.tls !== undefined && Object.values(options.tls).some((value) => value !== undefined)) {
+    consumer.tls = Object.fromEntries(Object.entries(options.tls).filter(([, value]) => value !== undefined));
+  }
   const log = (level: string) => (message: string) => {
     if (options.verbose) output.note(`[callisto] ${level}: ${message}`);
   };
@@ -70,7 +91,7 @@ export async function openCliApp(options: CliAppOptions, output: Output): Promis
     logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
     ...(options.registry === undefined ? {} : { registry: [options.registry] }),
     ...(options.registries === undefined ? {} : { registry: [...options.registries] }),
-    load: { env: output.io.env, ...(options.config === undefined ? {} : { configFile: options.config }) },
+    load: { env: output.io.env, ...configFileOf(options, output.io.env) },
   };
   try {
     return await callisto(appOptions);

@@ -1,10 +1,13 @@
 /**
  * One heartbeat round trip to a provider, as the wire protocol defines it (docs/protocol.md,
- * "Heartbeats"): a TCP connection, a 20-byte ping frame (kind 2, no flags), and the provider's pong
- * (the same request id, flag bit 2). Written from the documented frame layout, so it needs nothing
- * from the framework's internals. Bounded: one connection, `timeoutMs`, and at most 64 KiB read.
+ * "Heartbeats"): a TCP connection (a TLS one, verified, for a provider that serves TLS only), a 20-byte
+ * ping frame (kind 2, no flags), and the provider's pong (the same request id, flag bit 2). Written from
+ * the documented frame layout, so it needs nothing from the framework's internals. Bounded: one
+ * connection, `timeoutMs`, and at most 64 KiB read.
  */
 import net from 'node:net';
+import tls from 'node:tls';
+import { describeTlsFailure } from '../transport/tls.js';
 
 const HEADER_BYTES = 20;
 const MAGIC = [0xca, 0x11] as const;
@@ -30,6 +33,12 @@ export function pingFrame(requestId: number): Buffer {
   return frame;
 }
 
+/** A failure to reach the port at all (before any TLS could be spoken). */
+const isConnectFailure = (error: NodeJS.ErrnoException): boolean =>
+  ['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT'].includes(
+    error.code ?? '',
+  );
+
 /** Why a connection failed, in plain words. */
 export function describeSocketError(error: NodeJS.ErrnoException, timeoutMs: number): string {
   switch (error.code) {
@@ -51,7 +60,36 @@ export function describeSocketError(error: NodeJS.ErrnoException, timeoutMs: num
   }
 }
 
-export function probeProvider(host: string, port: number, timeoutMs: number): Promise<ProbeResult> {
+/** How to speak TLS to a provider: the consumer's secure context (its CAs, its certificate). */
+export interface ProbeTls {
+  readonly secureContext: tls.SecureContext;
+  /** Checked against the provider's certificate (and sent as SNI). Default: the host, when a name. */
+  readonly servername?: string | undefined;
+  readonly rejectUnauthorized: boolean;
+}
+
+export interface ProbeTarget {
+  readonly host: string;
+  readonly port: number;
+  /** Set for a provider that serves TLS only: the probe's connection is a verified TLS one. */
+  readonly tls?: ProbeTls | undefined;
+}
+
+function connect({ host, port, tls: secure }: ProbeTarget): net.Socket {
+  if (secure === undefined) return net.connect({ host, port });
+  const servername = secure.servername ?? (net.isIP(host) === 0 ? host : undefined);
+  return tls.connect({
+    host,
+    port,
+    secureContext: secure.secureContext,
+    rejectUnauthorized: secure.rejectUnauthorized,
+    ...(servername === undefined ? {} : { servername }),
+  });
+}
+
+export function probeProvider(target: ProbeTarget, timeoutMs: number): Promise<ProbeResult> {
+  const { host, port } = target;
+  const secure = target.tls !== undefined;
   return new Promise((resolve) => {
     const requestId = 1 + Math.floor(Math.random() * 0xfffffffe);
     const started = performance.now();
@@ -59,13 +97,14 @@ export function probeProvider(host: string, port: number, timeoutMs: number): Pr
     let pingSentAt = 0;
     let received = Buffer.alloc(0);
     let settled = false;
-    const socket = net.connect({ host, port });
+    const socket = connect(target);
     const finish = (result: ProbeResult) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       socket.destroy();
-      resolve(result);
+      // one line per problem (OpenSSL's messages end in a line break)
+      resolve(result.ok ? result : { ok: false, problem: result.problem.replace(/\s*\n\s*/g, ' ') });
     };
     const timer = setTimeout(
       () =>
@@ -73,12 +112,13 @@ export function probeProvider(host: string, port: number, timeoutMs: number): Pr
           ok: false,
           problem:
             connectMs === 0
-              ? `no connection within ${timeoutMs} ms (a firewall, another network, or a stuck host)`
+              ? `no ${secure ? 'TLS connection (handshake done)' : 'connection'} within ${timeoutMs} ms (a firewall, another network, or a stuck host)`
               : `connected, but no answer to a heartbeat within ${timeoutMs} ms (the process is stuck or overloaded)`,
         }),
       timeoutMs,
     );
-    socket.once('connect', () => {
+    // over TLS the connection counts as open once the handshake verified the provider's certificate
+    socket.once(secure ? 'secureConnect' : 'connect', () => {
       connectMs = performance.now() - started;
       pingSentAt = performance.now();
       socket.write(pingFrame(requestId));
@@ -118,14 +158,23 @@ export function probeProvider(host: string, port: number, timeoutMs: number): Pr
       }
     });
     socket.once('error', (error: NodeJS.ErrnoException) =>
-      finish({ ok: false, problem: describeSocketError(error, timeoutMs) }),
+      finish({
+        ok: false,
+        problem:
+          // TLS 1.3 tells a refused client certificate after the client's handshake is done
+          secure && !isConnectFailure(error) && (connectMs === 0 || error.code?.startsWith('ERR_SSL'))
+            ? describeTlsFailure(error, `tls://${host}:${port}`)
+            : describeSocketError(error, timeoutMs),
+      }),
     );
     socket.once('close', () =>
       finish({
         ok: false,
         problem:
           connectMs === 0
-            ? 'the connection closed before it opened'
+            ? secure
+              ? 'the connection closed during the TLS handshake (is it serving plaintext on this port, or did it refuse our certificate?)'
+              : 'the connection closed before it opened'
             : 'closed the connection without answering the heartbeat (a connection limit, or not a Callisto provider)',
       }),
     );

@@ -2,14 +2,16 @@
  * Loads and validates configuration. Sources, later ones winning key by key:
  *   1. defaults (callisto-config.ts)
  *   2. a file: `callisto.config.yaml`, `.yml`, `.json` or `callisto.properties` in the working directory
- *      (or the path given as `configFile` / `CALLISTO_CONFIG`)
+ *      (or the path given as `configFile` / `CALLISTO_CONFIG`), its string values interpolated:
+ *      `${VAR}`, `${VAR:-default}`, `$${` for a literal (interpolate.ts)
  *   3. environment variables `CALLISTO_<PATH>` (e.g. `CALLISTO_SERVER_PORT`, `CALLISTO_CONSUMER_TIMEOUT_MS`,
  *      `CALLISTO_REGISTRY=etcd://h:2379,zookeeper://h:2181`)
  *   4. options passed in code
  * Everything is validated once; a mistake throws a ConfigError naming the key, the value, what was
  * allowed and where the value was set (file, variable or code), with a did-you-mean for unknown keys and
- * variables. Every `CALLISTO_*` variable must be a known one (except `CALLISTO_CONFIG` and the
- * `CALLISTO_TEST_*` variables of Callisto's own test tooling).
+ * variables. A `CALLISTO_*` variable that is no known one (besides `CALLISTO_CONFIG` and the
+ * `CALLISTO_TEST_*` variables of Callisto's own test tooling) fails when it is a near miss of a known one,
+ * and is otherwise ignored with a notice, as are Kubernetes service links (service-links.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,9 +24,23 @@ import {
   DEFAULT_CONFIG,
 } from './callisto-config.js';
 import { ConfigError } from './config-error.js';
+import {
+  coerce,
+  coerceSubstituted,
+  isPlain,
+  LEAF_KEYS,
+  type Plain,
+  setPath,
+  WHOLE_OBJECT_KEYS,
+} from './config-keys.js';
 import { parseConfig } from './describe-schema.js';
-import { closestKey, closestMatch } from './did-you-mean.js';
+import { closestKey } from './did-you-mean.js';
+import { CONFIG_FILE_VARIABLE, type ConfigNotice, envName, fromEnv } from './env-variables.js';
+import { type Environment, interpolate, interpolateTree } from './interpolate.js';
 import { parseProperties } from './properties.js';
+import { checkSecretsSubstituted } from './secret-placeholders.js';
+
+export type { ConfigNotice };
 
 export const CONFIG_FILE_NAMES = [
   'callisto.config.yaml',
@@ -38,7 +54,10 @@ export interface LoadConfigOptions {
   cwd?: string;
   /** An explicit config file; `false` skips files. Default: CALLISTO_CONFIG, else the first of CONFIG_FILE_NAMES found. */
   configFile?: string | false;
-  /** Environment to read `CALLISTO_*` from; `false` skips it. Default process.env. */
+  /**
+   * Environment to read `CALLISTO_*` variables and the config file's `${VAR}` placeholders from; `false`
+   * skips the `CALLISTO_*` variables (placeholders then read process.env). Default process.env.
+   */
   env?: Readonly<Record<string, string | undefined>> | false;
 }
 
@@ -50,98 +69,18 @@ export interface LoadedConfig {
    * `environment variable CALLISTO_…` or `code, callisto() options`; undefined for a default.
    */
   sourceOf(key: string): string | undefined;
+  /**
+   * What loading ignored and the app should say once (Kubernetes service-link variables, unknown
+   * `CALLISTO_*` variables that are no near miss of a known one); `callisto()` logs them.
+   */
+  readonly notices: readonly ConfigNotice[];
 }
 
 /** The source named for values passed to `callisto()`. */
 export const CODE_SOURCE = 'code, callisto() options';
 
-/** Variables under the CALLISTO_ prefix that are not configuration keys. */
-const CONFIG_FILE_VARIABLE = 'CALLISTO_CONFIG';
-const RESERVED_VARIABLE_PREFIX = 'CALLISTO_TEST_';
-
 /** Options of `callisto()` that are not configuration keys (for did-you-mean only). */
 const CODE_ONLY_KEYS = ['logger', 'filters', 'extend', 'load'];
-
-type Plain = Record<string, unknown>;
-
-const isPlain = (value: unknown): value is Plain =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** Keys whose value is one object, set whole (never merged key by key): `tags` and `server.auth.tokens` (maps), `limits`. */
-const WHOLE_OBJECT_KEYS = new Set(['tags', 'limits', 'tokens']);
-
-/** Every settable key path, from the defaults. `tags`, `tokens` and `limits` are leaves (set whole). */
-function leafPaths(value: Plain, prefix: string[] = []): string[][] {
-  return Object.entries(value).flatMap(([key, child]) =>
-    isPlain(child) && !WHOLE_OBJECT_KEYS.has(key) ? leafPaths(child, [...prefix, key]) : [[...prefix, key]],
-  );
-}
-
-const LEAVES = leafPaths(DEFAULT_CONFIG as unknown as Plain);
-const LEAF_KEYS = LEAVES.map((leaf) => leaf.join('.'));
-
-function leafDefault(keyPath: string[]): unknown {
-  let value: unknown = DEFAULT_CONFIG;
-  for (const key of keyPath) value = (value as Plain)[key];
-  return value;
-}
-
-/** Turns a string from env or .properties into the type the key expects (invalid values stay strings). */
-function coerce(keyPath: string[], raw: string): unknown {
-  const fallback = leafDefault(keyPath);
-  const text = raw.trim();
-  if (typeof fallback === 'number') return text !== '' && Number.isFinite(Number(text)) ? Number(text) : raw;
-  if (typeof fallback === 'boolean') return text === 'true' ? true : text === 'false' ? false : raw;
-  if (keyPath.join('.') === 'registry') return splitAddressList(text);
-  if (Array.isArray(fallback)) return text === '' ? [] : text.split(',').map((part) => part.trim());
-  if (isPlain(fallback)) {
-    // an object as JSON (`{"rate":{"perSecond":100}}`), else `k=v,k2=v2` pairs
-    if (text.startsWith('{')) {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch {
-        return raw;
-      }
-    }
-    return Object.fromEntries(
-      text
-        .split(',')
-        .filter(Boolean)
-        .map((pair) => pair.split('=').map((part) => part.trim())),
-    );
-  }
-  return raw;
-}
-
-const envName = (keyPath: string[]): string =>
-  `CALLISTO_${keyPath.map((key) => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()).join('_')}`;
-
-const ENV_KEYS = new Map(LEAVES.map((keyPath) => [envName(keyPath), keyPath]));
-
-/** The known variable an unknown `CALLISTO_*` name most likely means. */
-function closestVariable(name: string): string | undefined {
-  const strip = (variable: string) => variable.slice('CALLISTO_'.length);
-  const wanted = strip(name);
-  const byStripped = new Map([...ENV_KEYS.keys()].map((known) => [strip(known), known]));
-  const close = closestMatch(wanted, byStripped.keys());
-  if (close !== undefined) return byStripped.get(close);
-  // A key named without its section: CALLISTO_PORT -> CALLISTO_SERVER_PORT.
-  // (the least nested one when several end so: CALLISTO_PORT -> SERVER_PORT, not SERVER_HTTP_PORT)
-  const sameEnding = [...byStripped.keys()].filter((known) => known.endsWith(`_${wanted}`));
-  const depth = (known: string) => known.split('_').length;
-  const least = Math.min(...sameEnding.map(depth));
-  const nearest = sameEnding.filter((known) => depth(known) === least);
-  return nearest.length === 1 ? byStripped.get(nearest[0]!) : undefined;
-}
-
-function setPath(target: Plain, keyPath: string[], value: unknown): void {
-  let node = target;
-  for (const key of keyPath.slice(0, -1)) {
-    if (!isPlain(node[key])) node[key] = {};
-    node = node[key] as Plain;
-  }
-  node[keyPath[keyPath.length - 1]!] = value;
-}
 
 type Sources = Map<string, string>;
 
@@ -155,31 +94,10 @@ function recordSources(sources: Sources, value: Plain, source: string, prefix = 
   }
 }
 
-function fromEnv(env: NodeJS.ProcessEnv, sources: Sources): Plain {
-  const out: Plain = {};
-  for (const [name, raw] of Object.entries(env)) {
-    if (raw === undefined || !name.startsWith('CALLISTO_')) continue;
-    if (name === CONFIG_FILE_VARIABLE || name.startsWith(RESERVED_VARIABLE_PREFIX)) continue;
-    const keyPath = ENV_KEYS.get(name);
-    const source = `environment variable ${name}`;
-    if (keyPath === undefined) {
-      throw ConfigError.unknownKey(name, raw, {
-        source,
-        suggestion: closestVariable(name),
-        expected:
-          'one of the CALLISTO_* variables listed in docs/configuration.md (the prefix is reserved for them)',
-      });
-    }
-    setPath(out, keyPath, coerce(keyPath, raw));
-    sources.set(keyPath.join('.'), source);
-  }
-  return out;
-}
-
 const PROPERTY_KEYS = [...LEAF_KEYS.map((key) => `callisto.${key}`), 'callisto.registry.address'];
 
 /** `.properties` keys are `callisto.<path>`; `callisto.registry.address` is accepted for `registry`. */
-function fromProperties(text: string, file: string, sources: Sources): Plain {
+function fromProperties(text: string, file: string, sources: Sources, env: Environment): Plain {
   const out: Plain = {};
   const source = `file ${file}`;
   for (const [key, raw] of parseProperties(text)) {
@@ -192,7 +110,7 @@ function fromProperties(text: string, file: string, sources: Sources): Plain {
         expected: 'callisto.<key> with a key listed in docs/configuration.md',
       });
     }
-    setPath(out, keyPath, coerce(keyPath, raw));
+    setPath(out, keyPath, coerce(keyPath, interpolate(raw, env, { key: keyPath.join('.'), source })));
     sources.set(keyPath.join('.'), source);
   }
   return out;
@@ -206,10 +124,10 @@ function normalizeLists(input: Plain): Plain {
   return out;
 }
 
-function readConfigFile(file: string, sources: Sources): Plain {
+function readConfigFile(file: string, sources: Sources, env: Environment): Plain {
   const text = fs.readFileSync(file, 'utf8');
   const source = `file ${file}`;
-  if (file.endsWith('.properties')) return fromProperties(text, file, sources);
+  if (file.endsWith('.properties')) return fromProperties(text, file, sources, env);
   let parsed: unknown;
   try {
     parsed = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
@@ -223,7 +141,9 @@ function readConfigFile(file: string, sources: Sources): Plain {
   if (parsed == null) return {};
   if (!isPlain(parsed)) throw new ConfigError('configFile', parsed, 'a mapping of options', { source });
   // A file may nest everything under a top-level `callisto:` key.
-  const options = normalizeLists(isPlain(parsed.callisto) ? parsed.callisto : parsed);
+  const nested = isPlain(parsed.callisto) ? parsed.callisto : parsed;
+  // `${VAR}` in string values, after parsing: a variable's value is never structure
+  const options = normalizeLists(interpolateTree(nested, env, source, coerceSubstituted) as Plain);
   recordSources(sources, options, source);
   return options;
 }
@@ -292,15 +212,20 @@ export function loadConfigWithSources(
   options: LoadConfigOptions = {},
 ): LoadedConfig {
   const sources: Sources = new Map();
+  const notices: ConfigNotice[] = [];
   const file = findConfigFile(options);
   let merged: Plain = DEFAULT_CONFIG as unknown as Plain;
-  if (file) merged = merge(merged, readConfigFile(file, sources));
-  if (options.env !== false) merged = merge(merged, fromEnv(options.env ?? process.env, sources));
+  // `${VAR}` in files reads the same environment (process.env when `env: false` skips CALLISTO_*)
+  const environment = options.env === false ? process.env : (options.env ?? process.env);
+  if (file) merged = merge(merged, readConfigFile(file, sources, environment));
+  if (options.env !== false) merged = merge(merged, fromEnv(options.env ?? process.env, sources, notices));
   const code = normalizeLists(input as Plain);
   recordSources(sources, code, CODE_SOURCE);
   merged = merge(merged, code);
   const sourceOf = sourceLookup(sources);
-  return { config: validateConfig(merged, sourceOf), sourceOf };
+  const config = validateConfig(merged, sourceOf);
+  checkSecretsSubstituted(config, sourceOf);
+  return { config, sourceOf, notices };
 }
 
 /** Loads configuration from every source and validates it once. */

@@ -55,6 +55,7 @@ import { directFeed, inProcessFeed, registryFeed } from './directory-feed.js';
 import { IN_PROCESS } from './endpoint.js';
 import { createInProcessTarget, type InProcessProvider } from './in-process.js';
 import { MethodRoute } from './method-route.js';
+import { createMockCatalog, hasMock } from './mock-methods.js';
 import { callWithMockSwitch } from './mock-switch.js';
 import { createReference, type MethodRuntime } from './reference.js';
 import type { MethodReferenceOptions, ReferenceOptions } from './reference-options.js';
@@ -191,6 +192,8 @@ export function createConsumer(parts: ConsumerParts): Consumer {
     },
   });
   const inProcessTarget = createInProcessTarget(parts.inProcess);
+  /** The methods with a mock per service, announced in the consumer records. */
+  const mockCatalog = createMockCatalog();
 
   /** The directory of a service and source, and its key in `directories`. */
   const directoryFor = (
@@ -231,6 +234,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
               addresses: registryAddresses,
               application: settings.application,
               announce,
+              mocks: () => mockCatalog.of(definition),
               snapshotDir: settings.consumer.snapshotDir,
               emptyProtection: settings.consumer.emptyProtection,
               startTimeoutMs: settings.startTimeoutMs,
@@ -321,6 +325,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
     refer<T>(definition: ServiceDefinition<T>, options: ReferenceOptions<T> = {}): Remote<T> {
       const def = definition as ServiceDefinition<unknown>;
       const label = `refer(${definition.name})`;
+      mockCatalog.add(definition, definition.methods, options.mockImpl);
       const resolved = resolveReferenceOptions(definition, options, settings.consumer, extensions);
       const base = resolved.reference;
       const serializer = serializers.byName(base.serializer);
@@ -413,7 +418,12 @@ export function createConsumer(parts: ConsumerParts): Consumer {
             };
             // An operator's mock switch for this method (runtime control), read per call.
             const switched = (switch_: MockMode | undefined, call: ClientInvocation) =>
-              callWithMockSwitch(switch_, call, cluster as (i: Invocation) => Promise<unknown>, mock());
+              callWithMockSwitch(
+                switch_,
+                call,
+                cluster as (i: Invocation) => Promise<unknown>,
+                hasMock(options.mockImpl, name, declaration) ? mock() : undefined,
+              );
           }
           const callFilters = [...app.call, ...reference.call, ...own.call];
           if (metrics !== undefined) callFilters.push(metricsCallFilter(metrics));

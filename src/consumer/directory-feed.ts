@@ -74,6 +74,8 @@ export interface RegistryFeedOptions {
   readonly application: string;
   /** Whether a consumer record is written at all (`registerConsumer` of the reference). Default true. */
   readonly announce?: boolean;
+  /** The methods this consumer has a mock for, announced in the consumer record (runtime control). */
+  readonly mocks?: () => readonly string[];
   readonly snapshotDir: string;
   readonly emptyProtection: boolean;
   /** How long the first discovery waits for a registry's list before the snapshot (or none). */
@@ -132,6 +134,7 @@ export function registryFeed(options: RegistryFeedOptions): DirectoryFeed {
       application: options.application,
       startTime: Date.now(),
       instance: String(++announcedFeeds),
+      mocks: [...(options.mocks?.() ?? [])],
     };
     if (options.announce !== false) {
       announced = { registries: targets, record };

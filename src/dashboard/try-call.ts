@@ -1,7 +1,7 @@
 /**
  * "Try it": one real call from the page, made as `callisto call` makes it (a reference built from the
  * service name, one attempt, the app's registries), with the arguments as a JSON array in the tagged
- * form of the command line (`{"$date": …}`, `{"$bigint": …}`), and the result or error in the same form.
+ * form of the command line and the HTTP entry (`{"$t":"D","v":…}`, `{"$t":"n","v":"…"}`, docs/values.md), and the result or error in the same form.
  *
  * Whatever the page asks, Try it holds at most `MAX_TRY_REFERENCES` references (the least recently
  * used one is released, after its calls end) and writes no consumer record in the registries.

@@ -24,11 +24,18 @@ import type { PeerCertificate } from '../security/peer-certificate.js';
 
 export const AUTH_FILTER_ORDER = 250;
 
+/**
+ * What the filter reads of a provider's invocation beyond the attachments: the client certificate of
+ * the connection that carried the call (mutual TLS), as that connection's own TLS socket presented it —
+ * never looked up by address, which another connection can share.
+ */
+export interface AuthenticatedInvocation extends Invocation {
+  readonly peerCertificate?: PeerCertificate | undefined;
+}
+
 export interface AuthFilterOptions {
   /** Asked in order; the first that returns an identity wins. */
   readonly authenticators: readonly Authenticator[];
-  /** The client certificate of a caller's connection (the app's `tls` transport), for `mtls`. */
-  readonly peerCertificate?: ((remoteAddress: string) => PeerCertificate | undefined) | undefined;
   /** Told of every refusal (no credentials in it), e.g. for a rate-limited log line. */
   readonly onRefused?: ((message: string) => void) | undefined;
 }
@@ -49,7 +56,7 @@ function takeCredentials(invocation: Invocation): string | undefined {
 }
 
 export function authFilter(options: AuthFilterOptions): NamedFilter {
-  const { authenticators, peerCertificate, onRefused } = options;
+  const { authenticators, onRefused } = options;
   if (authenticators.length === 0) throw new TypeError('authFilter: give at least one authenticator');
 
   const refuse = (invocation: Invocation, request: AuthRequest, reason: string): RpcError => {
@@ -95,13 +102,12 @@ export function authFilter(options: AuthFilterOptions): NamedFilter {
   };
 
   const requestOf = (invocation: Invocation): AuthRequest => {
-    const remoteAddress = invocation.remoteAddress ?? '';
     return {
       service: invocation.service.name,
       method: invocation.method,
       credentials: takeCredentials(invocation),
-      remoteAddress,
-      peer: peerCertificate?.(remoteAddress),
+      remoteAddress: invocation.remoteAddress ?? '',
+      peer: (invocation as AuthenticatedInvocation).peerCertificate,
     };
   };
 

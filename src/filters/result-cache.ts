@@ -1,16 +1,22 @@
 /**
- * `cache` (call, order 100, on methods with `cache: { ttlMs, max }`): the consumer's result cache of
- * idempotent reads. Answers are kept by the call's arguments as the reference's serializer writes them,
- * in an LRU with a TTL (`lru-cache`); concurrent calls with the same arguments that miss share one call
+ * `cache` (call, order 100, on methods with `cache: { ttlMs, max, varyBy }`): the consumer's result
+ * cache of idempotent reads. Answers are kept by caller and arguments: the call's own credentials (the
+ * `authorization` attachment a call made through `withOptions(ref, { credentials })` carries; the
+ * reference's and the app's are added per attempt, after the cache, and are the same for every call)
+ * and the attachments `varyBy` names, as one SHA-256 digest (credentials are never kept in clear), then
+ * the arguments as the reference's serializer writes them; so one caller never reads another's answer.
+ * An LRU with a TTL (`lru-cache`); concurrent calls with the same key that miss share one call
  * (single-flight: the first caller's call, whose failure they all see); failures are not kept. A call
  * made through `withOptions(ref, { cache: false })` goes past it, and its answer is not kept either.
  * Arguments larger than MAX_CACHE_KEY_BYTES serialized are not cached. A cached answer is the same object
  * for every caller: treat it as read-only.
  */
+import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { defineFilter, type NamedFilter } from '../core/filter.js';
-import type { Invocation } from '../core/invocation.js';
+import type { Attachments, Invocation } from '../core/invocation.js';
 import { MAX_CACHE_KEY_BYTES, type ResultCacheOptions } from '../governance/cache-options.js';
+import { AUTH_ATTACHMENT } from '../security/authenticator.js';
 
 /** A call that asked to go past the cache (`withOptions(ref, { cache: false })`). */
 export interface CacheableInvocation extends Invocation {
@@ -35,10 +41,27 @@ export function createResultCache(
 ): ResultCache {
   const kept = new LRUCache<string, Kept>({ max: options.max, ttl: options.ttlMs, ttlAutopurge: false });
   const pending = new Map<string, Promise<unknown>>();
-  const keyOf = (args: unknown[]): string | undefined => {
-    const bytes = encode(args);
+  const varyBy = [AUTH_ATTACHMENT, ...(options.varyBy ?? []).filter((name) => name !== AUTH_ATTACHMENT)];
+  /** Per attachments object (one per reference view, made once): whose answers its calls get. */
+  const callers = new WeakMap<Attachments, string>();
+  const callerOf = (attachments: Attachments): string => {
+    let caller = callers.get(attachments);
+    if (caller === undefined) {
+      const values = varyBy.map((name) => attachments[name] ?? null);
+      // base64 never holds '|': a key with a caller and one without can never be equal
+      caller = values.every((value) => value === null)
+        ? ''
+        : createHash('sha256').update(JSON.stringify(values)).digest('base64');
+      // a frozen object (every reference view's) cannot change under the memo
+      if (Object.isFrozen(attachments)) callers.set(attachments, caller);
+    }
+    return caller;
+  };
+  const keyOf = (invocation: Invocation): string | undefined => {
+    const bytes = encode(invocation.args);
     if (bytes.byteLength > MAX_CACHE_KEY_BYTES) return undefined;
-    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+    const args = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+    return `${callerOf(invocation.attachments)}|${args}`;
   };
   const filter = defineFilter({
     name: 'cache',
@@ -46,7 +69,7 @@ export function createResultCache(
     order: 100,
     filter: (next) => (invocation) => {
       if ((invocation as CacheableInvocation).noCache === true) return next(invocation);
-      const key = keyOf(invocation.args);
+      const key = keyOf(invocation);
       if (key === undefined) return next(invocation);
       const hit = kept.get(key);
       if (hit !== undefined) return Promise.resolve(hit.value);

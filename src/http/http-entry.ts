@@ -10,11 +10,16 @@
  * body by `maxBodyBytes` and `bodyTimeoutMs`, its decoding by the serialization limits (elements and
  * depth counted before `JSON.parse`, `__proto__` keys refused). Every refusal is a JSON error with a
  * fitting status (docs/http.md); the connection is closed after one when the body was not read.
+ *
+ * With the app's `server.tls` the entry serves HTTPS with those certificates (client certificates too,
+ * when `server.tls` asks for them: a call's mTLS identity comes from its own connection's handshake);
+ * plaintext next to TLS only with `server.http.plaintext`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { type ErrorExposure, toErrorPayload } from '../core/error-payload.js';
 import { errorCodeName, messageOf, RpcError } from '../core/rpc-error.js';
+import type { Logger } from '../observability/logger.js';
 import type { InflateLimits } from '../protocol/compression.js';
 import { createArgumentsReader } from '../provider/arguments-reader.js';
 import { type DispatchDone, dispatch } from '../provider/dispatch.js';
@@ -28,7 +33,7 @@ import type { Serializer } from '../serialization/serializer.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import { PROTOBUF_CONTENT, sendEncoded, sendError, sendRefusal, sendResult } from './http-answer.js';
 import { createBodyReader } from './http-body.js';
-import { createHttpListener, type HttpListener, remoteOf } from './http-listener.js';
+import { createHttpListener, type HttpConnection, type HttpListener, remoteOf } from './http-listener.js';
 import type { HttpOptions } from './http-options.js';
 import { HttpRefusal, readCallTarget } from './http-request.js';
 import { createServiceLookup } from './service-lookup.js';
@@ -50,6 +55,10 @@ export interface HttpEntryParts {
   onRefused(remote: string, reason: string): void;
   /** A handler's system error the caller was not shown. */
   onScrubbed(remote: string, label: string, ref: string, error: Error): void;
+  /** The plaintext warning, certificate reloads and handshake failures (rate-limited). */
+  readonly logger?: Logger | undefined;
+  /** Told once a reload loaded new certificates (tests wait for it). */
+  readonly onReload?: (() => void) | undefined;
 }
 
 /** HTTP bodies are never compressed by Callisto's framing: a compressed flag is never set. */
@@ -77,8 +86,10 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
       return true;
     },
     onRefused: parts.onRefused,
-    handle(request, response) {
-      void serveRequest(request, response);
+    logger: parts.logger,
+    onReload: parts.onReload,
+    handle(request, response, connection) {
+      void serveRequest(request, response, connection);
     },
   });
 
@@ -89,8 +100,12 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
     sendRefusal(response, json, refusal, !request.complete);
   };
 
-  const serveRequest = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const slot = slots.get(request.socket);
+  const serveRequest = async (
+    request: IncomingMessage,
+    response: ServerResponse,
+    connection: HttpConnection,
+  ): Promise<void> => {
+    const slot = slots.get(connection.socket);
     if (slot === undefined) {
       response.destroy();
       return;
@@ -142,6 +157,8 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
       parts.onRefused(remote, reason),
     );
     invocation.encoded(reader, body, 0);
+    // an identity from this connection's own TLS handshake (HTTPS), never from its address
+    invocation.peerCertificate = connection.peerCertificate;
     invocation.declared = exported.definition.errors;
     invocation.origin = response;
     if (invocation.deadline > 0) answerAtDeadline(invocation, response);

@@ -1,18 +1,24 @@
 /**
  * The node:http server under the provider's HTTP entry and the gateway: header and request timeouts,
  * keep-alive, what node refuses before a request exists answered as JSON (malformed, headers too large,
- * headers too slow), connections admitted or refused as they arrive, answers in flight tracked for a
- * graceful close.
+ * headers too slow), connections admitted or refused as they arrive (before a TLS handshake), answers in
+ * flight tracked for a graceful close. HTTPS when the options carry TLS (http-server-tls.ts); plaintext
+ * next to the app's TLS only when asked for (`plaintext`), with a warning naming the port.
  */
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Logger } from '../observability/logger.js';
+import type { PeerCertificate } from '../security/peer-certificate.js';
 import { sendSocketError } from './http-answer.js';
 import type { HttpOptions } from './http-options.js';
+import { createHttpServer } from './http-server-tls.js';
 
 export interface HttpListener {
   /** The port listened on (the real one when configured as 0), once listening. */
   readonly port: number;
   readonly host: string;
+  /** `https` when serving TLS. */
+  readonly scheme: 'http' | 'https';
   listen(): Promise<void>;
   /**
    * Shutting down: stops taking connections, closes idle ones now, and answers from now on close theirs
@@ -29,11 +35,23 @@ export interface HttpListenerParts {
   readonly options: HttpOptions;
   /** Where the limits' key names come from in messages (`server.http`, `createGateway`). */
   readonly where: string;
-  /** A connection arrived: false closes it at once. */
+  /** A TCP connection arrived (before any TLS handshake): false closes it at once. */
   admit(socket: Socket): boolean;
   /** A request or connection was refused for what it carries or does (logged, rate-limited). */
   onRefused(remote: string, reason: string): void;
-  handle(request: IncomingMessage, response: ServerResponse): void;
+  handle(request: IncomingMessage, response: ServerResponse, connection: HttpConnection): void;
+  /** The plaintext warning, certificate reloads and handshake failures (rate-limited) go here. */
+  readonly logger?: Logger | undefined;
+  /** Told once a reload loaded new certificates (tests wait for it). */
+  readonly onReload?: (() => void) | undefined;
+}
+
+/** The connection a request came on. */
+export interface HttpConnection {
+  /** The TCP socket `admit` accepted (the request's socket is the TLS socket over it, with HTTPS). */
+  readonly socket: Socket;
+  /** The client certificate this connection presented in its own TLS handshake (mutual TLS). */
+  readonly peerCertificate: PeerCertificate | undefined;
 }
 
 export const remoteOf = (socket: Socket): string => `${socket.remoteAddress}:${socket.remotePort}`;
@@ -45,25 +63,27 @@ export function createHttpListener(parts: HttpListenerParts): HttpListener {
   let port = options.port;
   let closing: Promise<void> | undefined;
 
-  const server = http.createServer({
-    headersTimeout: options.headersTimeoutMs,
-    // the body has its own timer (http-body.ts); this is node's backstop for the whole request
-    requestTimeout: options.headersTimeoutMs + options.bodyTimeoutMs + 1_000,
-    keepAliveTimeout: options.keepAliveTimeoutMs,
-    connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(options.headersTimeoutMs / 4))),
+  const served = createHttpServer({
+    http: {
+      headersTimeout: options.headersTimeoutMs,
+      // the body has its own timer (http-body.ts); this is node's backstop for the whole request
+      requestTimeout: options.headersTimeoutMs + options.bodyTimeoutMs + 1_000,
+      keepAliveTimeout: options.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(options.headersTimeoutMs / 4))),
+    },
+    tls: options.tls,
+    admit: parts.admit,
+    logger: parts.logger,
+    where: () => `${where} (${options.host}:${port})`,
+    onReload: parts.onReload,
   });
-
-  server.on('connection', (socket: Socket) => {
-    if (!parts.admit(socket)) {
-      socket.on('error', () => {});
-      socket.destroy();
-    }
-  });
+  const server = served.server;
 
   // What node:http refuses before a request exists: answered as JSON too, then closed.
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     const code = error.code;
-    if (code === 'ECONNRESET' || code === 'EPIPE') {
+    // a failed TLS handshake (node:https tells it here too) is the TLS guard's to log: no HTTP answer
+    if (code === 'ECONNRESET' || code === 'EPIPE' || (code !== undefined && /^ERR_(SSL|TLS)_/.test(code))) {
       socket.destroy();
       return;
     }
@@ -86,13 +106,23 @@ export function createHttpListener(parts: HttpListenerParts): HttpListener {
     inFlight.add(response);
     response.once('close', () => inFlight.delete(response));
     if (goingAway) response.shouldKeepAlive = false;
-    parts.handle(request, response);
+    const socket = served.acceptedOf(request.socket);
+    if (socket === undefined) {
+      response.destroy();
+      return;
+    }
+    parts.handle(request, response, { socket, peerCertificate: served.peerOf(request.socket) });
   });
 
   let stopped: Promise<void> | undefined;
   /** Stops taking connections (once); resolves when every connection is gone. */
   const stopListening = (): Promise<void> => {
-    stopped ??= new Promise<void>((resolve) => server.close(() => resolve()));
+    stopped ??= new Promise<void>((resolve) =>
+      server.close(() => {
+        served.close();
+        resolve();
+      }),
+    );
     return stopped;
   };
 
@@ -101,6 +131,7 @@ export function createHttpListener(parts: HttpListenerParts): HttpListener {
       return port;
     },
     host: options.host,
+    scheme: served.scheme,
     listen() {
       return new Promise<void>((resolve, reject) => {
         const onError = (error: Error): void => reject(error);
@@ -109,6 +140,11 @@ export function createHttpListener(parts: HttpListenerParts): HttpListener {
           server.off('error', onError);
           const address = server.address();
           if (address !== null && typeof address === 'object') port = address.port;
+          if (options.plaintext) {
+            parts.logger?.warn(
+              `${where}: serving plaintext HTTP on ${options.host}:${port} although server.tls is set: requests and their credentials travel unencrypted (${where}.plaintext: true; remove it to serve HTTPS with server.tls)`,
+            );
+          }
           resolve();
         });
       });

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { ConfigError } from '../config/config-error.js';
+import type { ServerTlsOptions } from '../transport/tls-options.js';
 
 /** `server.http.port` when the provider serves no HTTP. */
 export const HTTP_OFF = -1;
@@ -23,6 +24,8 @@ export const httpConfigSchema = z.strictObject({
   bodyTimeoutMs: z.number().int().min(10),
   /** Idle time of a kept-alive HTTP connection before it is closed, ms. Default 5000. */
   keepAliveTimeoutMs: z.number().int().min(1),
+  /** With server.tls set, serve plaintext HTTP on this port anyway (requests and credentials unencrypted; a warning at start names the port). Without it the entry serves HTTPS with server.tls's certificates and client certificates. Default false. */
+  plaintext: z.boolean(),
 });
 
 export type HttpConfig = z.infer<typeof httpConfigSchema>;
@@ -34,6 +37,7 @@ export const DEFAULT_HTTP_CONFIG: HttpConfig = {
   headersTimeoutMs: 10_000,
   bodyTimeoutMs: 10_000,
   keepAliveTimeoutMs: 5_000,
+  plaintext: false,
 };
 
 /** What an HTTP server (the provider's entry or a gateway) is built with. */
@@ -45,17 +49,34 @@ export interface HttpOptions {
   readonly headersTimeoutMs: number;
   readonly bodyTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
+  /** Serve plaintext although TLS is configured for the app (`plaintext: true`): warned about at start. */
+  readonly plaintext: boolean;
+  /**
+   * Serve HTTPS with these (the app's `server.tls`: certificates reloaded with theirs, client
+   * certificates when it asks for them, its handshake timeout); undefined serves plaintext HTTP.
+   */
+  readonly tls?: ServerTlsOptions | undefined;
 }
 
-/** The entry's options, or undefined when `server.http.port` is -1 (no HTTP). */
-export function resolveHttpOptions(config: HttpConfig): HttpOptions | undefined {
+/**
+ * The entry's options, or undefined when `server.http.port` is -1 (no HTTP). With `tls` (the app's
+ * `server.tls`) the entry serves HTTPS, unless `server.http.plaintext` asks for plaintext explicitly.
+ */
+export function resolveHttpOptions(
+  config: HttpConfig,
+  tls?: ServerTlsOptions | undefined,
+): HttpOptions | undefined {
   if (config.port === HTTP_OFF) return undefined;
-  return checkHttpOptions({ ...config }, 'server.http');
+  return checkHttpOptions(
+    { ...config, plaintext: config.plaintext && tls !== undefined, tls: config.plaintext ? undefined : tls },
+    'server.http',
+  );
 }
 
 /** Options given in code (the gateway), with the defaults filled in and checked. */
 export function httpOptionsFrom(input: Partial<HttpOptions>, where: string): HttpOptions {
-  const merged = { ...DEFAULT_HTTP_CONFIG, ...dropUndefined(input) };
+  const { tls, ...rest } = input;
+  const merged = { ...DEFAULT_HTTP_CONFIG, ...dropUndefined(rest) };
   if (merged.port === HTTP_OFF) merged.port = 0;
   const parsed = httpConfigSchema.safeParse(merged);
   if (!parsed.success) {
@@ -63,7 +84,8 @@ export function httpOptionsFrom(input: Partial<HttpOptions>, where: string): Htt
     const key = issue.path.join('.');
     throw new ConfigError(`${where}.${key}`, (merged as Record<string, unknown>)[key], issue.message);
   }
-  return checkHttpOptions(parsed.data, where);
+  const plaintext = parsed.data.plaintext && tls !== undefined;
+  return checkHttpOptions({ ...parsed.data, plaintext, tls: parsed.data.plaintext ? undefined : tls }, where);
 }
 
 function checkHttpOptions(options: HttpOptions, where: string): HttpOptions {

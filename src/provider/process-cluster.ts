@@ -7,16 +7,35 @@
  * serve); `restart()` replaces the workers one at a time, each new one serving before the old one is
  * asked to retire (it stops listening, tells its consumers to reconnect, finishes what it runs, exits),
  * so no call fails; `close()` asks every worker to shut down and waits for them.
+ *
+ * The workers share the primary's listening socket, so the transport must be one that listens on a
+ * `node:net` server: `tcp`, or `tls` (TLS over TCP: each worker terminates TLS itself, with the same
+ * `server.tls` certificates, on the connections the primary hands it).
  */
 import cluster, { type Worker } from 'node:cluster';
 import { createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
+import { ConfigError } from '../config/config-error.js';
 import type { Logger } from '../observability/logger.js';
 import { PORT_VARIABLE, type PrimaryRequest, WORKER_VARIABLE, type WorkerReport } from './process-worker.js';
 
 /** `server.workers` resolved: how many processes serve (1: this one, no cluster). */
 export function workerCount(option: number | 'auto'): number {
   return option === 'auto' ? availableParallelism() : option;
+}
+
+/** Transports whose listening socket `node:cluster` shares between processes. */
+export const SHARED_TRANSPORTS: readonly string[] = ['tcp', 'tls'];
+
+/** Refuses `server.workers` > 1 over a transport processes cannot share (at `callisto()`, not at start). */
+export function checkSharedTransport(workers: number, transport: string): void {
+  if (workers > 1 && !SHARED_TRANSPORTS.includes(transport)) {
+    throw new ConfigError(
+      'server.workers',
+      workers,
+      `1 with server.transport "${transport}" (only tcp, and tls over it, can be shared by processes)`,
+    );
+  }
 }
 
 export interface ProcessClusterOptions {

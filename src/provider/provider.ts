@@ -10,7 +10,6 @@ export type { ProvideOptions } from './provide-options.js';
  * `observe` (Callisto's, docs/filters.md), then the app's filters, the service's, the method's (each at
  * order 500 unless they say otherwise), then `validation` when the method declares a schema.
  */
-import { ConfigError } from '../config/config-error.js';
 import { parseConfig } from '../config/describe-schema.js';
 import { type FilterEntry, type NamedFilter, namedFilter } from '../core/filter.js';
 import { admissionFilter } from '../filters/admission.js';
@@ -41,11 +40,12 @@ import { type ServiceDefinition, undeclaredFunctions } from '../service/define-s
 import type { Implementation } from '../service/service-types.js';
 import { type Transport, transportAddress } from '../transport/transport.js';
 import { advertisedHostOf } from './advertise-host.js';
+import { checkProvideOptions } from './check-provide-options.js';
 import { type ResolvedWorkerExecutor, resolveExecutor } from './executor-options.js';
 import { createWorkerPool, type WorkerPool } from './executor-pool.js';
 import { workerStep } from './executor-step.js';
 import { createLocalCalls, type LocalCalls } from './local-calls.js';
-import { createProcessCluster, type ProcessCluster } from './process-cluster.js';
+import { checkSharedTransport, createProcessCluster, type ProcessCluster } from './process-cluster.js';
 import { reportReady, workerNumber, workerPort } from './process-worker.js';
 import type { ProvideOptions } from './provide-options.js';
 import { acceptedSerializers, createRpcServer, type RpcServer } from './server.js';
@@ -169,6 +169,7 @@ export function createProvider(parts: ProviderParts): Provider {
   const pools: WorkerPool[] = [];
   const worker = workerNumber();
   const primary = worker === undefined && options.workers > 1;
+  if (primary) checkSharedTransport(options.workers, options.transport);
   let processes: ProcessCluster | undefined;
   let clusterPort: number | undefined;
   let server: RpcServer | undefined;
@@ -261,6 +262,7 @@ export function createProvider(parts: ProviderParts): Provider {
     local,
     provide(definition, implementation, provideOptions = {}) {
       const where = `provide(${definition.name})`;
+      checkProvideOptions(definition.name, provideOptions);
       const serviceFilters = (provideOptions.filters ?? []).map((entry) =>
         namedFilter(entry, 'provider', `${where}.filters`),
       );
@@ -348,13 +350,6 @@ export function createProvider(parts: ProviderParts): Provider {
       const advertise = advertised.host;
       if (primary) {
         // the workers serve; this process picks the port, watches them and registers one address
-        if (options.transport !== 'tcp') {
-          throw new ConfigError(
-            'server.workers',
-            options.workers,
-            `1 with server.transport "${options.transport}" (only tcp can be shared by processes)`,
-          );
-        }
         processes = createProcessCluster({
           count: options.workers,
           host,
@@ -413,6 +408,7 @@ export function createProvider(parts: ProviderParts): Provider {
           onRefused: (remote, reason) => hostileLog.warn('refused', `refused from ${remote}: ${reason}`),
           onScrubbed: (remote, label, ref, error) =>
             logger.warn(scrubbedLine(label, `for ${remote}`, ref, error)),
+          logger,
         });
         await http.listen();
       }

@@ -53,6 +53,8 @@ export function serveConnection(
   onClose: () => void,
 ): ServerConnection {
   const remoteAddress = `${socket.remoteAddress}:${socket.remotePort}`;
+  /** What this connection proved in its TLS handshake: every call it carries, and only those, has it. */
+  const peerCertificate = socket.peerCertificate;
   const listCallable = ctx.options.exposeErrors === 'all';
   /** `open`; `draining` once told "going away" (calls keep being answered); `closed`. */
   let state: 'open' | 'draining' | 'closed' = 'open';
@@ -274,6 +276,7 @@ export function serveConnection(
       trackSignal,
     );
     invocation.encoded(argumentsReader, frame.body, frame.flags);
+    invocation.peerCertificate = peerCertificate;
     invocation.declared = exported.definition.errors;
     invocation.acceptsCompressed = (frame.flags & FrameFlag.AcceptsCompressed) !== 0;
     executing.set(id, invocation);

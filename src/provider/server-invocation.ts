@@ -12,9 +12,11 @@ import { type Attachments, type CallerIdentity, nonEmptyAttachments } from '../c
 import { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
 import type { Admission, AdmittedInvocation } from '../filters/admission.js';
+import type { AuthenticatedInvocation } from '../filters/auth.js';
 import type { EncodedInvocation } from '../filters/decode-arguments.js';
 import type { MeteredInvocation } from '../filters/metrics-server.js';
 import type { ObservedInvocation } from '../filters/observe-server.js';
+import type { PeerCertificate } from '../security/peer-certificate.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ArgumentsReader } from './arguments-reader.js';
 
@@ -22,7 +24,12 @@ const NO_ARGS: unknown[] = [];
 const NO_ERRORS: readonly ErrorDeclaration[] = [];
 
 export class ServerInvocation
-  implements AdmittedInvocation, EncodedInvocation, ObservedInvocation, MeteredInvocation
+  implements
+    AdmittedInvocation,
+    AuthenticatedInvocation,
+    EncodedInvocation,
+    ObservedInvocation,
+    MeteredInvocation
 {
   #controller: AbortController | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -51,6 +58,8 @@ export class ServerInvocation
   origin: unknown = undefined;
   /** The caller, once the `auth` filter authenticated it. */
   identity: CallerIdentity | undefined = undefined;
+  /** The client certificate the call's own connection presented (mutual TLS), for the `auth` filter. */
+  peerCertificate: PeerCertificate | undefined = undefined;
 
   constructor(
     readonly service: ServiceKey,

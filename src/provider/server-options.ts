@@ -14,6 +14,7 @@ import {
 import { providerLimitsSchema } from '../governance/limit-options.js';
 import {
   DEFAULT_HTTP_CONFIG,
+  HTTP_OFF,
   type HttpOptions,
   httpConfigSchema,
   resolveHttpOptions,
@@ -28,7 +29,11 @@ import {
 import { DEFAULT_MAX_FRAME_BYTES } from '../protocol/frame.js';
 import { DEFAULT_PROVIDER_WEIGHT } from '../registry/record-validation.js';
 import { DEFAULT_SERVER_AUTH_CONFIG, serverAuthConfigSchema } from '../security/auth-options.js';
-import { DEFAULT_SERVER_TLS_CONFIG, serverTlsConfigSchema } from '../transport/tls-options.js';
+import {
+  DEFAULT_SERVER_TLS_CONFIG,
+  resolveServerTls,
+  serverTlsConfigSchema,
+} from '../transport/tls-options.js';
 import { DEFAULT_TRANSPORT } from '../transport/transport.js';
 
 const positiveInt = z.number().int().positive();
@@ -149,7 +154,7 @@ export interface ServerOptions {
   /** Decoded argument elements held by executing calls, across connections. */
   maxElementsInFlight: number;
   connection: ConnectionOptions;
-  /** The HTTP/JSON entry, or undefined when `server.http.port` is -1. */
+  /** The HTTP/JSON entry, or undefined when `server.http.port` is -1; HTTPS with `server.tls`. */
   http: HttpOptions | undefined;
 }
 
@@ -175,7 +180,11 @@ export function resolveServerOptions(server: ServerConfig, connection: Connectio
       connectTimeoutMs: DEFAULT_CONNECT_TIMEOUT_MS,
       maxQueuedBytes: DEFAULT_MAX_QUEUED_BYTES,
     }),
-    http: resolveHttpOptions(server.http),
+    // TLS on every port: with server.tls the HTTP entry serves HTTPS (unless server.http.plaintext)
+    http: resolveHttpOptions(
+      server.http,
+      server.http.port === HTTP_OFF ? undefined : resolveServerTls(server.tls),
+    ),
   };
 }
 

@@ -1,7 +1,8 @@
 /**
- * The provider's server, on a transport (TCP unless configured otherwise): accepts connections (within `maxConnections` in all and
- * `maxConnectionsPerAddress` per remote address; one over is closed as it arrives) and serves them from
- * a service table. Shutdown is in steps the app drives: `refuse()` (new calls get Shutdown errors), `goAway()` (tell consumers, also
+ * The provider's server, on a transport (TCP unless configured otherwise): accepts connections (within
+ * `maxConnections` in all and `maxConnectionsPerAddress` per remote address, counted from the moment
+ * they arrive — a TLS connection from before its handshake; one over is closed as it arrives) and
+ * serves them from a service table. Shutdown is in steps the app drives: `refuse()` (new calls get Shutdown errors), `goAway()` (tell consumers, also
  * those connecting from now on), `drain(timeoutMs)` (wait for calls in flight), `close()` (close every
  * connection once its consumer has closed its side, or after a grace period). `destroy()` is immediate.
  */
@@ -10,6 +11,7 @@ import { RpcError } from '../core/rpc-error.js';
 import { createByteBudget } from '../protocol/byte-budget.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ByteStream, Transport, TransportListener } from '../transport/transport.js';
+import type { PeerSlot } from './peer-limits.js';
 import { type ServerConnection, serveConnection } from './server-connection.js';
 import type { ServerContext } from './server-context.js';
 import type { ServerOptions } from './server-options.js';
@@ -108,10 +110,19 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
   let goingAway = false;
   /** Going away as a retiring cluster worker: consumers reconnect to the same address. */
   let reconnect = false;
-  const accept = (socket: ByteStream): void => {
-    const slot = limits.connect(socket.remoteAddress ?? '');
-    if (typeof slot === 'string') {
-      hooks.onRefused?.(`${socket.remoteAddress}:${socket.remotePort}`, `connection refused: ${slot}`);
+  /**
+   * A connection's place under the caps, taken as it arrives: by the transport before its handshake
+   * (tls), so that connections still shaking hands count too; else here, when it is handed over.
+   */
+  const admit = (from: { address: string; port: number }): PeerSlot | undefined => {
+    const slot = limits.connect(from.address);
+    if (typeof slot !== 'string') return slot;
+    hooks.onRefused?.(`${from.address}:${from.port}`, `connection refused: ${slot}`);
+    return undefined;
+  };
+  const accept = (socket: ByteStream, admitted?: PeerSlot): void => {
+    const slot = admitted ?? admit({ address: socket.remoteAddress ?? '', port: socket.remotePort ?? 0 });
+    if (slot === undefined) {
       socket.on('error', () => {});
       socket.destroy();
       return;
@@ -138,7 +149,7 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
       return connections.size;
     },
     async listen() {
-      listener = await transport.listen({ host: options.host, port: options.port }, accept);
+      listener = await transport.listen({ host: options.host, port: options.port, admit }, accept);
       port = listener.port;
     },
     refuse() {

@@ -7,9 +7,11 @@
  * - `service`: a non-empty string; `version` and `group`: strings when present;
  * - `host`: a host name or address (as for providers); `pid`: an integer >= 0;
  * - `application` (a string) and `startTime` (a number) fall back to '' and 0; `instance` is kept when
- *   it is 1-32 word characters or dashes; unknown fields are
- *   ignored (and not copied).
+ *   it is 1-32 word characters or dashes; `mocks` is kept when it is an array of at most 1,000 method
+ *   names (anything else: dropped, as unknown); unknown fields are ignored (and not copied).
  */
+
+import { isMethodName } from './override-record.js';
 import type { ConsumerRecord } from './provider-record.js';
 import { isHostName, MAX_RECORD_BYTES } from './record-validation.js';
 
@@ -29,7 +31,7 @@ export function validateConsumerRecord(value: unknown): ConsumerRecordCheck {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return fail(`not a JSON object (${describe(value)})`);
   }
-  const { service, version, group, host, pid, application, startTime, instance } = value as Record<
+  const { service, version, group, host, pid, application, startTime, instance, mocks } = value as Record<
     string,
     unknown
   >;
@@ -53,6 +55,7 @@ export function validateConsumerRecord(value: unknown): ConsumerRecordCheck {
       application: typeof application === 'string' ? application : '',
       startTime: typeof startTime === 'number' && Number.isFinite(startTime) ? startTime : 0,
       ...(typeof instance === 'string' && /^[\w-]{1,32}$/.test(instance) ? { instance } : {}),
+      ...(Array.isArray(mocks) && mocks.length <= 1_000 && mocks.every(isMethodName) ? { mocks } : {}),
     },
   };
 }

@@ -10,7 +10,8 @@
  *   lease expires (etcd checks expiry every 500 ms).
  * - When etcd says the lease is gone (restart with data loss, long partition), a new lease is granted
  *   and every key is written again.
- * - The override record (`<root>/<seg>/config`, runtime control) is a plain key without a lease.
+ * - The override record (`<root>/<seg>/config`, runtime control) is a plain key without a lease, changed
+ *   with a transaction comparing its mod revision (compare-and-set).
  * - Subscriptions read `/callisto/<seg>/providers/` with one range request and then watch the prefix
  *   from the next revision. On any connection failure the watchers are dropped, the last lists kept, and
  *   a recovery loop (bounded exponential backoff) re-grants or keeps the lease, re-puts the keys and
@@ -337,13 +338,19 @@ function createEtcdDriver(etcd: Etcd3, context: RegistryContext): RegistryDriver
       return response.kvs.map((kv): StoredEntry => ({ key: kv.key.toString(), value: kv.value }));
     },
     async readConfig(segment) {
-      return (await client.get(configPath(options.root, segment)).buffer()) ?? undefined;
+      const kv = (await client.get(configPath(options.root, segment)).exec()).kvs[0];
+      // an absent key compares as mod revision 0
+      return { value: kv?.value, version: kv ? String(kv.mod_revision) : '0' };
     },
-    async writeConfig(segment, value) {
+    async writeConfig(segment, value, version) {
       const path = configPath(options.root, segment);
-      // no lease: the override record outlives every process
-      if (value !== undefined) await client.put(path).value(value).exec();
-      else await client.delete().key(path).exec();
+      // one transaction: written only if the key was not modified since it was read; no lease: the
+      // override record outlives every process
+      const response = await client
+        .if(path, 'Mod', '==', version)
+        .then(value !== undefined ? client.put(path).value(value) : client.delete().key(path))
+        .commit();
+      return response.succeeded;
     },
     unwatch(segment) {
       const entry = follows.get(segment);

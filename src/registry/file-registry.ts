@@ -4,7 +4,8 @@
  *
  *   <dir>/callisto/<service>:<version>/providers/<host>:<port>.json
  *   <dir>/callisto/<service>:<version>/consumers/<host>:<pid>:<instance>.json
- *   <dir>/callisto/<service>:<version>/config.json     the override record (runtime control), persistent
+ *   <dir>/callisto/<service>:<version>/config.json     the override record (runtime control), persistent,
+ *                                                      changed under a lock file (file-config.ts)
  *
  * Files are written atomically (temp file + rename) and touched every ttl/3 while this instance lives;
  * a file whose mtime is older than the TTL belongs to a dead process: it is ignored and deleted.
@@ -36,6 +37,7 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { readFileConfig, writeFileConfig } from './file-config.js';
 import type { StoredEntry } from './record-reader.js';
 import { MAX_RECORD_BYTES } from './record-validation.js';
 import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
@@ -200,6 +202,7 @@ function createFileDriver(base: string, context: RegistryContext): RegistryDrive
   const fileOf = (path: string): string => `${join(base, ...path.split('/'))}.json`;
   const configFileOf = (segment: string): string =>
     `${join(base, ...root.split('/'), segment, 'config')}.json`;
+  const configParts = { read: readRecordFile, write: writeFileAtomic };
   const watches = new Map<string, WatchState>();
   const inFlight = new Set<Promise<unknown>>();
   let refreshTimer: NodeJS.Timeout | undefined;
@@ -483,17 +486,10 @@ function createFileDriver(base: string, context: RegistryContext): RegistryDrive
       return entries;
     },
     async readConfig(segment) {
-      const entry = await readRecordFile(configFileOf(segment));
-      if (entry?.problem !== undefined) throw new Error(entry.problem);
-      return entry?.value;
+      return readFileConfig(configParts, configFileOf(segment));
     },
-    async writeConfig(segment, value) {
-      const file = configFileOf(segment);
-      if (value !== undefined) await track(writeFileAtomic(file, value));
-      else
-        await track(unlink(file)).catch((error: unknown) => {
-          if (!isNotFound(error)) throw error;
-        });
+    async writeConfig(segment, value, version) {
+      return track(writeFileConfig(configParts, configFileOf(segment), value, version));
     },
     unwatch(segment) {
       const state = watches.get(segment);

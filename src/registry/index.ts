@@ -20,6 +20,7 @@ export {
   parseOverrides,
   type ServiceOverrides,
 } from './override-record.js';
+export { OVERRIDE_UPDATE_ATTEMPTS, OverrideConflictError } from './override-update.js';
 export {
   type ConsumerRecord,
   type ProviderRecord,
@@ -38,7 +39,9 @@ export {
 export { createRedisRegistry } from './redis-registry.js';
 export {
   DEFAULT_REGISTRY_OPTIONS,
+  type OverrideChange,
   type OverrideListener,
+  type OverrideUpdateOptions,
   type ProviderListener,
   type Registry,
   type RegistryAddress,

@@ -54,6 +54,12 @@ export interface ConsumerRecord {
    * record's key, `<host>:<pid>:<instance>`. Records written without it are keyed `<host>:<pid>`.
    */
   readonly instance?: string;
+  /**
+   * The methods this consumer can answer from a mock (a reference's `mockImpl`, a declared `mock`), as
+   * known when it was announced: the control refuses `mock force` on a method no consumer has a mock
+   * for. Absent in records written before it existed (unknown).
+   */
+  readonly mocks?: readonly string[];
 }
 
 /** `host:port` of a provider record. */

@@ -11,7 +11,8 @@
  *   /callisto/<seg>/providers/<host>:<port>   string key, the record JSON, PX ttl refreshed every ttl/3
  *   /callisto/<seg>/providers                 SET of `<host>:<port>` members (also a pub/sub channel)
  *   /callisto/<seg>/consumers/<host>:<pid>:<instance>    likewise for consumers
- *   /callisto/<seg>/config                    string key without expiry: the override record (runtime control)
+ *   /callisto/<seg>/config                    string key without expiry: the override record (runtime control),
+ *                                             changed by a compare-and-set script (a digest of the value)
  *
  * Writes and reads are small Lua scripts, so "set the key and add the member" and "list members, drop
  * the ones whose key expired" are atomic. Register/unregister publish on the service's channel;
@@ -22,6 +23,7 @@
  */
 import type * as IORedis from 'ioredis';
 import { loadOptionalPackage } from './load-optional.js';
+import { contentDigest } from './override-update.js';
 import type { StoredEntry } from './record-reader.js';
 import { MAX_RECORD_BYTES } from './record-validation.js';
 import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
@@ -138,6 +140,17 @@ for _, member in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   if redis.call('EXISTS', ARGV[1] .. member) == 1 then live = live + 1 end
 end
 return live`;
+
+/**
+ * KEYS: the override record. ARGV: the SHA-1 of the record as read (its first MAX_RECORD_BYTES + 1
+ * bytes, as readConfig reads it; absent: of nothing), the last byte offset read, `set` or `del`, the new
+ * value. Writes only while the record is unchanged; 1 when written, 0 on a conflict.
+ */
+const CONFIG_CAS_SCRIPT = `
+local current = redis.call('GETRANGE', KEYS[1], 0, tonumber(ARGV[2]))
+if redis.sha1hex(current) ~= ARGV[1] then return 0 end
+if ARGV[3] == 'set' then redis.call('SET', KEYS[1], ARGV[4]) else redis.call('DEL', KEYS[1]) end
+return 1`;
 
 /** The entries of a READ_SCRIPT reply for the set `set`. */
 function storedEntries(set: string, reply: Array<string | number>): StoredEntry[] {
@@ -422,14 +435,14 @@ function createRedisDriver(Redis: RedisClass, context: RegistryContext): Registr
     },
     async readConfig(segment) {
       // at most one byte more than a record may be: a larger value is reported, never read whole
-      const text = await cmd.getrange(configPath(options.root, segment), 0, MAX_RECORD_BYTES);
-      return text === '' ? undefined : text;
+      const bytes = await cmd.getrangeBuffer(configPath(options.root, segment), 0, MAX_RECORD_BYTES);
+      return { value: bytes.length === 0 ? undefined : bytes, version: contentDigest(bytes) };
     },
-    async writeConfig(segment, value) {
+    async writeConfig(segment, value, version) {
       const path = configPath(options.root, segment);
-      // no expiry: the override record outlives every process
-      if (value !== undefined) await cmd.set(path, value);
-      else await cmd.del(path);
+      // compare-and-set in one script; no expiry: the override record outlives every process
+      const args = [version, MAX_RECORD_BYTES, ...(value === undefined ? ['del'] : ['set', value])];
+      return Number(await cmd.eval(CONFIG_CAS_SCRIPT, 1, path, ...args)) === 1;
     },
     unwatch(segment) {
       const follow = follows.get(segment);

@@ -1,13 +1,19 @@
 /**
  * Runtime control through a registry (docs/governance.md), for operators' tools (the CLI, the
  * dashboard) and apps: disable or enable a service or one of its providers, change a provider's weight,
- * switch a method's mock. Each change reads the service's override record, changes it and writes it back
- * (last writer wins: operators are few); every consumer following the service applies it within about a
- * second (the registry's `overridePollMs`, 500 by default), and it outlives every process.
+ * switch a method's mock. Each change is one `updateOverrides` of the registry: compare-and-set of the
+ * service's override record, retried on conflict (override-update.ts), so that two operators changing
+ * the same service at the same moment both get their change; a change that cannot be applied (the
+ * record keeps changing under it, is malformed, the server does not answer) rejects, never is dropped.
+ * Every consumer following the service applies it within about a second (the registry's
+ * `overridePollMs`, 500 by default), and it outlives every process.
  *
  * A provider named in `disable` or `setWeight` must be registered now (a typo fails here, not silently
  * in every consumer); `enable` accepts any address, so a record naming a provider that left can be
- * cleaned up.
+ * cleaned up. `setMock(…, 'force')` needs a mock: it is refused, with the reason, unless a consumer of
+ * the service says (in its consumer record's `mocks`) that it has a mock for the method and none says
+ * it has not (forcing would make their callers fail, or before consumers refused it, get `undefined`).
+ * A registry that cannot list consumers is not asked; the consumers then refuse the forced calls.
  */
 import type { ServiceKey } from '../core/service-key.js';
 import { createRegistry } from './create-registry.js';
@@ -19,7 +25,7 @@ import {
   type MockMode,
   type ServiceOverrides,
 } from './override-record.js';
-import { providerAddress } from './provider-record.js';
+import { type ConsumerRecord, providerAddress } from './provider-record.js';
 import { MAX_PROVIDER_WEIGHT } from './record-validation.js';
 import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
 import { withTimeout } from './timing.js';
@@ -42,7 +48,10 @@ export interface RegistryControl {
   enable(service: string, opts?: ControlTargetOptions): Promise<void>;
   /** Overrides a provider's weight (0..10000; 0: never picked while others are up). */
   setWeight(service: string, provider: string, weight: number, opts?: ControlKeyOptions): Promise<void>;
-  /** Switches a method's mock: `force` (answer from the mock, never call), `fail` (on failure), `off`. */
+  /**
+   * Switches a method's mock: `force` (answer from the mock, never call), `fail` (on failure), `off`.
+   * `force` is refused unless the service's consumers have a mock for the method (see above).
+   */
   setMock(service: string, method: string, mode: MockMode | 'off', opts?: ControlKeyOptions): Promise<void>;
   /** The current overrides of a service key. */
   overrides(service: string, opts?: ControlKeyOptions): Promise<ServiceOverrides>;
@@ -57,6 +66,11 @@ export interface RegistryControlOptions {
   readonly registry?: Partial<RegistryOptions>;
   /** Opens the registry (default: the built-in kinds); the CLI passes its own. */
   readonly open?: (address: string | RegistryAddress) => Promise<Registry>;
+  /**
+   * Compare-and-set attempts of each change before it is reported as not applied (an
+   * OverrideConflictError). Default OVERRIDE_UPDATE_ATTEMPTS (10).
+   */
+  readonly attempts?: number;
 }
 
 export const DEFAULT_CONTROL_VERSION = '1.0.0';
@@ -97,18 +111,25 @@ export function createRegistryControl(
     if (closed) throw new Error(`registry control of ${raw} is closed`);
     opened ??= open(address);
     const value = await opened;
-    if (!value.readOverrides || !value.writeOverrides) {
-      throw new Error(`registry ${raw} (${value.kind}) has no runtime control (no override record)`);
+    if (!value.readOverrides || !value.updateOverrides) {
+      throw new Error(
+        `registry ${raw} (${value.kind}) has no runtime control (no override record with compare-and-set)`,
+      );
     }
     return value;
   };
 
-  /** Reads, changes and writes back the override record of `key`. */
+  /** Changes the override record of `key` with compare-and-set (retried on conflict). */
   const change = async (key: ServiceKey, apply: (overrides: ServiceOverrides) => void): Promise<void> => {
     const target = await registry();
-    const overrides = await target.readOverrides!(key);
-    apply(overrides);
-    await target.writeOverrides!(key, overrides);
+    await target.updateOverrides!(
+      key,
+      (overrides) => {
+        apply(overrides);
+        return overrides;
+      },
+      options.attempts === undefined ? {} : { attempts: options.attempts },
+    );
   };
 
   /** Throws unless `provider` is registered for `key` now. */
@@ -132,6 +153,39 @@ export function createRegistryControl(
         `no provider ${provider} is registered for ${describeKey(key)} in ${raw}; registered: ${
           listed.length > 0 ? listed.join(', ') : 'none'
         }`,
+      );
+    }
+  };
+
+  /** Throws unless some consumer of `key` has a mock for `method` and none that tells lacks one. */
+  const ensureMockable = async (key: ServiceKey, method: string): Promise<void> => {
+    const target = await registry();
+    if (!target.consumers) return;
+    const records = await withTimeout(
+      target.consumers(key),
+      CONTROL_LIST_TIMEOUT_MS,
+      `reading the consumers of ${key.name}`,
+    );
+    const telling = records.filter((record) => record.mocks !== undefined);
+    const without = telling.filter((record) => !record.mocks!.includes(method));
+    const named = (list: readonly ConsumerRecord[]): string =>
+      list
+        .slice(0, 5)
+        .map((r) => `${r.host}:${r.pid}${r.application ? ` (${r.application})` : ''}`)
+        .join(', ') + (list.length > 5 ? `, and ${list.length - 5} more` : '');
+    const what = `cannot force the mock of ${key.name}.${method} (${describeKey(key)} in ${raw})`;
+    if (without.length > 0) {
+      throw new Error(
+        `${what}: ${without.length} of its ${records.length} consumers have no mock for ${method}: ${named(without)}; forced, their calls would fail. Give their references a mockImpl.${method} or declare a mock for ${method}, or use fail`,
+      );
+    }
+    if (telling.length === 0) {
+      throw new Error(
+        `${what}: no consumer has a mock for it (${
+          records.length === 0
+            ? 'no consumer is running'
+            : `${records.length} consumers do not say which mocks they have: ${named(records)}`
+        }); forced, its callers would get no answer from a provider nor from a mock`,
       );
     }
   };
@@ -184,6 +238,7 @@ export function createRegistryControl(
       if (mode !== 'force' && mode !== 'fail' && mode !== 'off') {
         throw new TypeError(`mock mode must be force, fail or off, not ${JSON.stringify(mode)}`);
       }
+      if (mode === 'force') await ensureMockable(key, method);
       await change(key, (overrides) => {
         if (mode === 'off') delete overrides.mocks[method];
         else overrides.mocks[method] = mode;
@@ -195,7 +250,10 @@ export function createRegistryControl(
     },
     async clear(service, opts = {}) {
       const key = keyOf(service, opts);
-      await (await registry()).writeOverrides!(key, emptyOverrides());
+      // whatever the record holds, a malformed one included
+      const target = await registry();
+      if (target.writeOverrides) await target.writeOverrides(key, emptyOverrides());
+      else await target.updateOverrides!(key, () => emptyOverrides());
     },
     async close() {
       if (closed) return;

@@ -1,9 +1,11 @@
 /**
- * The registry side of runtime control, shared by every engine that can read and write a segment's
- * override record (registry-shell.ts wires it to the driver's `readConfig` / `writeConfig`):
+ * The registry side of runtime control, shared by every engine that can read and compare-and-set a
+ * segment's override record (registry-shell.ts wires it to the driver's `readConfig` / `writeConfig`):
  *
  * - `read(key)`: the record, checked (override-record.ts);
- * - `write(key, overrides)`: the record replaced (deleted when it changes nothing);
+ * - `update(key, change)`: the record changed with compare-and-set, retried on conflict
+ *   (override-update.ts); deleted when it changes nothing;
+ * - `write(key, overrides)`: the record replaced (an update that ignores what is there);
  * - `watch(key, listener)`: the record read every `pollMs` while anyone follows it, listeners told the
  *   checked overrides once and on every change. Polling, not engine watches, so the same few lines work
  *   on every engine and through every reconnect: a read that fails keeps the last overrides, the next
@@ -18,13 +20,14 @@ import {
   parseOverrides,
   type ServiceOverrides,
 } from './override-record.js';
+import { type StoredConfig, updateConfigRecord } from './override-update.js';
 import { servicePathSegment } from './provider-record.js';
-import type { OverrideListener } from './registry.js';
+import type { OverrideChange, OverrideListener, OverrideUpdateOptions } from './registry.js';
 import { withTimeout } from './timing.js';
 
 export interface OverrideFollowerParts {
-  read(segment: string): Promise<string | Uint8Array | undefined>;
-  write(segment: string, value: string | undefined): Promise<void>;
+  read(segment: string): Promise<StoredConfig>;
+  write(segment: string, value: string | undefined, version: string): Promise<boolean>;
   readonly pollMs: number;
   readonly timeoutMs: number;
   /** Where a segment's record is, for messages. */
@@ -42,6 +45,7 @@ export interface OverrideFollowerParts {
 export interface OverrideFollower {
   read(key: ServiceKey): Promise<ServiceOverrides>;
   write(key: ServiceKey, overrides: ServiceOverrides): Promise<void>;
+  update(key: ServiceKey, change: OverrideChange, options?: OverrideUpdateOptions): Promise<ServiceOverrides>;
   watch(key: ServiceKey, listener: OverrideListener): Promise<() => void>;
   close(): void;
 }
@@ -95,7 +99,9 @@ export function createOverrideFollower(parts: OverrideFollowerParts): OverrideFo
     try {
       if (state.tried && !parts.connected()) return;
       state.tried = true;
-      const content = textOf(await withTimeout(parts.read(segment), parts.timeoutMs, 'override read'));
+      const content = textOf(
+        (await withTimeout(parts.read(segment), parts.timeoutMs, 'override read')).value,
+      );
       if (closed || followed.get(segment) !== state) return;
       state.failure = undefined;
       if (content !== state.content) {
@@ -133,24 +139,54 @@ export function createOverrideFollower(parts: OverrideFollowerParts): OverrideFo
     }
   };
 
+  /** The checked overrides of a stored text; throws when the record is malformed. */
+  const parseStored = (segment: string, content: string): ServiceOverrides => {
+    const result = parseOverrides(content);
+    if (result.malformed) {
+      throw new Error(`the override record ${parts.location(segment)} is malformed: ${result.problems[0]}`);
+    }
+    return result.overrides;
+  };
+
+  const store = {
+    read: parts.read,
+    write: parts.write,
+    timeoutMs: parts.timeoutMs,
+    location: parts.location,
+  };
+  const stored = (overrides: ServiceOverrides): string | undefined =>
+    isEmptyOverrides(overrides) ? undefined : encodeOverrides(overrides);
+
+  const update = async (
+    key: ServiceKey,
+    change: OverrideChange,
+    options: OverrideUpdateOptions = {},
+  ): Promise<ServiceOverrides> => {
+    parts.ensureOpen('updateOverrides');
+    const segment = servicePathSegment(key);
+    let written = emptyOverrides();
+    const next = async (content: string) => {
+      written = await change(parseStored(segment, content));
+      return stored(written);
+    };
+    await updateConfigRecord(store, segment, next, options.attempts);
+    return written;
+  };
+
   return {
     async read(key) {
       parts.ensureOpen('readOverrides');
       const segment = servicePathSegment(key);
       const raw = await withTimeout(parts.read(segment), parts.timeoutMs, 'override read');
-      const content = textOf(raw);
-      const result = parseOverrides(content);
-      if (result.malformed) {
-        throw new Error(`the override record ${parts.location(segment)} is malformed: ${result.problems[0]}`);
-      }
-      return result.overrides;
+      return parseStored(segment, textOf(raw.value));
     },
     async write(key, overrides) {
       parts.ensureOpen('writeOverrides');
-      const segment = servicePathSegment(key);
-      const value = isEmptyOverrides(overrides) ? undefined : encodeOverrides(overrides);
-      await withTimeout(parts.write(segment, value), parts.timeoutMs, 'override write');
+      // whatever is there, a malformed record included (so that an operator can replace it)
+      const value = stored(overrides);
+      await updateConfigRecord(store, servicePathSegment(key), async () => value);
     },
+    update,
     watch(key, listener) {
       try {
         parts.ensureOpen('watchOverrides');

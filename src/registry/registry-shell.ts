@@ -11,6 +11,7 @@
 import { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
 import { parseConsumerRecord } from './consumer-record-check.js';
+import type { StoredConfig } from './override-update.js';
 import { type ConsumerRecord, type ProviderRecord, parseServicePathSegment } from './provider-record.js';
 import { createRecordReader, type RecordReader, type StoredEntry } from './record-reader.js';
 import type {
@@ -26,6 +27,8 @@ import { operationTimeoutMs } from './registry-options.js';
 import { createOverrideFollower } from './registry-overrides.js';
 import { consumerPath, encodeRecord, normalizeProviders, providerPath, segmentOf } from './registry-paths.js';
 import { withTimeout } from './timing.js';
+
+export type { StoredConfig };
 
 /** What a driver may see of and do to the registry it serves. */
 export interface RegistryContext {
@@ -74,12 +77,18 @@ export interface RegistryDriver {
   /** The stored consumer entries of a segment (none when it has none). Without it, no `consumers()`. */
   consumerEntries?(segment: string): Promise<StoredEntry[]>;
   /**
-   * The stored override record of a segment (`<root>/<segment>/config`), undefined when there is none.
-   * With `writeConfig`, gives the registry its runtime control (registry-overrides.ts).
+   * The stored override record of a segment (`<root>/<segment>/config`, value undefined when there is
+   * none) and the version it was read at. With `writeConfig`, gives the registry its runtime control
+   * (registry-overrides.ts, override-update.ts).
    */
-  readConfig?(segment: string): Promise<string | Uint8Array | undefined>;
-  /** Writes the override record of a segment, persistent (no lease, TTL or session); undefined deletes it. */
-  writeConfig?(segment: string, value: string | undefined): Promise<void>;
+  readConfig?(segment: string): Promise<StoredConfig>;
+  /**
+   * Compare-and-set of the override record of a segment: writes `value` (persistent: no lease, TTL or
+   * session; undefined deletes it) only if the record is still at `version` (as `readConfig` gave it,
+   * the record being absent included), atomically on the server. Resolves false, writing nothing, when
+   * another writer changed it (or holds it) meanwhile; rejects when the server cannot be asked.
+   */
+  writeConfig?(segment: string, value: string | undefined, version: string): Promise<boolean>;
   /** Releases every connection, timer and watcher. */
   close(): Promise<void>;
 }
@@ -285,6 +294,7 @@ export function createRegistryShell(
       ? {
           readOverrides: overrides.read,
           writeOverrides: overrides.write,
+          updateOverrides: overrides.update,
           watchOverrides: overrides.watch,
         }
       : {}),

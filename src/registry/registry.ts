@@ -89,7 +89,29 @@ export interface Registry {
    * Optional; every built-in server-backed kind and `file` have it.
    */
   readOverrides?(key: ServiceKey): Promise<ServiceOverrides>;
-  /** Replaces the override record of a service key (overrides that change nothing delete it). */
+  /**
+   * Changes the override record of a service key atomically, whoever else writes it at the same time
+   * (another process, another registry instance): reads the record and its version, calls `change`
+   * with a fresh copy of the overrides, and writes what it returns only if the record is still at that
+   * version (compare-and-set on the server: etcd a transaction on the key's mod revision, ZooKeeper
+   * `setData`/`create`/`remove` with the node version, Redis a Lua script comparing a digest, file an
+   * exclusive lock file). On a conflict it reads again and calls `change` again (so `change` must only
+   * compute: no side effects), up to `attempts` times (default OVERRIDE_UPDATE_ATTEMPTS) with jittered
+   * backoff, then rejects with an `OverrideConflictError`; nothing is ever dropped without a rejection.
+   * Overrides that change nothing delete the record; a change that returns what was read writes nothing.
+   * Resolves with the overrides written. Rejects when the record is malformed (an operator must look at
+   * it) or the server cannot be asked. Optional; offered wherever `readOverrides` is.
+   */
+  updateOverrides?(
+    key: ServiceKey,
+    change: OverrideChange,
+    options?: OverrideUpdateOptions,
+  ): Promise<ServiceOverrides>;
+  /**
+   * Replaces the override record of a service key, whatever it holds (overrides that change nothing
+   * delete it): `updateOverrides` with a change that ignores the current record. Use `updateOverrides`
+   * to change one field without losing another writer's change.
+   */
   writeOverrides?(key: ServiceKey, overrides: ServiceOverrides): Promise<void>;
   /**
    * Follows the override record of a service key: `listener` gets the checked overrides once read and
@@ -100,6 +122,18 @@ export interface Registry {
 }
 
 export type OverrideListener = (overrides: ServiceOverrides) => void;
+
+/**
+ * What `updateOverrides` applies: the current overrides (a fresh copy, which it may change) to the
+ * overrides to store. Called once per attempt, so it must only compute. Throwing rejects the update.
+ */
+export type OverrideChange = (current: ServiceOverrides) => ServiceOverrides | Promise<ServiceOverrides>;
+
+/** Options of one `updateOverrides`. */
+export interface OverrideUpdateOptions {
+  /** Compare-and-set attempts before rejecting with an OverrideConflictError. Default 10. */
+  readonly attempts?: number;
+}
 
 /** One service key a registry holds live entries for, as `services()` lists it. */
 export interface ServiceListing {

@@ -14,7 +14,8 @@
  * - Disconnection keeps the session (the library reconnects, here with our bounded backoff) and the last
  *   lists; on reconnect every list is re-read. Session expiry opens a new session, re-creates every
  *   ephemeral node and re-reads every subscription.
- * - The override record (`<root>/<seg>/config`, runtime control) is a PERSISTENT node with the JSON as data.
+ * - The override record (`<root>/<seg>/config`, runtime control) is a PERSISTENT node with the JSON as
+ *   data, changed with compare-and-set on its version (zookeeper-config.ts).
  */
 
 import { loadOptionalPackage } from './load-optional.js';
@@ -29,6 +30,7 @@ import {
   type RegistryDriver,
 } from './registry-shell.js';
 import { createBackoff, createGate, describeError } from './timing.js';
+import { readZkConfig, writeZkConfig } from './zookeeper-config.js';
 import {
   openZkSession,
   type ZkEvent,
@@ -432,31 +434,11 @@ function createZooKeeperDriver(zk: ZkModule, context: RegistryContext): Registry
       return entries;
     },
     async readConfig(segment) {
-      const s = await connectedSession();
-      try {
-        return (
-          (await s.run<Buffer | null>((cb) =>
-            s.client.getData(configPath(options.root, segment), undefined, cb),
-          )) ?? undefined
-        );
-      } catch (error) {
-        if (zkErrorCode(error) === NO_NODE) return undefined;
-        throw error;
-      }
+      return readZkConfig(zk, await connectedSession(), configPath(options.root, segment));
     },
-    async writeConfig(segment, value) {
-      const s = await connectedSession();
+    async writeConfig(segment, value, version) {
       const path = configPath(options.root, segment);
-      if (value === undefined) return removeNode(s, path);
-      const data = Buffer.from(value);
-      try {
-        await s.run((cb) => s.client.setData(path, data, -1, cb));
-      } catch (error) {
-        if (zkErrorCode(error) !== NO_NODE) throw error;
-        // a PERSISTENT node: the override record outlives every session
-        await s.run<string>((cb) => s.client.mkdirp(path, cb));
-        await s.run((cb) => s.client.setData(path, data, -1, cb));
-      }
+      return writeZkConfig(zk, await connectedSession(), path, value, version);
     },
     unwatch(segment) {
       follows.delete(segment);

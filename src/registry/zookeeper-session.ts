@@ -13,6 +13,8 @@ export interface ZkState {
 
 export interface ZkStat {
   readonly ephemeralOwner: Buffer;
+  /** The data version (compare-and-set: setData and remove with it). */
+  readonly version: number;
 }
 
 export interface ZkEvent {
@@ -43,7 +45,12 @@ export interface ZkModule {
     options: { sessionTimeout: number; spinDelay: number; retries: number },
   ): ZkClient;
   readonly CreateMode: { readonly EPHEMERAL: number; readonly PERSISTENT: number };
-  readonly Exception: { readonly NO_NODE: number; readonly NODE_EXISTS: number; readonly NOT_EMPTY: number };
+  readonly Exception: {
+    readonly NO_NODE: number;
+    readonly NODE_EXISTS: number;
+    readonly NOT_EMPTY: number;
+    readonly BAD_VERSION: number;
+  };
   readonly State: {
     readonly SYNC_CONNECTED: ZkState;
     readonly DISCONNECTED: ZkState;

@@ -12,7 +12,7 @@
  * | `undefined`                   | `{"$t":"u"}`                              |
  * | `NaN`, `±Infinity`, `-0`      | `{"$t":"f","v":"NaN"}` (`"Infinity"`, `"-Infinity"`, `"-0"`) |
  * | bigint                        | `{"$t":"n","v":"-123"}` (decimal)         |
- * | `Date`                        | `{"$t":"D","v":1700000000000}` (ms; `null` for an invalid date) |
+ * | `Date`                        | `{"$t":"D","v":1700000000000}` (ms; `null` for an invalid date; an ISO date string is read too) |
  * | `Map`                         | `{"$t":"M","v":[k1,v1,k2,v2,...]}` (insertion order, any key type) |
  * | `Set`                         | `{"$t":"S","v":[e1,e2,...]}`              |
  * | `Buffer`                      | `{"$t":"B","v":"<base64>"}`               |
@@ -280,10 +280,17 @@ function reviveTagged(tag: unknown, payload: unknown, depth: number): unknown {
     case 'n':
       if (typeof payload !== 'string' || !DECIMAL.test(payload)) throw badPayload(tag);
       return BigInt(payload);
-    case 'D':
+    case 'D': {
       if (payload === null) return new Date(Number.NaN);
+      // ms since 1970 as written; an ISO date string as a person types it (curl, the CLI, the dashboard)
+      if (typeof payload === 'string') {
+        const date = new Date(payload);
+        if (Number.isNaN(date.getTime())) throw badPayload(tag);
+        return date;
+      }
       if (typeof payload !== 'number') throw badPayload(tag);
       return new Date(payload);
+    }
     case 'M': {
       if (!Array.isArray(payload) || payload.length % 2 !== 0) throw badPayload(tag);
       const map = new Map<unknown, unknown>();

@@ -29,6 +29,8 @@ export const serverTlsConfigSchema = z.strictObject({
   rejectUnauthorized: z.boolean(),
   /** How often the key, cert and ca files are checked for changes, ms (a change reloads them; connections stay); 0 never. Default 2000. */
   reloadIntervalMs: nonNegativeInt,
+  /** Time a connection has to finish its TLS handshake, ms, on every TLS port (RPC and HTTPS); then it is closed. Connections count against server.maxConnections and server.maxConnectionsPerAddress from the moment they arrive. Default 10000. */
+  handshakeTimeoutMs: z.number().int().min(1),
 });
 
 export type ServerTlsConfig = z.infer<typeof serverTlsConfigSchema>;
@@ -40,6 +42,7 @@ export const DEFAULT_SERVER_TLS_CONFIG: ServerTlsConfig = {
   requestCert: false,
   rejectUnauthorized: true,
   reloadIntervalMs: 2_000,
+  handshakeTimeoutMs: 10_000,
 };
 
 export const clientTlsConfigSchema = z.strictObject({
@@ -81,6 +84,8 @@ export interface ServerTlsOptions {
   readonly requestCert: boolean;
   readonly rejectUnauthorized: boolean;
   readonly reloadIntervalMs: number;
+  /** Time a connection has to finish its handshake, ms (`tls.Server`'s `handshakeTimeout`). */
+  readonly handshakeTimeoutMs: number;
 }
 
 export interface ClientTlsOptions {
@@ -197,6 +202,7 @@ export function resolveServerTls(config: ServerTlsConfig): ServerTlsOptions | un
     requestCert: config.requestCert,
     rejectUnauthorized: config.rejectUnauthorized,
     reloadIntervalMs: config.reloadIntervalMs,
+    handshakeTimeoutMs: config.handshakeTimeoutMs,
   };
   const context = {
     key: readChecked('server.tls.key', key, 'the private key'),

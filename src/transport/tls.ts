@@ -3,38 +3,36 @@
  * that call it. One instance per app holds the app's server options (`server.tls`) and client options
  * (`consumer.tls`), both optional:
  *
- * - listening needs the server options; the server's certificate files are polled every
- *   `reloadIntervalMs` and, when one changed, loaded into a new secure context
- *   (`server.setSecureContext`): new handshakes use it, open connections are not touched. A reload that
- *   fails (a half-written file, a key that does not match) keeps the old context and is logged;
+ * - listening needs the server options; what every TLS server does alike (certificates reloaded from
+ *   their files, connections admitted before their handshake, handshakes timed out, failures logged
+ *   rate-limited) is tls-server.ts;
  * - connecting without client options is refused at once with the fix (no plaintext fallback, no hang);
  *   a connection counts as open (`connect`) only once the handshake verified the provider's certificate,
  *   and a failed handshake says why (expired, unknown CA, wrong host name, a plaintext port);
- * - the peer certificate of every open server connection is kept by its remote `host:port`
- *   (`peerCertificate`), for the mutual-TLS authenticator.
+ * - an accepted connection carries the client certificate it presented (`peerCertificate` on the
+ *   stream, mutual TLS): the identity belongs to that connection object, never to its address.
  *
  * Server sockets are handed up as they are (a TLSSocket is a ByteStream); client sockets are wrapped, so
  * that `connect` means "handshake done".
  */
 import { EventEmitter } from 'node:events';
-import fs from 'node:fs';
 import tls from 'node:tls';
 import type { Logger } from '../observability/logger.js';
 import type { PeerCertificate } from '../security/peer-certificate.js';
+import { type ClientTlsOptions, clientContextOptions, type ServerTlsOptions } from './tls-options.js';
 import {
-  type ClientTlsOptions,
-  clientContextOptions,
-  type PemSource,
-  type ServerTlsOptions,
-  serverContextOptions,
-} from './tls-options.js';
-import type { ByteStream, Transport, TransportListener } from './transport.js';
+  createServerTlsContext,
+  fileStamp,
+  guardTlsServer,
+  peerOf,
+  type ServerTlsContext,
+  tlsServerOptions,
+} from './tls-server.js';
+import type { Admitted, ByteStream, ListenOptions, Transport, TransportListener } from './transport.js';
 
 export type { PeerCertificate };
 
 export interface TlsTransport extends Transport {
-  /** The client certificate of the open server connection from `remoteAddress` (`host:port`). */
-  peerCertificate(remoteAddress: string): PeerCertificate | undefined;
   /** Reloads the server's certificate files now if they changed; true when a new context was loaded. */
   reloadNow(): boolean;
 }
@@ -50,22 +48,6 @@ export interface TlsTransportParts {
 /** The message of a consumer without `consumer.tls` meeting a TLS-only provider. */
 export function noClientTlsMessage(host: string, port: number): string {
   return `provider tls://${host}:${port} serves TLS only and this consumer has no TLS configuration: set consumer.tls.ca (the CA that signed the provider's certificate; file or PEM), or consumer.tls.enabled: true to trust the system's CAs`;
-}
-
-/** Change detection over the file sources of a set of PEM values (mtime, size and inode). */
-function fileStamp(sources: readonly (PemSource | undefined)[]): () => string {
-  const files = sources.flatMap((source) => (source && 'file' in source ? [source.file] : []));
-  return () =>
-    files
-      .map((file) => {
-        try {
-          const stat = fs.statSync(file);
-          return `${stat.mtimeMs}:${stat.size}:${stat.ino}`;
-        } catch {
-          return 'missing';
-        }
-      })
-      .join('|');
 }
 
 /** Why a handshake failed, in words a user acts on. */
@@ -187,53 +169,11 @@ class TlsClientStream extends EventEmitter implements ByteStream {
   }
 }
 
-/** A socket's certificate as the server keeps it. */
-function peerOf(socket: tls.TLSSocket): PeerCertificate | undefined {
-  const cert = socket.getPeerCertificate();
-  if (cert === null || typeof cert !== 'object' || Object.keys(cert).length === 0) return undefined;
-  const cn = cert.subject?.CN;
-  return {
-    authorized: socket.authorized,
-    authorizationError:
-      socket.authorizationError === null || socket.authorizationError === undefined
-        ? undefined
-        : String(socket.authorizationError),
-    commonName: Array.isArray(cn) ? (cn[0] ?? '') : (cn ?? ''),
-    altNames: cert.subjectaltname ? cert.subjectaltname.split(', ').map((name) => name.trim()) : [],
-    fingerprint256: cert.fingerprint256,
-  };
-}
-
 export function createTlsTransport(parts: TlsTransportParts = {}): TlsTransport {
   const { server: serverOptions, client: clientOptions, logger } = parts;
-  const peers = new Map<string, PeerCertificate>();
-  const servers = new Set<tls.Server>();
-
-  // Server side: one secure context, replaced when the files change.
-  const serverStamp = serverOptions
-    ? fileStamp([serverOptions.key, serverOptions.cert, serverOptions.ca])
+  const serverContext: ServerTlsContext | undefined = serverOptions
+    ? createServerTlsContext(serverOptions, { logger, onReload: () => parts.onReload?.('server') })
     : undefined;
-  let serverSeen = serverStamp?.();
-  let serverContext: tls.SecureContextOptions | undefined;
-  const reloadServer = (): boolean => {
-    if (serverOptions === undefined || serverStamp === undefined) return false;
-    const stamp = serverStamp();
-    if (stamp === serverSeen) return false;
-    serverSeen = stamp;
-    let next: tls.SecureContextOptions;
-    try {
-      next = serverContextOptions(serverOptions);
-      tls.createSecureContext(next);
-    } catch (error) {
-      logger?.error(`TLS certificates not reloaded (keeping the ones in use): ${(error as Error).message}`);
-      return false;
-    }
-    serverContext = next;
-    for (const server of servers) server.setSecureContext(next);
-    logger?.info('TLS certificates reloaded (server): new connections use them, open ones are kept');
-    parts.onReload?.('server');
-    return true;
-  };
 
   // Client side: one secure context, rebuilt before a new connection when the files changed.
   const clientStamp = clientOptions
@@ -286,66 +226,52 @@ export function createTlsTransport(parts: TlsTransportParts = {}): TlsTransport 
       socket.setKeepAlive(true);
       return new TlsClientStream(socket, `tls://${host}:${port}`);
     },
-    listen({ host, port }, onConnection) {
-      if (serverOptions === undefined) {
+    listen<A extends Admitted>(
+      { host, port, admit }: ListenOptions<A>,
+      onConnection: (stream: ByteStream, admitted?: A) => void,
+    ) {
+      if (serverOptions === undefined || serverContext === undefined) {
         return Promise.reject(
           new Error(
             'the tls transport has no server certificate: set server.tls.key and server.tls.cert (files or PEM)',
           ),
         );
       }
-      serverContext ??= serverContextOptions(serverOptions);
-      const server = tls.createServer(
-        {
-          ...serverContext,
-          requestCert: serverOptions.requestCert,
-          rejectUnauthorized: serverOptions.requestCert && serverOptions.rejectUnauthorized,
-        },
-        (socket) => {
-          socket.setNoDelay(true);
-          const remote = `${socket.remoteAddress}:${socket.remotePort}`;
-          if (serverOptions.requestCert) {
-            const peer = peerOf(socket);
-            if (peer !== undefined) {
-              peers.set(remote, peer);
-              socket.once('close', () => {
-                if (peers.get(remote) === peer) peers.delete(remote);
-              });
-            }
-          }
-          onConnection(socket satisfies ByteStream);
-        },
-      );
-      server.on('tlsClientError', (error: NodeJS.ErrnoException, socket) => {
-        const from = `${socket.remoteAddress}:${socket.remotePort}`;
-        logger?.warn(
-          `TLS handshake from ${from} failed: ${error.message}${/wrong version number|http request|unknown protocol/i.test(error.message) ? ' (a plaintext client on a TLS port?)' : ''}`,
-        );
+      const server = tls.createServer(tlsServerOptions(serverOptions, serverContext));
+      const guard = guardTlsServer<Admitted>(server, {
+        admit: (socket) =>
+          admit
+            ? admit({ address: socket.remoteAddress ?? '', port: socket.remotePort ?? 0 })
+            : { disconnect() {} },
+        logger,
+        where: () => `tls://${host}:${listening}`,
       });
-      servers.add(server);
-      let timer: NodeJS.Timeout | undefined;
-      if (serverOptions.reloadIntervalMs > 0) {
-        timer = setInterval(reloadServer, serverOptions.reloadIntervalMs);
-        timer.unref();
-      }
+      server.on('secureConnection', (socket) => {
+        socket.setNoDelay(true);
+        const admitted = guard.take(socket);
+        const stream: tls.TLSSocket & { peerCertificate?: PeerCertificate | undefined } = socket;
+        // the certificate belongs to this socket object: whoever serves it reads it from here
+        if (serverOptions.requestCert) stream.peerCertificate = peerOf(socket);
+        onConnection(stream satisfies ByteStream, admit ? (admitted as A | undefined) : undefined);
+      });
+      const untrack = serverContext.track(server);
+      let listening = port;
       return new Promise<TransportListener>((resolve, reject) => {
         const failed = (error: Error) => {
-          servers.delete(server);
-          if (timer) clearInterval(timer);
+          untrack();
           reject(error);
         };
         server.once('error', failed);
         server.listen(port, host, () => {
           server.off('error', failed);
           const address = server.address();
-          const listening = address !== null && typeof address === 'object' ? address.port : port;
+          if (address !== null && typeof address === 'object') listening = address.port;
           let closed: Promise<void> | undefined;
           resolve({
             port: listening,
             close: () => {
               closed ??= new Promise<void>((done) => {
-                if (timer) clearInterval(timer);
-                servers.delete(server);
+                untrack();
                 server.close(() => done());
               });
               return closed;
@@ -354,9 +280,6 @@ export function createTlsTransport(parts: TlsTransportParts = {}): TlsTransport 
         });
       });
     },
-    peerCertificate(remoteAddress) {
-      return peers.get(remoteAddress);
-    },
-    reloadNow: reloadServer,
+    reloadNow: () => serverContext?.reloadNow() ?? false,
   };
 }

@@ -8,6 +8,7 @@
  * A provider's server listens on the transport its configuration names (`server.transport`); its
  * registry record names that transport, and a consumer connects to the provider with it.
  */
+import type { PeerCertificate } from '../security/peer-certificate.js';
 
 /**
  * One connection's bytes, either side: the subset of `net.Socket` that Callisto uses, so that a TCP
@@ -19,6 +20,12 @@ export interface ByteStream {
   /** The peer's host (an IP address for TCP), once known. */
   readonly remoteAddress: string | undefined;
   readonly remotePort: number | undefined;
+  /**
+   * The client certificate this very connection presented in its TLS handshake (mutual TLS), on the
+   * accepting side; undefined without one and on transports without TLS. An identity comes from here
+   * only — never from an address, which another connection can have had (or have) too.
+   */
+  readonly peerCertificate?: PeerCertificate | undefined;
   /** Bytes written but not yet handed to the peer. */
   readonly writableLength: number;
   readonly destroyed: boolean;
@@ -47,9 +54,24 @@ export interface ConnectOptions {
 }
 
 /** Where to listen: `port` 0 picks a free one. */
-export interface ListenOptions {
+export interface ListenOptions<A extends Admitted = Admitted> {
   readonly host: string;
   readonly port: number;
+  /**
+   * Asked as each connection arrives, before a byte of it is read: what the listener's owner holds for
+   * it (its place under the connection caps), or undefined to close it at once. A transport that reads
+   * before it hands a connection over (a TLS handshake) must ask here, so that connections still in
+   * their handshake count against the caps, and pass the answer to `onConnection`; it calls
+   * `disconnect()` when such a connection closes before it was handed over (a failed or timed-out
+   * handshake). A transport that hands connections over as they arrive (tcp, memory) may leave it
+   * unasked: its owner then admits in `onConnection`.
+   */
+  readonly admit?: ((from: { readonly address: string; readonly port: number }) => A | undefined) | undefined;
+}
+
+/** What a listener's owner holds for an admitted connection; given back once it closes. Idempotent. */
+export interface Admitted {
+  disconnect(): void;
 }
 
 /** A listening endpoint of a transport. */
@@ -68,8 +90,14 @@ export interface Transport {
    * May throw synchronously for an address it can never reach (a port out of range).
    */
   connect(options: ConnectOptions): ByteStream;
-  /** Listens; `onConnection` receives every accepted stream. Rejects when the address is taken. */
-  listen(options: ListenOptions, onConnection: (stream: ByteStream) => void): Promise<TransportListener>;
+  /**
+   * Listens; `onConnection` receives every accepted stream, with what `options.admit` answered for it
+   * when the transport asked. Rejects when the address is taken.
+   */
+  listen<A extends Admitted>(
+    options: ListenOptions<A>,
+    onConnection: (stream: ByteStream, admitted?: A) => void,
+  ): Promise<TransportListener>;
 }
 
 /** Builds the transport of an app (kind `transport`); one instance serves the whole app. */

@@ -50,18 +50,13 @@ describe('callisto call', () => {
     expect(JSON.parse(result.stdout)).toEqual({
       id: 7,
       name: 'user-7',
-      joinedAt: { $date: '2024-05-01T12:00:00.000Z' },
-      tags: { $set: ['a', 'b'] },
-      balance: { $bigint: '12345678901234567890' },
-      meta: {
-        $map: [
-          ['visits', 3],
-          [7, 'seven'],
-        ],
-      },
-      photo: { $bytes: Buffer.from('hi').toString('base64') },
-      nothing: { $undefined: true },
-      ratio: { $number: 'NaN' },
+      joinedAt: { $t: 'D', v: Date.parse('2024-05-01T12:00:00.000Z') },
+      tags: { $t: 'S', v: ['a', 'b'] },
+      balance: { $t: 'n', v: '12345678901234567890' },
+      meta: { $t: 'M', v: ['visits', 3, 7, 'seven'] },
+      photo: { $t: 'B', v: Buffer.from('hi').toString('base64') },
+      nothing: { $t: 'u' },
+      ratio: { $t: 'f', v: 'NaN' },
     });
   });
 
@@ -69,11 +64,11 @@ describe('callisto call', () => {
     it(`gives arguments with the same tags, and they arrive typed (--serializer ${serializer})`, async () => {
       const result = await call([
         'cli.UserService.echo',
-        '{"$date":"2024-01-02T03:04:05.000Z"}',
-        '{"$bigint":"-42"}',
-        '{"$map":[["k",{"$set":[1,2]}]]}',
+        '{"$t":"D","v":"2024-01-02T03:04:05.000Z"}',
+        '{"$t":"n","v":"-42"}',
+        '{"$t":"M","v":["k",{"$t":"S","v":[1,2]}]}',
         '"text"',
-        '{"$object":{"$date":"not a tag"}}',
+        '{"$t":"o","v":{"$t":"not a tag"}}',
         '--registry',
         registry,
         '--serializer',
@@ -83,19 +78,19 @@ describe('callisto call', () => {
       const echoed = JSON.parse(result.stdout) as Array<{ type: string; value: unknown }>;
       expect(echoed.map((e) => e.type)).toEqual(['Date', 'BigInt', 'Map', 'String', 'Object']);
       expect(echoed.map((e) => e.value)).toEqual([
-        { $date: '2024-01-02T03:04:05.000Z' },
-        { $bigint: '-42' },
-        { $map: [['k', { $set: [1, 2] }]] },
+        { $t: 'D', v: Date.parse('2024-01-02T03:04:05.000Z') },
+        { $t: 'n', v: '-42' },
+        { $t: 'M', v: ['k', { $t: 'S', v: [1, 2] }] },
         'text',
-        { $object: { $date: 'not a tag' } },
+        { $t: 'o', v: { $t: 'not a tag' } },
       ]);
     });
   }
 
-  it('prints {"$undefined":true} for a void method', async () => {
+  it('prints {"$t":"u"} for a void method', async () => {
     const result = await call(['cli.UserService.nothing', '--registry', registry]);
     expect(result.code, show(result)).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual({ $undefined: true });
+    expect(JSON.parse(result.stdout)).toEqual({ $t: 'u' });
   });
 
   it('sends attachments to a provider given by --url, and --json wraps the result', async () => {
@@ -175,9 +170,9 @@ describe('callisto call', () => {
       /argument 1 \("Ann"\) is not valid JSON: .*a string needs JSON quotes: '"Ann"'/,
     );
     expectOneLineError(
-      await call(['cli.UserService.echo', '{"when":{"$date":"yesterday"}}', '--registry', registry]),
+      await call(['cli.UserService.echo', '{"when":{"$t":"D","v":"yesterday"}}', '--registry', registry]),
       2,
-      /argument 1 .*\.when: \$date expects an ISO date string/,
+      /argument 1 .*\.when: "D" expects "v": ms since 1970 or an ISO date string/,
     );
     expectOneLineError(
       await call(['cli.UserService.echo', '{"__proto__":{"x":1}}', '--registry', registry]),

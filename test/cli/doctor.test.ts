@@ -2,13 +2,17 @@
  * `callisto doctor`, the built binary, on the file registry: a healthy registry (every provider answers
  * a real heartbeat, with its round trip), and each thing it must find and say in plain words: a bad
  * record, a provider that died (SIGKILL: its entry outlives it), a listener that is not Callisto, one
- * that never answers (bounded by --timeout), consumers without a provider, an unreachable registry.
+ * that never answers (bounded by --timeout), consumers without a provider, an unreachable registry; a
+ * provider serving TLS only, probed over TLS with the consumer's TLS options (config or --tls-* flags).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineService } from '../../src/index.js';
+import { makePki } from '../security/pki.js';
+import { closeAll, testApp } from '../support/apps.js';
 import {
   buildCli,
   type CliBuild,
@@ -58,6 +62,8 @@ async function listener(onConnection: (socket: net.Socket) => void): Promise<num
 }
 
 const doctor = (args: string[]) => runCli(cli, ['doctor', ...args]);
+
+const Echo = defineService<{ echo(text: string): Promise<string> }>('cli.Echo', { methods: { echo: {} } });
 
 describe('callisto doctor', () => {
   it('a healthy registry: reachable, readable, every provider answers a heartbeat; exit 0', async () => {
@@ -152,6 +158,84 @@ describe('callisto doctor', () => {
       ),
     );
     expect(result.stderr).toBe('');
+  });
+
+  it('a provider serving TLS only: probed over TLS with --tls-ca or consumer.tls, OK and exit 0; without them, the fix', async () => {
+    const pki = makePki();
+    try {
+      const dir = tempRegistry();
+      const registry = `file://${dir}`;
+      const tlsProvider = await testApp({
+        application: 'secure',
+        registry,
+        server: { port: 0, host: '127.0.0.1', tls: { key: pki.server.key, cert: pki.server.cert } },
+      });
+      tlsProvider.provide(Echo, { echo: (text) => text });
+      await tlsProvider.start();
+      const address = tlsProvider.address!;
+      expect(address).toMatch(/^tls:\/\/127\.0\.0\.1:\d+$/);
+
+      const flags = await doctor(['--registry', registry, '--tls-ca', pki.ca]);
+      expect(flags.code, show(flags)).toBe(0);
+      expect(flags.stdout).toMatch(
+        new RegExp(
+          `  ok    ${address.replace(/\./g, '\\.')} answered a heartbeat in [\\d.]+ ms \\(cli\\.Echo 1\\.0\\.0; secure, pid ${process.pid}\\)\n`,
+        ),
+      );
+      expect(flags.stdout.trimEnd().split('\n').at(-1)).toBe('everything looks fine');
+
+      const config = path.join(dir, 'callisto.config.yaml');
+      writeFileSync(config, `consumer:\n  tls:\n    ca: ${pki.ca}\n`);
+      const fromConfig = await doctor(['--registry', registry, '--config', config, '--json']);
+      expect(fromConfig.code, show(fromConfig)).toBe(0);
+      expect(jsonOf(fromConfig)).toMatchObject({ ok: true, problems: 0 });
+
+      const without = await doctor(['--registry', registry]);
+      expect(without.code, show(without)).toBe(1);
+      expect(without.stdout).toContain(
+        `  FAIL  ${address} (cli.Echo 1.0.0; secure, pid ${process.pid}): provider ${address} serves TLS only and this consumer has no TLS configuration: set consumer.tls.ca`,
+      );
+      expect(without.stdout).toContain('(or pass --tls-ca <file>)');
+
+      // mutual TLS: the client certificate of --tls-cert and --tls-key
+      const mtlsProvider = await testApp({
+        application: 'mutual',
+        registry: `file://${path.join(dir, 'mtls')}`,
+        server: {
+          port: 0,
+          host: '127.0.0.1',
+          tls: { key: pki.server.key, cert: pki.server.cert, ca: pki.ca, requestCert: true },
+        },
+      });
+      mtlsProvider.provide(Echo, { echo: (text) => text });
+      await mtlsProvider.start();
+      const mtlsRegistry = ['--registry', `file://${path.join(dir, 'mtls')}`, '--tls-ca', pki.ca];
+      const mutual = await doctor([
+        ...mtlsRegistry,
+        '--tls-cert',
+        pki.orders.cert,
+        '--tls-key',
+        pki.orders.key,
+      ]);
+      expect(mutual.code, show(mutual)).toBe(0);
+      const noCert = await doctor(mtlsRegistry);
+      expect(noCert.code, show(noCert)).toBe(1);
+      expect(noCert.stdout).toMatch(
+        /FAIL {2}tls:\/\/127\.0\.0\.1:\d+ \(cli\.Echo 1\.0\.0; mutual, pid \d+\): TLS handshake with .* the provider requires a client certificate \(mutual TLS\)/,
+      );
+
+      const missing = await doctor(['--registry', registry, '--tls-ca', path.join(dir, 'nope.pem')]);
+      expect(missing.code, show(missing)).toBe(2);
+      expect(missing.stderr).toContain(`--tls-ca ${path.join(dir, 'nope.pem')}: cannot read it (ENOENT)`);
+
+      // a CA that did not sign the provider's certificate: a TLS failure in words, not "not Callisto"
+      const wrongCa = await doctor(['--registry', registry, '--tls-ca', pki.otherCa]);
+      expect(wrongCa.code, show(wrongCa)).toBe(1);
+      expect(wrongCa.stdout).toMatch(/FAIL {2}tls:\/\/.*TLS handshake with tls:\/\/127\.0\.0\.1:\d+ failed/);
+    } finally {
+      await closeAll();
+      pki.remove();
+    }
   });
 
   it('an empty registry has nothing wrong', async () => {

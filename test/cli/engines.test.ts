@@ -71,7 +71,7 @@ describe.each(ENGINES)('the command line on $kind', ({ kind, rawStore }) => {
     expect(result.code, show(result)).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({
       id: 3,
-      joinedAt: { $date: '2024-05-01T12:00:00.000Z' },
+      joinedAt: { $t: 'D', v: Date.parse('2024-05-01T12:00:00.000Z') },
     });
     expectOneLineError(
       await runCli(cli, ['call', 'cli.Nope.x', '--registry', registry]),

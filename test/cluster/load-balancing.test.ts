@@ -51,6 +51,21 @@ describe('load balancing over real providers', () => {
     await Promise.all(hanging);
   });
 
+  it('p2c sends new calls to the less loaded of two providers (calls hang on the other)', async () => {
+    const providers = await flakyProviders(2);
+    providers[0]!.impl.mode = 'hang';
+    const { ref } = await flakyConsumer(providers, { loadbalance: 'p2c', timeoutMs: 10_000 });
+    // p2c draws both of two providers; until p0 holds calls they tie, so some reads land there
+    const hanging: Promise<unknown>[] = [];
+    while (providers[0]!.impl.reads < 3) {
+      hanging.push(ref.read(`warm${hanging.length}`).catch(() => undefined));
+      await waitFor(() => providers[0]!.impl.reads + providers[1]!.impl.reads >= hanging.length);
+    }
+    for (let i = 0; i < 40; i++) expect(who(await ref.read(`fast${i}`))).toBe('p1');
+    providers[0]!.impl.releaseAll();
+    await Promise.all(hanging);
+  });
+
   it('weights from the registry shape the share: 100 and 300 get one call in four and three in four', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'callisto-weights-'));
     dirs.push(dir);

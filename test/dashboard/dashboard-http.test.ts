@@ -137,7 +137,7 @@ describe('the dashboard API', () => {
       status: 400,
       error: expect.stringMatching(/"timeoutMs" must be an integer from 1 to 60000/),
     });
-    expect(await call({ args: '[{"$date": "yesterday"}]' })).toMatchObject({
+    expect(await call({ args: '[{"$t": "D", "v": "yesterday"}]' })).toMatchObject({
       status: 400,
       error: expect.stringMatching(/^the arguments: /),
     });

@@ -206,4 +206,29 @@ describe('actions through the runtime control', () => {
       await close();
     }
   });
+
+  it('closes a confirm dialog when the page is left by Back or by a link, applying nothing', async () => {
+    const [, b] = providers as [ProviderProcess, ProviderProcess];
+    const { page, close } = await openPage(browser, `${dashboard.url}#/service/shop.Inventory`);
+    try {
+      await page.goto(`${dashboard.url}#/service/shop.Inventory/actions`);
+      const row = page.locator('table.providers tr', { hasText: b.address });
+      const dialog = page.getByRole('dialog');
+      await row.getByRole('button', { name: 'Disable' }).click();
+      await dialog.getByText(`stop sending calls to ${b.address}`).waitFor({ timeout: SEE_MS });
+      await page.goBack();
+      await dialog.waitFor({ state: 'hidden', timeout: SEE_MS });
+
+      await page.goForward();
+      await row.getByRole('button', { name: 'Weight…' }).click();
+      await dialog.getByLabel(/New weight/).waitFor({ timeout: SEE_MS });
+      await page.evaluate("window.location.hash = '#/'");
+      await dialog.waitFor({ state: 'hidden', timeout: SEE_MS });
+      // nothing was applied: b is still enabled
+      await page.goto(`${dashboard.url}#/service/shop.Inventory/actions`);
+      await row.getByRole('button', { name: 'Disable' }).waitFor({ timeout: SEE_MS });
+    } finally {
+      await close();
+    }
+  });
 });

@@ -6,7 +6,7 @@
  * and bad input (exit 2), an unregistered provider (exit 1), an unreachable registry (exit 3).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -122,14 +122,19 @@ describe.each(KINDS)('runtime control from the command line on %s', (kind) => {
     expect((await cliRun(['weight', 'cli.UserService', '--provider', provider.address, '100'])).code).toBe(0);
   });
 
-  it('mock switches a method force, fail and off; a bad mode or target is a usage error', async () => {
-    const force = await cliRun(['mock', 'cli.UserService.getUser', 'force']);
-    expect(force.code, show(force)).toBe(0);
-    expect(force.stdout).toMatch(
-      /^mock of getUser set to force .*\noverrides now: .*method getUser mock force\n$/,
+  it('mock switches a method fail and off, refuses force without a mock (1); a bad mode or target is a usage error', async () => {
+    // no consumer of cli.UserService has a mock for getUser: forcing it would leave callers nothing
+    expectOneLineError(
+      await cliRun(['mock', 'cli.UserService.getUser', 'force']),
+      1,
+      /cannot switch the mock: cannot force the mock of cli\.UserService\.getUser .*no consumer has a mock for it/,
     );
-    expect(await stored()).toMatchObject({ mocks: { getUser: 'force' } });
-    expect((await cliRun(['mock', 'cli.UserService.getUser', 'fail'])).code).toBe(0);
+    expect((await stored())?.['mocks'] ?? {}).toEqual({});
+    const fail = await cliRun(['mock', 'cli.UserService.getUser', 'fail']);
+    expect(fail.code, show(fail)).toBe(0);
+    expect(fail.stdout).toMatch(
+      /^mock of getUser set to fail .*\noverrides now: .*method getUser mock fail\n$/,
+    );
     expect(await stored()).toMatchObject({ mocks: { getUser: 'fail' } });
     expect((await cliRun(['mock', 'cli.UserService.getUser', 'off'])).code).toBe(0);
     expect((await stored())?.['mocks'] ?? {}).toEqual({});
@@ -139,6 +144,23 @@ describe.each(KINDS)('runtime control from the command line on %s', (kind) => {
       /force, fail or off/,
     );
     expectOneLineError(await cliRun(['mock', 'getUser', 'force']), 2, /<service>\.<method>/);
+  });
+});
+
+describe('runtime control from the command line: a change that cannot apply', () => {
+  it('exits 1 saying the change was not applied while another writer holds the record (file lock)', async () => {
+    const root = `/gov-cli-lock-${randomUUID().slice(0, 8)}`;
+    const segmentDir = path.join(dir, root, 'cli.LockedService:1.0.0');
+    mkdirSync(segmentDir, { recursive: true });
+    // a writer (another process) holds the record's lock, fresh: every attempt meets it
+    writeFileSync(path.join(segmentDir, '.config.lock'), '1\n');
+    const registry = `file://${dir}?root=${root}`;
+    expectOneLineError(
+      await runCli(cli, ['disable', 'cli.LockedService', '--registry', registry]),
+      1,
+      /cannot disable: the override record .*config was changed \(or held\) by another writer during each of 10 attempts; this change was not applied/,
+    );
+    expect(await readEntry(`file://${dir}`, `${root}/cli.LockedService:1.0.0/config`)).toBeUndefined();
   });
 });
 

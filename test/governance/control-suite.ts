@@ -10,12 +10,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ServiceKey } from '../../src/core/service-key.js';
 import { type CallistoApp, defineService, RpcError } from '../../src/index.js';
 import { createRegistry } from '../../src/registry/create-registry.js';
 import { createRegistryControl, type RegistryControl } from '../../src/registry/index.js';
 import { emptyOverrides } from '../../src/registry/override-record.js';
+import { OverrideConflictError } from '../../src/registry/override-update.js';
 import { servicePathSegment } from '../../src/registry/provider-record.js';
-import type { Registry } from '../../src/registry/registry.js';
+import type { OverrideChange, OverrideUpdateOptions, Registry } from '../../src/registry/registry.js';
 import { captureLogger } from '../chaos/support/log-capture.js';
 import { FlakyImpl, type FlakyService } from '../fixtures/flaky-service.js';
 import type { RawStore } from '../registry/fixtures/raw-store.js';
@@ -23,6 +25,7 @@ import { readEntry } from '../registry/fixtures/read-entry.js';
 import { providerRecord } from '../registry/fixtures/records.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { waitFor } from '../support/wait-for.js';
+import { startControlWriter } from './support/control-writers.js';
 
 export interface ControlTarget {
   kind: string;
@@ -121,6 +124,101 @@ export function runControlSuite(target: ControlTarget): void {
       // overrides that change nothing delete the record
       await registry.writeOverrides!(service.key, emptyOverrides());
       expect(await readEntry(target.address(), where)).toBeUndefined();
+    });
+
+    it('loses no change: two writer processes disabling two providers at the same moment, every round', async () => {
+      const service = uniqueService();
+      const registry = await openRegistry();
+      const [first, second] = [providerRecord(service.key, 30101), providerRecord(service.key, 30102)];
+      await registry.register(first);
+      await registry.register(second);
+      const writers = await Promise.all([startControlWriter('one'), startControlWriter('two')]);
+      for (const writer of writers) {
+        cleanups.push(() => writer.stop());
+        await writer.request('open', { address: target.address() });
+      }
+      const ctl = control();
+      const rounds = 10;
+      const lost: number[] = [];
+      for (let round = 0; round < rounds; round++) {
+        await ctl.clear(service.name);
+        // both start at the same instant (each has read the providers once already after round 0)
+        const at = Date.now() + 150;
+        await Promise.all([
+          writers[0]!.request('disable', { service: service.name, provider: '127.0.0.1:30101', at }),
+          writers[1]!.request('disable', { service: service.name, provider: '127.0.0.1:30102', at }),
+        ]);
+        const after = await ctl.overrides(service.name);
+        if (after.disabledProviders.length !== 2) lost.push(round);
+      }
+      expect(lost, `rounds that lost a change, of ${rounds}`).toEqual([]);
+    });
+
+    it('reports a change that cannot apply: every compare-and-set meets another writer, nothing written', async () => {
+      const service = uniqueService();
+      const registry = await openRegistry();
+      const rival = await openRegistry();
+      let rivalWrites = 0;
+      const update = registry.updateOverrides!(
+        service.key,
+        async (current) => {
+          // another writer changes the record between this writer's read and its write, every time
+          rivalWrites++;
+          await rival.writeOverrides!(service.key, {
+            ...emptyOverrides(),
+            weights: { '127.0.0.1:1': rivalWrites },
+          });
+          return { ...current, disabled: true };
+        },
+        { attempts: 3 },
+      );
+      await expect(update).rejects.toThrow(
+        /override record .*config was changed \(or held\) by another writer during each of 3 attempts; this change was not applied/,
+      );
+      await expect(update).rejects.toBeInstanceOf(OverrideConflictError);
+      expect(rivalWrites).toBe(3);
+      // the rival's last write stands; the rejected change is nowhere
+      expect(await rival.readOverrides!(service.key)).toEqual({
+        ...emptyOverrides(),
+        weights: { '127.0.0.1:1': 3 },
+      });
+    });
+
+    it('the control reports a change that cannot apply (an error to its caller), never success', async () => {
+      const service = uniqueService();
+      const rival = await openRegistry();
+      let rivalWrites = 0;
+      const ctl = createRegistryControl(target.address(), {
+        attempts: 2,
+        open: async () => {
+          const registry = await openRegistry();
+          // every change of this control meets a rival write between its read and its write
+          return new Proxy(registry, {
+            get(object, property) {
+              if (property !== 'updateOverrides') return Reflect.get(object, property);
+              return (key: ServiceKey, change: OverrideChange, options?: OverrideUpdateOptions) =>
+                object.updateOverrides!(
+                  key,
+                  async (current) => {
+                    rivalWrites++;
+                    await rival.writeOverrides!(key, {
+                      ...emptyOverrides(),
+                      weights: { '127.0.0.1:1': rivalWrites },
+                    });
+                    return change(current);
+                  },
+                  options,
+                );
+            },
+          });
+        },
+      });
+      cleanups.push(() => ctl.close());
+      await expect(ctl.disable(service.name)).rejects.toThrow(
+        /each of 2 attempts; this change was not applied/,
+      );
+      expect(rivalWrites).toBe(2);
+      expect((await rival.readOverrides!(service.key)).disabled).toBe(false);
     });
 
     it('tells followers of the record every change, from another registry instance', async () => {
@@ -326,6 +424,58 @@ export function runControlSuite(target: ControlTarget): void {
         );
         return RpcError.is(error) && error.code === 'Overloaded';
       }, 10_000);
+    });
+
+    it('refuses mock force on a method no consumer has a mock for, saying why', async () => {
+      const service = uniqueService();
+      await provider('a', service);
+      const ctl = control();
+      await expect(ctl.setMock(service.name, 'read', 'force')).rejects.toThrow(
+        /cannot force the mock of governance\.Svc\w+\.read .*no consumer has a mock for it \(no consumer is running\)/,
+      );
+      const app = await consumer();
+      const ref = app.refer(service.definition, { mockImpl: { read: async (key: string) => `mock:${key}` } });
+      expect(await ref.read('x')).toBe('a:x');
+      const registry = await openRegistry();
+      await waitFor(async () => (await registry.consumers!(service.key)).length === 1, 10_000);
+      expect((await registry.consumers!(service.key))[0]?.mocks).toEqual(['read']);
+      await expect(ctl.setMock(service.name, 'write', 'force')).rejects.toThrow(
+        /cannot force the mock of .*\.write .*1 of its 1 consumers have no mock for write: .*governance-consumer.*forced, their calls would fail/,
+      );
+      expect(await ctl.overrides(service.name)).toEqual(emptyOverrides());
+      await ctl.setMock(service.name, 'read', 'force');
+      expect((await ctl.overrides(service.name)).mocks).toEqual({ read: 'force' });
+    });
+
+    it('a consumer told to force a mock it does not have fails those calls with NoProvider, not undefined', async () => {
+      const service = uniqueService();
+      const a = await provider('a', service);
+      const app = await consumer();
+      const ref = app.refer(service.definition);
+      expect(await ref.read('x')).toBe('a:x');
+      // written past the control (by hand, or by a control that could not see this consumer)
+      const registry = await openRegistry();
+      await registry.writeOverrides!(service.key, {
+        ...emptyOverrides(),
+        mocks: { read: 'force', write: 'fail' },
+      });
+      const error = await waitFor(async () => {
+        const failure = await ref.read('x').then(
+          (value) => ({ value }),
+          (e: unknown) => e,
+        );
+        return RpcError.is(failure) ? failure : undefined;
+      }, 10_000);
+      expect(error.code).toBe('NoProvider');
+      expect(error.message).toMatch(
+        /forced the mock of governance\.Svc\w+\.read, but this reference has no mock for it .*refused rather than answered with undefined/,
+      );
+      const reads = a.impl.reads;
+      await expect(ref.read('y')).rejects.toMatchObject({ code: 'NoProvider' });
+      expect(a.impl.reads).toBe(reads);
+      // `fail` without a mock: the failure stays as it is (not an undefined answer)
+      a.impl.mode = 'overloaded';
+      await expect(ref.write('w')).rejects.toMatchObject({ code: 'Overloaded' });
     });
 
     it('keeps an override across a consumer restart: the first call already avoids the provider', async () => {

@@ -20,10 +20,12 @@ function scripted() {
     read: async () => {
       store.reads++;
       if (store.fail) throw new Error('server away');
-      return store.value;
+      return { value: store.value, version: String(store.value) };
     },
-    write: async (_segment, value) => {
+    write: async (_segment, value, version) => {
+      if (version !== String(store.value)) return false;
       store.value = value;
+      return true;
     },
     pollMs: 10,
     timeoutMs: 1_000,

@@ -8,7 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   installTarball,
   node,
@@ -54,6 +54,59 @@ async function freshProject(prefix: string, packageJson?: object): Promise<strin
   await installTarball(dir, packed.tarball);
   return dir;
 }
+
+/** A fresh project with the tarball and `extra` packages (`typescript@5`, `ioredis@5`) installed in one go. */
+async function projectWith(prefix: string, packageJson: object, extra: string[]): Promise<string> {
+  const dir = tempDir(prefix);
+  dirs.push(dir);
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(packageJson, null, 2));
+  await npm(dir, [
+    'install',
+    '--prefer-offline',
+    '--no-audit',
+    '--no-fund',
+    '--loglevel=error',
+    packed.tarball,
+    ...extra,
+  ]);
+  return dir;
+}
+
+/** The tsconfig.json `nest new` writes (Nest 10 and 11): CommonJS, and no moduleResolution (so node10). */
+const NEST_CLASSIC_TSCONFIG = {
+  compilerOptions: {
+    module: 'commonjs',
+    declaration: true,
+    removeComments: true,
+    emitDecoratorMetadata: true,
+    experimentalDecorators: true,
+    allowSyntheticDefaultImports: true,
+    target: 'ES2021',
+    sourceMap: true,
+    outDir: './dist',
+    baseUrl: './',
+    incremental: true,
+    skipLibCheck: true,
+    strictNullChecks: false,
+    noImplicitAny: false,
+    strictBindCallApply: false,
+    forceConsistentCasingInFileNames: false,
+    noFallthroughCasesInSwitch: false,
+  },
+};
+
+/** A file that imports from every subpath (`callisto/nestjs` for its types: Nest is not installed). */
+const EVERY_SUBPATH = [
+  "import { callisto, defineService } from 'callisto';",
+  "import { createFileRegistry } from 'callisto/registry';",
+  "import { createMemoryTransport, type Serializer } from 'callisto/extend';",
+  "import { createTestKit } from 'callisto/testing';",
+  "import type { CallistoModuleOptions } from 'callisto/nestjs';",
+  'export type Used = [Serializer, CallistoModuleOptions];',
+  "const GreeterDef = defineService<{ hi(name: string): Promise<string> }>('test.Greeter', { methods: { hi: {} } });",
+  'console.log(typeof callisto, typeof createFileRegistry, createMemoryTransport().name, typeof createTestKit, GreeterDef.name);',
+  '',
+].join('\n');
 
 /** Runs the quick start in `dir`: the provider, then the consumer once the provider serves. */
 async function runQuickStart(
@@ -318,6 +371,74 @@ console.log('serving ' + app.address);
       expect(fs.existsSync(path.join(root, 'LICENSE'))).toBe(true);
       fs.writeFileSync(path.join(dir, 'check.js'), "console.log(typeof require('callisto').callisto);\n");
       expect(await node(dir, 'check.js')).toContain('function');
+    },
+    INSTALL_TIMEOUT_MS,
+  );
+
+  it(
+    'resolves every subpath under the classic Nest tsconfig (commonjs, no moduleResolution) and under nodenext, with TypeScript 5',
+    async () => {
+      const dir = await projectWith('callisto-nest-classic-', { name: 'nest-classic', private: true }, [
+        'typescript@5',
+        '@types/node@20',
+      ]);
+      fs.writeFileSync(path.join(dir, 'main.ts'), EVERY_SUBPATH);
+      const expected = 'function function memory function test.Greeter';
+      fs.writeFileSync(
+        path.join(dir, 'tsconfig.json'),
+        JSON.stringify({ ...NEST_CLASSIC_TSCONFIG, include: ['main.ts'] }, null, 2),
+      );
+      await npx(dir, ['tsc', '-p', '.']);
+      expect(await node(dir, 'dist/main.js')).toContain(expected);
+      const nodenext = {
+        compilerOptions: {
+          ...NEST_CLASSIC_TSCONFIG.compilerOptions,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          outDir: './dist-nodenext',
+          incremental: false,
+        },
+        include: ['main.ts'],
+      };
+      fs.writeFileSync(path.join(dir, 'tsconfig.nodenext.json'), JSON.stringify(nodenext, null, 2));
+      await npx(dir, ['tsc', '-p', 'tsconfig.nodenext.json']);
+      expect(await node(dir, 'dist-nodenext/main.js')).toContain(expected);
+    },
+    INSTALL_TIMEOUT_MS,
+  );
+
+  it(
+    'installs beside the oldest supported major of the optional Redis client (ioredis 5) and registers through it',
+    async () => {
+      const redis = inject('redisAddress');
+      expect(redis, 'the shared Redis test server (scripts/services/install.sh)').not.toBe('');
+      // npm refuses (ERESOLVE) a project that has ioredis 5 when the peer range names 6 only
+      const dir = await projectWith(
+        'callisto-ioredis5-',
+        { name: 'ioredis5', private: true, type: 'module' },
+        ['ioredis@5'],
+      );
+      const installed = JSON.parse(
+        fs.readFileSync(path.join(dir, 'node_modules/ioredis/package.json'), 'utf8'),
+      ) as { version: string };
+      expect(installed.version).toMatch(/^5\./);
+      fs.writeFileSync(
+        path.join(dir, 'redis5.mjs'),
+        `import { callisto, defineService } from 'callisto';
+const Greeter = defineService('pkg.Redis5Greeter', { version: '${process.pid}', methods: { hi: {} } });
+const registry = 'redis://${redis}';
+const provider = await callisto({ application: 'p', registry, logLevel: 'warn' });
+provider.provide(Greeter, { hi: (name) => 'hi ' + name });
+await provider.start();
+const consumer = await callisto({ application: 'c', registry, logLevel: 'warn' });
+await consumer.start();
+const greeter = consumer.refer(Greeter, { timeoutMs: 5000 });
+console.log(await greeter.hi('ioredis 5'));
+await consumer.close();
+await provider.close();
+`,
+      );
+      expect(await node(dir, 'redis5.mjs')).toContain('hi ioredis 5');
     },
     INSTALL_TIMEOUT_MS,
   );

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { sharedBuild } from '../support/shared-build.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const TSC = path.join(REPO, 'node_modules/typescript/bin/tsc');
@@ -48,14 +49,13 @@ export interface Packed {
   files: string[];
 }
 
-/** `npm pack` of this repository (which builds it through `prepare`) into `destination`. */
-export async function pack(destination: string): Promise<Packed> {
-  const out = await npm(REPO, ['pack', '--json', '--pack-destination', destination]);
-  // npm prints the build's output before the JSON document.
-  const [report] = JSON.parse(out.slice(out.indexOf('[\n'))) as [
-    { filename: string; files: { path: string }[] },
-  ];
-  return { tarball: path.join(destination, report.filename), files: report.files.map((f) => f.path) };
+/**
+ * `npm pack` of this repository, made once per test run (test/support/shared-build.ts: `npm run build`,
+ * then the pack). `destination` is kept for the callers' sake: the tarball stays in the run's directory.
+ */
+export async function pack(_destination: string): Promise<Packed> {
+  const { tarball, files } = await sharedBuild();
+  return { tarball, files: [...files] };
 }
 
 export function tempDir(prefix: string): string {

@@ -8,6 +8,9 @@
  *
  * `CALLISTO_TEST_SERVERS=etcd,redis` limits which servers start (`none` starts none).
  */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
 import { isServerInstalled, SERVER_KINDS, type ServerKind, startServer, type TestServer } from './servers.js';
 
@@ -19,8 +22,12 @@ declare module 'vitest' {
     zookeeperAddress: string;
     /** `host:port` of the shared Redis, or '' when it is not available. */
     redisAddress: string;
+    /** A directory of this run's own (test/support/shared-build.ts builds and packs the package there once). */
+    suiteDir: string;
   }
 }
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 function wanted(): ServerKind[] {
   const selection = process.env['CALLISTO_TEST_SERVERS'];
@@ -31,8 +38,12 @@ function wanted(): ServerKind[] {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const servers: TestServer[] = [];
+  fs.mkdirSync(path.join(REPO, '.tmp'), { recursive: true });
+  const suiteDir = fs.mkdtempSync(path.join(REPO, '.tmp', 'suite-'));
+  project.provide('suiteDir', suiteDir);
   const teardown = async (): Promise<void> => {
     await Promise.allSettled(servers.map((server) => server.close()));
+    fs.rmSync(suiteDir, { recursive: true, force: true });
   };
   const kinds = wanted().filter((kind) => {
     if (isServerInstalled(kind)) return true;

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callisto, RpcError } from '../../src/index.js';
 import { startWindowLoad, summary } from '../chaos/support/load.js';
+import { makePki, type Pki } from '../security/pki.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { waitFor } from '../support/wait-for.js';
 import { PidDef } from './fixtures/pid-service.js';
@@ -168,18 +169,59 @@ describe('server.workers', () => {
     });
   }, 60_000);
 
-  it('refuses server.workers with a transport processes cannot share, at start', async () => {
-    const app = await callisto({
+  it('serves TLS from every worker on the one shared port (server.workers with server.tls)', async () => {
+    const pki: Pki = makePki();
+    try {
+      const registry = registryDir();
+      const child = await startChild(CLUSTER, {
+        WK_WORKERS: '2',
+        WK_REGISTRY: registry.address,
+        WK_TLS_KEY: pki.server.key,
+        WK_TLS_CERT: pki.server.cert,
+      });
+      expect(child.address).toMatch(/^tls:\/\/127\.0\.0\.1:\d+$/);
+      const [file] = registry.providers();
+      const record = JSON.parse(
+        readFileSync(path.join(registry.root, 'callisto', 'test.Pid:1.0.0', 'providers', file!), 'utf8'),
+      );
+      expect(record).toMatchObject({ tls: true, transport: 'tls', tags: { workers: '2' } });
+      // each consumer has its own TLS connection; the primary hands them round robin to the workers
+      const consumers = await Promise.all(
+        [1, 2, 3, 4].map(() =>
+          testApp({ registry: registry.address, consumer: { snapshotDir: '', tls: { ca: pki.ca } } }),
+        ),
+      );
+      const pids = new Set(
+        await Promise.all(consumers.map((app) => app.refer(PidDef, { timeoutMs: 10_000 }).pid())),
+      );
+      expect(pids.size).toBe(2);
+      // and nothing answers in plaintext there
+      const plain = await testApp();
+      const refused = await plain
+        .refer(PidDef, { url: child.address.replace('tls://', ''), timeoutMs: 3_000, retries: 0 })
+        .pid()
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect(RpcError.is(refused)).toBe(true);
+      child.process.kill('SIGTERM');
+      expect(await child.exited()).toEqual({ code: 0, signal: null });
+    } finally {
+      pki.remove();
+    }
+  }, 90_000);
+
+  it('refuses server.workers with a transport processes cannot share, at callisto()', async () => {
+    const error = await callisto({
       logLevel: 'silent',
       load: { configFile: false, env: false },
       server: { workers: 2, transport: 'memory' },
-    });
-    app.provide(PidDef, { pid: () => process.pid, work: (id) => ({ id, pid: process.pid }) });
-    const error = await app.start().then(
+    }).then(
       () => undefined,
       (e: unknown) => e as Error,
     );
-    expect(error?.message).toMatch(/server\.workers.*only tcp can be shared/);
+    expect(error?.message).toMatch(/server\.workers.*only tcp, and tls over it, can be shared/);
     expect(RpcError.is(error)).toBe(false);
   });
 

@@ -32,12 +32,13 @@ const EXAMPLES = `
 Examples:
   $ callisto call example.UserService.getUser 7 --registry etcd://127.0.0.1:2379
   $ callisto call example.UserService.rename 7 '"Ann"' --url 127.0.0.1:20880 --attachment traceId=abc
-  $ callisto call example.Clock.shift '{"$date":"2024-05-01T12:00:00Z"}' --registry file://.callisto/registry
+  $ callisto call example.Clock.shift '{"$t":"D","v":"2024-05-01T12:00:00Z"}' --registry file://.callisto/registry
   $ callisto call example.UserService.getUser 7 --version 2.0.0 --group blue --timeout 500 --json
 
 Each argument is one JSON value (quote strings: '"Ann"'). What JSON cannot say prints, and is given,
-as a tagged object: {"$date":"2024-05-01T12:00:00.000Z"}, {"$bigint":"123"}, {"$map":[[key, value]]},
-{"$set":[1, 2]}, {"$bytes":"<base64>"}, {"$undefined":true} (a void method), {"$number":"NaN"}.
+as a tagged object, the same as the HTTP entry's (docs/values.md): {"$t":"D","v":1714564800000} (or an
+ISO string), {"$t":"n","v":"123"} (bigint), {"$t":"M","v":[key1, value1]}, {"$t":"S","v":[1, 2]},
+{"$t":"B","v":"<base64>"}, {"$t":"u"} (undefined: a void method), {"$t":"f","v":"NaN"}.
 Without the service's definition any method name is sent; the provider says whether it has it.
 One attempt (no retry). On failure: the error code and message on stderr, exit 1 (3 when the registry
 or the provider cannot be reached); with --json, {"ok":false,"error":{...}} on stdout.`;

@@ -79,6 +79,8 @@ async function runExplain(io: CliIo, options: ExplainOptions): Promise<void> {
     if (error instanceof ConfigError) throw configMistake(error);
     throw error;
   }
+  // what loading ignored (service links, other tools' CALLISTO_* variables), as the app would log it
+  for (const notice of loaded.notices) output.note(`[callisto] ${notice.level}: ${notice.message}`);
   const defaults = new Map(leaves(DEFAULT_CONFIG as unknown as Plain));
   // secrets (tokens, the JWT secret, credentials, PEM keys) are shown as (hidden)
   const values = leaves(redactConfig(loaded.config) as unknown as Plain)

@@ -3,12 +3,18 @@
  * reported as its readers log them), do the providers it lists answer a heartbeat (a real connection
  * and a ping to each, with the round trip), and are there consumers waiting for a provider that is not
  * there. Says what is wrong in plain words; exit 1 when something is, 3 when the registry is unreachable.
+ * A provider whose record says TLS is probed over TLS with the consumer's TLS options (`consumer.tls`
+ * from the configuration, or `--tls-ca`, `--tls-cert`, `--tls-key` over it), as a consumer would call it.
  */
+import fs from 'node:fs';
+import tls from 'node:tls';
 import { Command } from 'commander';
 import type { ProviderRecord, ServiceListing } from '../../registry/index.js';
+import { noClientTlsMessage } from '../../transport/tls.js';
+import { type ClientTlsConfig, clientContextOptions, resolveClientTls } from '../../transport/tls-options.js';
 import { openCliApp } from '../cli-app.js';
-import { CliError, CommandExit, ExitCode } from '../exit-codes.js';
-import { probeProvider } from '../heartbeat-probe.js';
+import { CliError, CommandExit, ExitCode, usageError } from '../exit-codes.js';
+import { type ProbeTls, probeProvider } from '../heartbeat-probe.js';
 import { addCommonOptions, addRegistryOption, type CommonOptions, milliseconds } from '../options.js';
 import { type CliIo, createOutput, type Output } from '../output.js';
 import { type OpenedRegistry, openRegistry, registryAddressOf } from '../registry-connection.js';
@@ -20,6 +26,9 @@ const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? on
 interface DoctorOptions extends CommonOptions {
   registry?: string;
   timeout: number;
+  tlsCa?: string;
+  tlsCert?: string;
+  tlsKey?: string;
 }
 
 /** Service keys read at most (each is one read of its providers and one of its consumers). */
@@ -31,10 +40,12 @@ const EXAMPLES = `
 Examples:
   $ callisto doctor --registry etcd://127.0.0.1:2379
   $ callisto doctor --registry file://.callisto/registry --timeout 2000 --json
+  $ callisto doctor --registry etcd://127.0.0.1:2379 --tls-ca ca.pem --tls-cert me.pem --tls-key me-key.pem
 
 Checks, in order: the registry answers within --timeout; its layout can be read (records that fail the
 checks are reported as its readers log them); every provider it lists accepts a connection and answers
-a heartbeat within --timeout (the round trip is shown); no service has consumers but no provider.
+a heartbeat within --timeout (the round trip is shown; over TLS, verified with consumer.tls or the
+--tls-* options, for a provider whose record says TLS); no service has consumers but no provider.
 Exit 0 when all is well, 1 when something is wrong, 3 when the registry cannot be reached.`;
 
 interface Check {
@@ -54,6 +65,16 @@ export function doctorCommand(io: CliIo): Command {
     milliseconds,
     5_000,
   );
+  command
+    .option(
+      '--tls-ca <file>',
+      "CA certificates that sign TLS providers' certificates (default: consumer.tls.ca)",
+    )
+    .option(
+      '--tls-cert <file>',
+      'a client certificate, for providers that ask for one (default: consumer.tls.cert)',
+    )
+    .option('--tls-key <file>', 'the private key of --tls-cert (default: consumer.tls.key)');
   return addCommonOptions(command)
     .addHelpText('after', EXAMPLES)
     .action((options: DoctorOptions) => runDoctor(io, options));
@@ -61,7 +82,11 @@ export function doctorCommand(io: CliIo): Command {
 
 async function runDoctor(io: CliIo, options: DoctorOptions): Promise<void> {
   const output = createOutput(io, { json: options.json ?? false });
-  const app = await openCliApp(options, output);
+  checkReadable({ '--tls-ca': options.tlsCa, '--tls-cert': options.tlsCert, '--tls-key': options.tlsKey });
+  const app = await openCliApp(
+    { ...options, tls: { ca: options.tlsCa, cert: options.tlsCert, key: options.tlsKey } },
+    output,
+  );
   const checks: Check[] = [];
   const address = registryAddressOf(app);
   const report = (check: Check) => {
@@ -69,6 +94,8 @@ async function runDoctor(io: CliIo, options: DoctorOptions): Promise<void> {
     if (!output.json) printCheck(output, check);
   };
   try {
+    // callisto() checked consumer.tls already (unreadable files, a key without its certificate)
+    const clientTls = probeTlsOf(app.config.consumer.tls);
     if (!output.json) output.line(`doctor: ${address}`);
     const warnings: string[] = [];
     let opened: OpenedRegistry;
@@ -87,7 +114,7 @@ async function runDoctor(io: CliIo, options: DoctorOptions): Promise<void> {
         message: `registry ${opened.location} reachable, connected in ${formatMs(opened.connectedInMs)} ms`,
       });
       const views = await readLayout(opened, report, warnings);
-      if (views) await checkProviders(views, options.timeout, report);
+      if (views) await checkProviders(views, { timeoutMs: options.timeout, tls: clientTls }, report);
     } finally {
       await opened.registry.close();
     }
@@ -141,12 +168,47 @@ async function readLayout(
   return views;
 }
 
+/** Each file given to an option can be read (a usage error naming the option otherwise). */
+function checkReadable(files: Record<string, string | undefined>): void {
+  for (const [flag, file] of Object.entries(files)) {
+    if (file === undefined) continue;
+    try {
+      fs.accessSync(file, fs.constants.R_OK);
+    } catch (error) {
+      throw usageError(
+        `${flag} ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
+    }
+  }
+}
+
+/** What a TLS probe speaks with: the consumer's TLS options, or undefined when it has none. */
+function probeTlsOf(config: ClientTlsConfig): ProbeTls | undefined {
+  const options = resolveClientTls(config);
+  if (options === undefined) return undefined;
+  return {
+    secureContext: tls.createSecureContext(clientContextOptions(options)),
+    servername: options.servername,
+    rejectUnauthorized: options.rejectUnauthorized,
+  };
+}
+
+/** A record's provider serves TLS only (transport `tls`, or `tls: true` over tcp). */
+const servesTls = (record: ProviderRecord): boolean =>
+  record.transport === 'tls' || (record.tls === true && (record.transport ?? 'tcp') === 'tcp');
+
+interface ProbeSettings {
+  readonly timeoutMs: number;
+  readonly tls: ProbeTls | undefined;
+}
+
 /** Probes every provider address once (a few at a time) and reports each. */
-async function checkProviders(views: KeyView[], timeoutMs: number, report: (check: Check) => void) {
+async function checkProviders(views: KeyView[], settings: ProbeSettings, report: (check: Check) => void) {
+  const { timeoutMs } = settings;
   const byAddress = new Map<string, { record: ProviderRecord; services: string[] }>();
   for (const view of views) {
     for (const record of view.providers) {
-      const address = `${record.host}:${record.port}`;
+      const address = `${servesTls(record) ? 'tls://' : ''}${record.host}:${record.port}`;
       const entry = byAddress.get(address) ?? { record, services: [] };
       entry.services.push(keyLabel(view.key));
       byAddress.set(address, entry);
@@ -158,7 +220,21 @@ async function checkProviders(views: KeyView[], timeoutMs: number, report: (chec
     for (let next = queue.shift(); next; next = queue.shift()) {
       const [address, { record, services }] = next;
       const who = `${services.join(', ')}; ${record.application || 'application ?'}, pid ${record.pid || '?'}`;
-      const result = await probeProvider(record.host, record.port, timeoutMs);
+      const overTls = servesTls(record);
+      if (overTls && settings.tls === undefined) {
+        const problem = `${noClientTlsMessage(record.host, record.port)} (or pass --tls-ca <file>)`;
+        results.set(address, {
+          ok: false,
+          check: 'provider',
+          address,
+          message: `${address} (${who}): ${problem}`,
+        });
+        continue;
+      }
+      const result = await probeProvider(
+        { host: record.host, port: record.port, tls: overTls ? settings.tls : undefined },
+        timeoutMs,
+      );
       results.set(
         address,
         result.ok

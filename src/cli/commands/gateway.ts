@@ -4,7 +4,7 @@
  */
 import { Command } from 'commander';
 import { ConfigError, createGateway } from '../../index.js';
-import { configMistake, openCliApp } from '../cli-app.js';
+import { configFileOf, configMistake, openCliApp } from '../cli-app.js';
 import { usageError } from '../exit-codes.js';
 import { addCommonOptions, addRegistryOption, type CommonOptions, integerIn } from '../options.js';
 import { type CliIo, createOutput } from '../output.js';
@@ -69,7 +69,7 @@ async function runGateway(io: CliIo, options: GatewayCliOptions): Promise<void> 
       app: {
         application: 'callisto-gateway',
         logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
-        load: { env: io.env, ...(options.config === undefined ? {} : { configFile: options.config }) },
+        load: { env: io.env, ...configFileOf(options, io.env) },
       },
     });
   } catch (error) {

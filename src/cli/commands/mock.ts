@@ -11,8 +11,9 @@ Examples:
   $ callisto mock example.UserService.getUser off --registry file://.callisto/registry
 
 force: every consumer answers the method from its mock (the reference's mockImpl, else the method's
-declared mock, else undefined) without calling a provider; fail: it calls, and answers a failed call
-(not a business error) from the mock; off: back to normal. Applied within about a second.`;
+declared mock) without calling a provider; refused (exit 1) unless the consumers have a mock for it.
+fail: it calls, and answers a failed call (not a business error) from the mock; off: back to normal.
+Applied within about a second.`;
 
 function mockMode(text: string): 'force' | 'fail' | 'off' {
   if (text === 'force' || text === 'fail' || text === 'off') return text;

@@ -1,5 +1,5 @@
 // Every action is confirmed in one dialog: what will happen, any value to give, Confirm or Cancel.
-// A failed action keeps the dialog open with the reason.
+// A failed action keeps the dialog open with the reason; leaving the page closes it.
 import { replaceContent } from './dom.js';
 
 const dialog = document.getElementById('confirm');
@@ -29,6 +29,11 @@ dialog.querySelector('form').addEventListener('submit', async (event) => {
 });
 dialog.addEventListener('close', () => {
   pending = undefined;
+});
+// The dialog belongs to the page it was opened on: Back, Forward or a link to another page closes it
+// (and nothing is applied), instead of leaving it over a page it does not describe.
+window.addEventListener('hashchange', () => {
+  if (dialog.open) dialog.close();
 });
 
 /** Opens the dialog; `run` applies the action (throws to say why not); `done` after it closed. */

@@ -1,24 +1,20 @@
 /**
  * The command line as a user runs it: the BUILT binary (`dist/cli/main.js` compiled from this tree) in
  * a child process, with a clean environment and a working directory of its own, its stdout, stderr and
- * exit code captured. Each test file builds once (`buildCli()` in beforeAll, about 3 s) into its own
- * directory under `.tmp/`, never into the repository's `dist/`, which the package test rebuilds
- * (`npm pack` runs `prepare`) while other files may be running.
+ * exit code captured. The package is built once per test run (`buildCli()` waits for the run's shared
+ * build, test/support/shared-build.ts), into the repository's `dist/` as `npm run build` does.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { expect } from 'vitest';
+import { sharedBuild } from '../../support/shared-build.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const TSC = path.join(REPO, 'node_modules/typescript/bin/tsc');
 const PROVIDER = fileURLToPath(new URL('../fixtures/provider.ts', import.meta.url));
-
-const run = promisify(execFile);
 
 export interface CliBuild {
   /** The binary: `<build>/dist/cli/main.js`. */
@@ -28,29 +24,14 @@ export interface CliBuild {
   close(): void;
 }
 
-/** Compiles src/ (as `npm run build` does) into a fresh directory inside the repository (for node_modules). */
+/** The run's build of this tree (test/support/shared-build.ts) and a working directory of its own. */
 export async function buildCli(): Promise<CliBuild> {
-  mkdirSync(path.join(REPO, '.tmp'), { recursive: true });
-  const root = mkdtempSync(path.join(REPO, '.tmp', 'cli-build-'));
-  try {
-    await run(
-      process.execPath,
-      [TSC, '-p', path.join(REPO, 'tsconfig.json'), '--outDir', path.join(root, 'dist')],
-      {
-        cwd: REPO,
-      },
-    );
-  } catch (error) {
-    rmSync(root, { recursive: true, force: true }); // a build that fails leaves nothing behind
-    throw error;
-  }
-  copyFileSync(path.join(REPO, 'package.json'), path.join(root, 'package.json'));
+  const { cliMain } = await sharedBuild();
   const cwd = mkdtempSync(path.join(tmpdir(), 'callisto-cli-cwd-'));
   return {
-    main: path.join(root, 'dist', 'cli', 'main.js'),
+    main: cliMain,
     cwd,
     close() {
-      rmSync(root, { recursive: true, force: true });
       rmSync(cwd, { recursive: true, force: true });
     },
   };

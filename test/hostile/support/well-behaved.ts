@@ -3,7 +3,7 @@
  * every 20 ms with the normal timeout (3000 ms) while a test attacks. `stop()` waits for every call it
  * made and reports how many succeeded with the right answer, failed, and the slowest.
  */
-import type { CallistoApp } from '../../../src/index.js';
+import type { AppOptions, CallistoApp } from '../../../src/index.js';
 import { testApp } from '../../support/apps.js';
 import { TargetDef } from '../fixtures/target-service.js';
 
@@ -21,8 +21,9 @@ export interface WellBehaved {
   stop(): Promise<WellBehavedStats>;
 }
 
-export async function startWellBehaved(address: string): Promise<WellBehaved> {
-  const app: CallistoApp = await testApp({ application: 'well-behaved' });
+/** `options`: more app options (e.g. `consumer.tls` for a TLS target). */
+export async function startWellBehaved(address: string, options: AppOptions = {}): Promise<WellBehaved> {
+  const app: CallistoApp = await testApp({ application: 'well-behaved', ...options });
   const ref = app.refer(TargetDef, { url: address, cluster: 'failfast', timeoutMs: 3_000 });
   await ref.echo(0); // connected and answered before the attack starts
   const stats: WellBehavedStats = { ok: 0, failed: 0, wrong: 0, slowestMs: 0, errors: [] };

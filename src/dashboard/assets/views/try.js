@@ -42,7 +42,7 @@ export function mountTry(main, banner, name) {
       h(
         'p',
         { class: 'muted small' },
-        'e.g. [7] or ["Ann", {"$date": "2024-05-01T12:00:00Z"}]; tags as in ',
+        'e.g. [7] or ["Ann", {"$t": "D", "v": "2024-05-01T12:00:00Z"}]; tags as in ',
         h('code', {}, 'callisto call --help'),
         '.',
       ),

@@ -1,0 +1,61 @@
+/**
+ * `provide(definition, implementation, options)`: the options object is checked when the service is
+ * provided, like `refer()`'s: an unknown key (plain JavaScript has no compiler to catch `limts`) fails
+ * with a `ConfigError` naming the key, the closest known one and every option there is.
+ */
+import { ConfigError } from '../config/config-error.js';
+import { closestKey } from '../config/did-you-mean.js';
+import type { ProvideOptions } from './provide-options.js';
+
+/** The keys `ProvideOptions` has (provide-options.ts). */
+export const PROVIDE_OPTION_KEYS = ['filters', 'methods', 'executor', 'limits', 'weight', 'tags'] as const;
+/** Fails to compile when ProvideOptions gains a key the list above does not name, or the other way round. */
+type SameKeys<A, B> = [Exclude<A, B> | Exclude<B, A>] extends [never] ? true : never;
+const provideKeysComplete: SameKeys<keyof ProvideOptions, (typeof PROVIDE_OPTION_KEYS)[number]> = true;
+void provideKeysComplete;
+/** The keys of one entry under `methods`. */
+export const PROVIDE_METHOD_OPTION_KEYS = ['filters', 'limits', 'executor'] as const;
+
+const isPlain = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function checkKeys(
+  options: Record<string, unknown>,
+  known: readonly string[],
+  prefix: string,
+  source: string,
+): void {
+  for (const key of Object.keys(options)) {
+    if (options[key] === undefined || known.includes(key)) continue;
+    const suggestion = closestKey(key, known);
+    throw ConfigError.unknownKey(prefix + key, options[key], {
+      source,
+      suggestion: suggestion === undefined ? undefined : prefix + suggestion,
+      expected: `one of the options ${known.join(', ')}`,
+    });
+  }
+}
+
+/** Throws a `ConfigError` for the first key of `options` (or of a method's options) that does not exist. */
+export function checkProvideOptions(service: string, options: unknown): void {
+  const source = `code, provide(${service}) options`;
+  if (options === undefined) return;
+  if (!isPlain(options)) {
+    throw new ConfigError(`provide(${service}) options`, options, 'an object of provide() options', {
+      source,
+    });
+  }
+  checkKeys(options, PROVIDE_OPTION_KEYS, '', source);
+  const methods = options['methods'];
+  if (methods === undefined) return;
+  if (!isPlain(methods)) {
+    throw new ConfigError('methods', methods, 'a mapping of method names to method options', { source });
+  }
+  for (const [method, methodOptions] of Object.entries(methods)) {
+    if (methodOptions === undefined) continue;
+    if (!isPlain(methodOptions)) {
+      throw new ConfigError(`methods.${method}`, methodOptions, 'an object of method options', { source });
+    }
+    checkKeys(methodOptions, PROVIDE_METHOD_OPTION_KEYS, `methods.${method}.`, source);
+  }
+}

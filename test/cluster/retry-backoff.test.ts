@@ -1,0 +1,64 @@
+/**
+ * Retry delays as a caller lives them, over real sockets: with `retry: 'exponential'` the waits between
+ * the attempts of one call grow (full jitter draws each in [0, ceiling), the ceiling doubling from
+ * `retryDelayMs`); with `fixed` they stay at `retryDelayMs`. Only lower bounds on what was observed are
+ * asserted, so a loaded machine (slower, never faster) cannot fail it.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { type ReferenceOptions, RpcError } from '../../src/index.js';
+import { FlakyDef, type FlakyService } from '../fixtures/flaky-service.js';
+import { closeAll, testApp } from '../support/apps.js';
+
+afterEach(closeAll);
+
+const CALLS = 20;
+const BASE_MS = 50;
+
+/** Per call, the gaps between its attempts (ms), from the providers' clocks (one process). */
+async function attemptGaps(options: ReferenceOptions<FlakyService>): Promise<number[][]> {
+  const seen = new Map<string, number[]>();
+  const addresses = await Promise.all(
+    Array.from({ length: 4 }, async (_, i) => {
+      const app = await testApp({ application: `p${i}` });
+      app.provide(FlakyDef, {
+        async read(key) {
+          seen.set(key, [...(seen.get(key) ?? []), performance.now()]);
+          throw new RpcError('Overloaded', `p${i} is overloaded`);
+        },
+        write: async (key) => key,
+        budget: async () => 0,
+      });
+      await app.start();
+      return app.address!;
+    }),
+  );
+  const consumer = await testApp({ application: 'consumer' });
+  const ref = consumer.refer(FlakyDef, { url: addresses, retries: 3, timeoutMs: 10_000, ...options });
+  await Promise.all(
+    Array.from({ length: CALLS }, (_, i) =>
+      ref.read(`k${i}`).then(
+        () => expect.unreachable('every provider is overloaded'),
+        (error: unknown) => expect(RpcError.is(error) && error.code).toBe('Overloaded'),
+      ),
+    ),
+  );
+  return [...seen.values()].map((times) => times.slice(1).map((time, i) => time - times[i]!));
+}
+
+describe('retry backoff between attempts', () => {
+  it('exponential: the waits grow attempt after attempt (the third can reach 4× the first delay)', async () => {
+    const gaps = await attemptGaps({ retry: 'exponential', retryDelayMs: BASE_MS, retryMaxDelayMs: 10_000 });
+    expect(gaps).toHaveLength(CALLS);
+    for (const call of gaps) expect(call).toHaveLength(3);
+    // full jitter: the third wait is drawn below 4 × 50 ms; some of 20 land above 2 × 50 ms (p ≈ 1 − 2⁻²⁰)
+    const third = gaps.map((call) => call[2]!);
+    expect(Math.max(...third)).toBeGreaterThan(2 * BASE_MS);
+    const first = gaps.map((call) => call[0]!);
+    expect(Math.max(...third)).toBeGreaterThan(Math.max(...first));
+  });
+
+  it('fixed: every wait is the delay', async () => {
+    const gaps = await attemptGaps({ retry: 'fixed', retryDelayMs: BASE_MS });
+    for (const call of gaps) for (const gap of call) expect(gap).toBeGreaterThanOrEqual(BASE_MS - 2);
+  });
+});
