@@ -2,12 +2,13 @@
  * The dashboard's HTTP or HTTPS server, from its TLS options: the key, certificate and optional client
  * CA are PEM text or files (read and checked at start, so a bad file fails there, naming the option),
  * and files are re-read when they change (`reloadIntervalMs`): new connections use the new ones, open
- * connections stay. One small file, so that a shared HTTP toolkit can replace it.
+ * connections stay (http/http-server-tls.ts does the serving, as for every HTTP listener of an app;
+ * this file checks the dashboard's own options and names them in its errors).
  */
-import fs from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
 import tls from 'node:tls';
+import { createHttpServer } from '../http/http-server-tls.js';
+import type { Logger } from '../observability/logger.js';
 import { type PemSource, pemSource, readPem } from '../transport/tls-options.js';
 import {
   DashboardOptionError,
@@ -33,19 +34,6 @@ const contextOf = (sources: Sources): tls.SecureContextOptions => ({
   cert: readPem(sources.cert),
   ...(sources.ca ? { ca: readPem(sources.ca) } : {}),
 });
-
-const stampOf = (sources: Sources): string =>
-  [sources.key, sources.cert, sources.ca]
-    .flatMap((source) => (source && 'file' in source ? [source.file] : []))
-    .map((file) => {
-      try {
-        const stat = fs.statSync(file);
-        return `${stat.mtimeMs}:${stat.size}:${stat.ino}`;
-      } catch {
-        return 'missing';
-      }
-    })
-    .join('|');
 
 /** The PEM sources, read and loaded once: a wrong file fails now with the option that names it. */
 function checkedSources(options: DashboardTlsOptions): Sources {
@@ -84,38 +72,29 @@ export function createDashboardListener(
   handler: http.RequestListener,
   log: (message: string) => void,
 ): DashboardListener {
-  if (options === undefined) {
-    return { server: http.createServer(handler), scheme: 'http', close() {} };
-  }
-  const sources = checkedSources(options);
-  const server = https.createServer(
-    {
-      ...contextOf(sources),
-      // with a client CA: only clients with a certificate it signed get past the handshake
-      ...(sources.ca ? { requestCert: true, rejectUnauthorized: true } : {}),
-    },
-    handler,
-  );
-  const every = options.reloadIntervalMs ?? DEFAULT_DASHBOARD_OPTIONS.tlsReloadIntervalMs;
-  let seen = stampOf(sources);
-  const timer =
-    every > 0
-      ? setInterval(() => {
-          const stamp = stampOf(sources);
-          if (stamp === seen) return;
-          seen = stamp;
-          try {
-            const next = contextOf(sources);
-            tls.createSecureContext(next);
-            server.setSecureContext(next);
-            log('dashboard: TLS certificates reloaded; new connections use them');
-          } catch (error) {
-            log(
-              `dashboard: TLS certificates not reloaded (keeping those in use): ${(error as Error).message}`,
-            );
-          }
-        }, every)
-      : undefined;
-  timer?.unref();
-  return { server, scheme: 'https', close: () => clearInterval(timer) };
+  const logger: Logger = {
+    debug() {},
+    info: (message) => log(`dashboard: ${message}`),
+    warn: (message) => log(`dashboard: ${message}`),
+    error: (message) => log(`dashboard: ${message}`),
+  };
+  const sources = options === undefined ? undefined : checkedSources(options);
+  const served = createHttpServer({
+    http: {},
+    tls:
+      sources === undefined
+        ? undefined
+        : {
+            ...sources,
+            // with a client CA: only clients with a certificate it signed get past the handshake
+            requestCert: sources.ca !== undefined,
+            rejectUnauthorized: true,
+            reloadIntervalMs: options?.reloadIntervalMs ?? DEFAULT_DASHBOARD_OPTIONS.tlsReloadIntervalMs,
+            handshakeTimeoutMs: DEFAULT_DASHBOARD_OPTIONS.tlsHandshakeTimeoutMs,
+          },
+    logger,
+    where: () => 'the dashboard',
+  });
+  served.server.on('request', handler);
+  return { server: served.server, scheme: served.scheme, close: () => served.close() };
 }

@@ -75,6 +75,7 @@ export const DEFAULT_DASHBOARD_OPTIONS = {
   maxBodyBytes: 64 * 1024,
   callTimeoutMs: 5_000,
   tlsReloadIntervalMs: 2_000,
+  tlsHandshakeTimeoutMs: 10_000,
 } as const;
 
 /** The longest timeout a call from the page may ask for, ms. */

@@ -4,10 +4,13 @@
  * (its calls and their Origin included), and with a client CA only clients with a certificate get in.
  */
 import fs from 'node:fs';
+import path from 'node:path';
+import tls from 'node:tls';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveDashboardOptions } from '../../src/dashboard/index.js';
 import { makePki, type Pki } from '../security/pki.js';
+import { waitFor } from '../support/wait-for.js';
 import {
   launchBrowser,
   type ProviderProcess,
@@ -136,6 +139,43 @@ describe('over HTTPS', () => {
         key: fs.readFileSync(pki.orders.key, 'utf8'),
       };
       expect((await rawRequest(dashboard.url, '/', client)).status).toBe(200);
+    } finally {
+      await dashboard.close();
+    }
+  });
+
+  it('reloads its certificate when the files change, without a restart', async () => {
+    const cert = path.join(pki.dir, 'dashboard.pem');
+    const key = path.join(pki.dir, 'dashboard.key');
+    fs.copyFileSync(pki.server.cert, cert);
+    fs.copyFileSync(pki.server.key, key);
+    const dashboard = await startDashboard({
+      registries: [registry.address],
+      tls: { cert, key, reloadIntervalMs: 100 },
+    });
+    const served = (): Promise<string> => {
+      const url = new URL(dashboard.url);
+      return new Promise((resolve, reject) => {
+        const socket = tls.connect(
+          { host: url.hostname, port: Number(url.port), rejectUnauthorized: false },
+          () => {
+            resolve(socket.getPeerCertificate().fingerprint256);
+            socket.destroy();
+          },
+        );
+        socket.once('error', reject);
+      });
+    };
+    try {
+      const before = await served();
+      const next = pki.issueServer('rotated');
+      fs.copyFileSync(next.key, key);
+      fs.copyFileSync(next.cert, cert);
+      const after = await waitFor(async () => {
+        const now = await served();
+        return now !== before ? now : undefined;
+      }, SEE_MS);
+      expect(after).not.toBe(before);
     } finally {
       await dashboard.close();
     }
