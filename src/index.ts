@@ -28,6 +28,7 @@ export {
 } from './config/load-config.js';
 export type { CallOptions, MethodReferenceOptions, ReferenceOptions } from './consumer/reference-options.js';
 // Calls
+export { releaseReference } from './consumer/release-reference.js';
 export { withOptions } from './consumer/with-options.js';
 // Errors
 export type { ErrorDeclaration, ErrorExposure } from './core/error-payload.js';

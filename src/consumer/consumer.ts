@@ -18,6 +18,7 @@ import {
   orderFilters,
 } from '../core/filter.js';
 import type { Invocation, Invoker } from '../core/invocation.js';
+import { RpcError } from '../core/rpc-error.js';
 import { serviceKeyString } from '../core/service-key.js';
 import type { ExtensionRegistry, ExtensionTable } from '../extension/extension-registry.js';
 import { attemptDeadlineFilter } from '../filters/attempt-deadline.js';
@@ -176,6 +177,8 @@ export function createConsumer(parts: ConsumerParts): Consumer {
   const { settings, extensions, serializers, logger } = parts;
   const app = byPosition(parts.filters, 'filters.consumer');
   const directories = new Map<string, Directory>();
+  /** References holding each directory (releaseReference closes a directory nobody holds). */
+  const holders = new Map<string, number>();
   const closers: Array<() => void> = [];
   const log = (level: 'info' | 'warn' | 'error', message: string, fields?: LogFields) =>
     logger[level](message, fields);
@@ -197,10 +200,12 @@ export function createConsumer(parts: ConsumerParts): Consumer {
   /** The methods with a mock per service, announced in the consumer records. */
   const mockCatalog = createMockCatalog();
 
+  /** The directory of a service and source, and its key in `directories`. */
   const directoryFor = (
     definition: ServiceDefinition<unknown>,
     targets: ReferenceTargets | 'in-process',
-  ): Directory => {
+    announce: boolean,
+  ): { key: string; directory: Directory } => {
     const { urls, registries: registryAddresses } =
       targets === 'in-process' ? { urls: undefined, registries: [] } : targets;
     const source =
@@ -208,10 +213,10 @@ export function createConsumer(parts: ConsumerParts): Consumer {
         ? IN_PROCESS
         : urls?.length
           ? `url:${urls.join(',')}`
-          : `registry:${registryAddresses.join(',')}`;
+          : `registry:${registryAddresses.join(',')}${announce ? '' : '|unannounced'}`;
     const key = `${serviceKeyString(definition)}|${source}`;
     let directory = directories.get(key);
-    if (directory !== undefined) return directory;
+    if (directory !== undefined) return { key, directory };
     if (targets === 'in-process') {
       directory = createDirectory({
         key: definition,
@@ -233,6 +238,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
               registries: parts.registries,
               addresses: registryAddresses,
               application: settings.application,
+              announce,
               mocks: () => mockCatalog.of(definition),
               snapshotDir: settings.consumer.snapshotDir,
               emptyProtection: settings.consumer.emptyProtection,
@@ -254,7 +260,20 @@ export function createConsumer(parts: ConsumerParts): Consumer {
       );
     }
     directories.set(key, directory);
-    return directory;
+    return { key, directory };
+  };
+
+  /** Drops one reference's hold on the directory `key`; the last one out closes it. */
+  const letGo = async (key: string): Promise<void> => {
+    const left = (holders.get(key) ?? 1) - 1;
+    if (left > 0) {
+      holders.set(key, left);
+      return;
+    }
+    holders.delete(key);
+    const directory = directories.get(key);
+    directories.delete(key);
+    await directory?.close();
   };
 
   /** The cluster strategy of one method over `directory`, with its per-attempt chain. */
@@ -266,6 +285,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
     methodOptions: MethodReferenceOptions,
     attemptFilters: readonly NamedFilter[],
     metrics: MethodMetrics | undefined,
+    ownClosers: Array<() => void>,
   ): ClusterInvoker => {
     const label = `${definition.name}.${method}`;
     const builtin = attemptBuiltins(label, config, directory, metrics);
@@ -297,7 +317,11 @@ export function createConsumer(parts: ConsumerParts): Consumer {
       log,
     });
     const strategy = extensions.get('cluster', config.cluster)(context);
-    if (strategy.close) closers.push(() => strategy.close!());
+    if (strategy.close) {
+      const close = () => strategy.close!();
+      closers.push(close);
+      ownClosers.push(close);
+    }
     return strategy;
   };
 
@@ -323,6 +347,11 @@ export function createConsumer(parts: ConsumerParts): Consumer {
       const referenceLimits = hasLimits(options.limits)
         ? createConsumerLimitState(label, options.limits!)
         : undefined;
+      const announce = options.registerConsumer !== false;
+      // What this reference holds, for releaseReference(): directories by key, strategies' closers.
+      const held = new Set<string>();
+      const ownClosers: Array<() => void> = [];
+      let released = false;
       const referenceOptions = settings.consumer.sendApplication
         ? {
             ...options,
@@ -332,6 +361,18 @@ export function createConsumer(parts: ConsumerParts): Consumer {
       return createReference<T>({
         definition,
         options: referenceOptions,
+        async release() {
+          if (released) return;
+          released = true;
+          for (const close of ownClosers.splice(0)) {
+            close();
+            const at = closers.indexOf(close);
+            if (at !== -1) closers.splice(at, 1);
+          }
+          const keys = [...held];
+          held.clear();
+          await Promise.all(keys.map(letGo));
+        },
         method(name): MethodRuntime {
           const declaration: MethodDeclaration = definition.methods?.[name] ?? {};
           const methodOptions: MethodReferenceOptions =
@@ -359,10 +400,20 @@ export function createConsumer(parts: ConsumerParts): Consumer {
             let cluster: ClusterInvoker | undefined;
             let directory: Directory | undefined;
             terminal = (invocation) => {
+              if (released) {
+                return Promise.reject(
+                  new RpcError('Shutdown', `this reference to ${definition.name} was released`),
+                );
+              }
               if (cluster === undefined) {
                 // Decided at the first call: the app may provide the service after refer().
                 const inProcess = base.injvm && parts.inProcess.provides(def);
-                directory = directoryFor(def, inProcess ? 'in-process' : targets!);
+                const found = directoryFor(def, inProcess ? 'in-process' : targets!, announce);
+                directory = found.directory;
+                if (!held.has(found.key)) {
+                  held.add(found.key);
+                  holders.set(found.key, (holders.get(found.key) ?? 0) + 1);
+                }
                 cluster = clusterInvoker(
                   def,
                   name,
@@ -371,6 +422,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
                   methodOptions,
                   [...app.attempt, ...reference.attempt, ...own.attempt],
                   metrics,
+                  ownClosers,
                 );
               }
               const call = invocation as ClientInvocation;
@@ -441,12 +493,14 @@ export function createConsumer(parts: ConsumerParts): Consumer {
       await pool.close();
       await Promise.all([...directories.values()].map((directory) => directory.close()));
       directories.clear();
+      holders.clear();
     },
     destroy() {
       for (const close of closers.splice(0)) close();
       pool.destroy();
       for (const directory of directories.values()) void directory.close();
       directories.clear();
+      holders.clear();
     },
   };
 }

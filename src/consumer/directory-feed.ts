@@ -72,6 +72,8 @@ export interface RegistryFeedOptions {
   readonly addresses: readonly string[];
   /** Announced in the consumer record. */
   readonly application: string;
+  /** Whether a consumer record is written at all (`registerConsumer` of the reference). Default true. */
+  readonly announce?: boolean;
   /** The methods this consumer has a mock for, announced in the consumer record (runtime control). */
   readonly mocks?: () => readonly string[];
   readonly snapshotDir: string;
@@ -134,12 +136,14 @@ export function registryFeed(options: RegistryFeedOptions): DirectoryFeed {
       instance: String(++announcedFeeds),
       mocks: [...(options.mocks?.() ?? [])],
     };
-    announced = { registries: targets, record };
-    for (const registry of targets) {
-      registry.registerConsumer(record).catch((error: Error) => {
-        if (!closed)
-          logger.warn(`cannot announce consumer of ${key.name} on ${registry.kind}: ${error.message}`);
-      });
+    if (options.announce !== false) {
+      announced = { registries: targets, record };
+      for (const registry of targets) {
+        registry.registerConsumer(record).catch((error: Error) => {
+          if (!closed)
+            logger.warn(`cannot announce consumer of ${key.name} on ${registry.kind}: ${error.message}`);
+        });
+      }
     }
     stopRechecking = options.onHealthChange(() => followed?.recheck());
     followed = followRegistryLists({

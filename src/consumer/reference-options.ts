@@ -67,6 +67,11 @@ export interface ReferenceOptions<T>
   /** Registries for this reference instead of the app's. */
   registry?: string | string[];
   /**
+   * Write a consumer record for this service in the registries (what `callisto ls` and the dashboard
+   * list as consumers); false for a tool's passing calls, which should leave nothing behind. Default true.
+   */
+  registerConsumer?: boolean;
+  /**
    * Mock mode: `true` or `'force'` answers from the mock without calling any provider; `'fail'` calls
    * and answers from the mock when the call fails (business errors excepted). Default false.
    */
@@ -95,6 +100,7 @@ export interface ReferenceOptions<T>
 export const REFERENCE_ONLY_KEYS = [
   'url',
   'registry',
+  'registerConsumer',
   'mock',
   'mockImpl',
   'stub',

@@ -12,6 +12,7 @@ import type { Remote } from '../service/service-types.js';
 import { ClientInvocation } from './client-invocation.js';
 import type { MethodRoute } from './method-route.js';
 import type { CallOptions, ReferenceOptions } from './reference-options.js';
+import { releaseKey } from './release-reference.js';
 import { callOptionsKey, type WithOptionsFactory } from './with-options.js';
 
 /** Everything a method needs per call, computed once. */
@@ -33,6 +34,8 @@ export interface ReferenceParts<T> {
   options: ReferenceOptions<T>;
   /** Builds the runtime of one method (on its first use). */
   method(name: string): MethodRuntime;
+  /** Lets go of what the reference holds (releaseReference); its calls are refused afterwards. */
+  release?(): Promise<void>;
 }
 
 const NO_ATTACHMENTS: Attachments = Object.freeze({}) as Attachments;
@@ -106,6 +109,7 @@ export function createReference<T>(parts: ReferenceParts<T>): Remote<T> {
           get(_target, property) {
             if (property === callOptionsKey) return factory;
             if (property === runtimeKey) return runtimeOf;
+            if (property === releaseKey) return release;
             if (typeof property === 'symbol' || property === 'then' || isForbiddenMethodName(property)) {
               return undefined;
             }
@@ -122,6 +126,7 @@ export function createReference<T>(parts: ReferenceParts<T>): Remote<T> {
     if (declared) {
       Object.defineProperty(target, callOptionsKey, { value: factory });
       Object.defineProperty(target, runtimeKey, { value: runtimeOf });
+      Object.defineProperty(target, releaseKey, { value: release });
     }
     let remote = target as Remote<T>;
     if (parts.options.stub) {
@@ -130,6 +135,7 @@ export function createReference<T>(parts: ReferenceParts<T>): Remote<T> {
         remote = Object.assign({}, target, stubbed) as Remote<T>;
         Object.defineProperty(remote, callOptionsKey, { value: factory });
         Object.defineProperty(remote, runtimeKey, { value: runtimeOf });
+        Object.defineProperty(remote, releaseKey, { value: release });
       } else {
         const inner = target;
         remote = new Proxy(
@@ -146,6 +152,7 @@ export function createReference<T>(parts: ReferenceParts<T>): Remote<T> {
     return Object.freeze(remote);
   };
   const factory: WithOptionsFactory<T> = (callOptions) => view(callOptions);
+  const release = () => parts.release?.() ?? Promise.resolve();
   return view(undefined);
 }
 

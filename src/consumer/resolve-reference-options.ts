@@ -48,6 +48,7 @@ const referenceOnlySchema = z.strictObject({
   registry: z
     .union([z.string(), z.array(z.string())])
     .describe('a registry address kind://host:port, or a list of them'),
+  registerConsumer: z.boolean(),
   mock: z.union([z.boolean(), z.enum(['force', 'fail'])]).describe("true, false, 'force' or 'fail'"),
   mockImpl: z
     .custom((value) => typeof value === 'object' && value !== null)

@@ -34,7 +34,19 @@ function listFiles(dir: string, prefix = ''): string[] {
   });
 }
 
-export function loadAssets(dir = ASSETS_DIR): Assets {
+/** Where index.html says the page's secret goes: `<meta name="callisto-page" content="">`. */
+const SECRET_SLOT = '<meta name="callisto-page" content="" />';
+
+/** What index.html is served with. */
+export interface PageSettings {
+  /** Written into its `callisto-page` meta element, for the page's script to send back (http-basics.ts). */
+  readonly secret: string;
+  /** Marks the page `data-read-only`: it offers no actions and no Try it. */
+  readonly readOnly: boolean;
+}
+
+/** The files of `dir`, index.html filled in with `page`. */
+export function loadAssets(dir = ASSETS_DIR, page: PageSettings = { secret: '', readOnly: false }): Assets {
   let names: string[];
   try {
     names = listFiles(dir);
@@ -44,12 +56,18 @@ export function loadAssets(dir = ASSETS_DIR): Assets {
     );
   }
   if (!names.includes('index.html')) throw new Error(`the dashboard's index.html is missing from ${dir}`);
-  const files = new Map(
-    names.map((name) => [
-      name,
-      { body: readFileSync(path.join(dir, name)), type: TYPES[path.extname(name)]! },
-    ]),
-  );
+  const read = (name: string): Buffer => {
+    const body = readFileSync(path.join(dir, name));
+    if (name !== 'index.html') return body;
+    const text = body.toString('utf8');
+    if (!text.includes(SECRET_SLOT))
+      throw new Error(`the dashboard's index.html in ${dir} has no ${SECRET_SLOT}`);
+    const filled = text.replace(SECRET_SLOT, `<meta name="callisto-page" content="${page.secret}" />`);
+    return Buffer.from(
+      page.readOnly ? filled.replace('<html lang="en">', '<html lang="en" data-read-only>') : filled,
+    );
+  };
+  const files = new Map(names.map((name) => [name, { body: read(name), type: TYPES[path.extname(name)]! }]));
   return {
     serve(pathname, response) {
       const name =

@@ -8,17 +8,24 @@
  *   POST /api/action                        disable, enable, weight, mock (actions.ts)
  *
  * With a token, every API request needs `Authorization: Bearer <token>`; the page's files carry no data
- * and are served to anyone who can reach the port.
+ * and are served to anyone who can reach the port. Every request's Host must be one of the dashboard's
+ * names (DNS rebinding), and a POST must carry the token or the page's secret (http-basics.ts), which
+ * only the page's own script can read. docs/dashboard.md, "Security".
  */
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CallistoApp } from '../index.js';
 import { createRegistry, type Registry } from '../registry/index.js';
 import { ActionInputError, type Actions, createActions } from './actions.js';
+import { createAddressScrub } from './address-scrub.js';
+import { createAdminGate } from './admin-gate.js';
 import { loadAssets } from './assets.js';
+import { createDashboardListener } from './dashboard-listener.js';
 import { type DashboardOptions, resolveDashboardOptions } from './dashboard-options.js';
 import {
   checkOrigin,
+  createHostCheck,
+  createPageSecret,
   createTokenCheck,
   HttpError,
   readJsonBody,
@@ -40,7 +47,7 @@ import { createStatsFeed } from './stats-feed.js';
 import { createTryCaller, TryInputError } from './try-call.js';
 
 export interface Dashboard {
-  /** `http://host:port/`. */
+  /** `http://host:port/` (`https://` with TLS). */
   readonly url: string;
   readonly port: number;
   readonly watch: RegistryWatch;
@@ -61,9 +68,11 @@ export async function createDashboard(
   deps: DashboardDependencies,
 ): Promise<Dashboard> {
   const resolved = resolveDashboardOptions(options);
-  const assets = loadAssets();
+  const secret = createPageSecret();
+  const assets = loadAssets(undefined, { secret: secret.value, readOnly: resolved.readOnly });
   const registries: Array<{ address: string; registry: Registry }> = [];
-  const log = deps.log ?? (() => {});
+  const scrub = createAddressScrub(resolved.registries);
+  const log = (message: string) => deps.log?.(scrub(message));
   const openRegistry = (address: string) =>
     createRegistry(
       address,
@@ -80,12 +89,24 @@ export async function createDashboard(
   }
   const watch = createRegistryWatch(registries, resolved.refreshMs);
   const admin = createAdminReader({ token: resolved.adminToken, timeoutMs: resolved.adminTimeoutMs });
-  const stats = createStatsFeed(admin, resolved.refreshMs);
+  const gate = createAdminGate(resolved.adminAllow);
+  const stats = createStatsFeed(admin, gate, resolved.refreshMs);
   const actions: Actions = createActions(deps.control ?? controlFactory(openRegistry));
-  const context: ViewContext = { watch, stats, admin, actions, warmupMs: deps.app.config.consumer.warmupMs };
-  const declarations = createDeclarations(admin);
+  const context: ViewContext = {
+    watch,
+    stats,
+    admin,
+    gate,
+    actions,
+    warmupMs: deps.app.config.consumer.warmupMs,
+  };
+  const declarations = createDeclarations(admin, gate);
   const caller = createTryCaller(deps.app, resolved.callTimeoutMs);
   const authorized = createTokenCheck(resolved.token);
+  const hostAllowed = createHostCheck(resolved.host, resolved.allowedHosts);
+  /** A request that changes something: the token when there is one, else the page's secret. */
+  const mayChange = (request: http.IncomingMessage) =>
+    resolved.token !== undefined ? authorized(request) : secret.check(request);
 
   const query = (url: URL) => {
     const name = url.searchParams.get('name');
@@ -101,7 +122,7 @@ export async function createDashboard(
     const route = `${request.method} ${url.pathname}`;
     switch (route) {
       case 'GET /api/session':
-        return { ok: true, token: resolved.token !== undefined };
+        return { ok: true, token: resolved.token !== undefined, readOnly: resolved.readOnly };
       case 'GET /api/overview':
         return overview(context);
       case 'GET /api/service': {
@@ -112,8 +133,20 @@ export async function createDashboard(
         const { name, version, group } = query(url);
         return configView(context, name, version, group);
       }
-      case 'POST /api/call':
-        return caller.call(await readJsonBody(request, resolved.maxBodyBytes));
+      case 'POST /api/call': {
+        const body = await readJsonBody(request, resolved.maxBodyBytes);
+        const { service, version, group } = (body ?? {}) as Record<string, unknown>;
+        // only the services the registries list: a name of the page's choosing subscribes to nothing
+        if (typeof service === 'string') {
+          keysNamed(
+            context,
+            service,
+            typeof version === 'string' ? version : '1.0.0',
+            typeof group === 'string' ? group : '',
+          );
+        }
+        return caller.call(body);
+      }
       case 'POST /api/action': {
         const body = await readJsonBody(request, resolved.maxBodyBytes);
         const { service, version, group } = (body ?? {}) as Record<string, unknown>;
@@ -139,32 +172,53 @@ export async function createDashboard(
     }
   };
 
-  const server = http.createServer((request, response) => {
+  let scheme: 'http' | 'https' = 'http';
+  const handle = (request: http.IncomingMessage, response: http.ServerResponse) => {
     const url = new URL(request.url ?? '/', 'http://dashboard');
     void (async () => {
       try {
-        checkOrigin(request, resolved.host);
+        checkOrigin(request, hostAllowed, scheme);
         if (!url.pathname.startsWith('/api/')) {
           if (request.method === 'GET' && assets.serve(url.pathname, response)) return;
           throw new HttpError(404, `not found: ${url.pathname}`);
         }
         if (!authorized(request)) throw new HttpError(401, 'this dashboard needs its token');
-        sendJson(response, 200, await api(request, url));
+        if (request.method !== 'GET' && request.method !== 'HEAD') {
+          if (resolved.readOnly) throw new HttpError(403, 'this dashboard is read-only (--read-only)');
+          if (!mayChange(request)) {
+            throw new HttpError(
+              403,
+              "a change needs the dashboard's token or its page's secret (x-callisto-page): make it from the dashboard's own page",
+            );
+          }
+        }
+        sendJson(response, 200, await api(request, url), scrub);
       } catch (error) {
         if (response.headersSent) {
           response.destroy();
           return;
         }
-        if (error instanceof HttpError) sendError(response, error);
+        if (error instanceof HttpError) sendError(response, error, scrub);
         else if (error instanceof TryInputError || error instanceof ActionInputError) {
-          sendError(response, new HttpError(400, error.message));
+          sendError(response, new HttpError(400, error.message), scrub);
         } else {
           log(`dashboard: ${request.method} ${url.pathname} failed: ${(error as Error).message}`);
-          sendError(response, new HttpError(500, (error as Error).message));
+          sendError(response, new HttpError(500, (error as Error).message), scrub);
         }
       }
     })();
-  });
+  };
+  let listener: ReturnType<typeof createDashboardListener>;
+  try {
+    listener = createDashboardListener(resolved.tls, handle, log);
+  } catch (error) {
+    stats.close();
+    await watch.close();
+    await Promise.allSettled(registries.map(({ registry }) => registry.close()));
+    throw error;
+  }
+  scheme = listener.scheme;
+  const { server } = listener;
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
   server.maxHeadersCount = 100;
@@ -172,6 +226,8 @@ export async function createDashboard(
   const close = async () => {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    listener.close();
+    await caller.close();
     stats.close();
     await watch.close();
     await actions.close();
@@ -187,6 +243,7 @@ export async function createDashboard(
       });
     });
   } catch (error) {
+    listener.close();
     stats.close();
     await watch.close();
     await Promise.allSettled(registries.map(({ registry }) => registry.close()));
@@ -199,7 +256,7 @@ export async function createDashboard(
   const host = resolved.host.includes(':') ? `[${resolved.host}]` : resolved.host;
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${host}:${port}/`,
+    url: `${scheme}://${host}:${port}/`,
     port,
     watch,
     close: () => (closing ??= close()),

@@ -22,6 +22,33 @@ export interface DashboardOptions {
   readonly maxBodyBytes?: number;
   /** Timeout of a call made from the page when it names none, ms. Default 5000. */
   readonly callTimeoutMs?: number;
+  /**
+   * Host names the page may be opened by besides loopback names and addresses (`name` or `name:port`),
+   * e.g. `dashboard.example.com`: any other name in a request's Host is refused (DNS rebinding).
+   * Default none.
+   */
+  readonly allowedHosts?: readonly string[];
+  /**
+   * Admin endpoints the dashboard may ask (`host` or `host:port`) besides those on the host of the
+   * provider record that names them; its admin token goes nowhere else. Default none.
+   */
+  readonly adminAllow?: readonly string[];
+  /** Serve the page over HTTPS (dashboard-listener.ts). Default: plain HTTP. */
+  readonly tls?: DashboardTlsOptions | undefined;
+  /** Only show: no actions, no Try it (the API refuses them). Default false. */
+  readonly readOnly?: boolean;
+}
+
+/** The dashboard's own TLS: each value PEM text (it contains `-----BEGIN`) or the path of a file. */
+export interface DashboardTlsOptions {
+  /** The private key of `cert`. */
+  readonly key: string;
+  /** The certificate chain served. */
+  readonly cert: string;
+  /** CA certificates signing the client certificates the dashboard then asks for and requires. Default none. */
+  readonly ca?: string | undefined;
+  /** How often the files are checked for changes, ms (a change reloads them); 0 never. Default 2000. */
+  readonly reloadIntervalMs?: number;
 }
 
 export interface ResolvedDashboardOptions {
@@ -34,6 +61,10 @@ export interface ResolvedDashboardOptions {
   readonly adminTimeoutMs: number;
   readonly maxBodyBytes: number;
   readonly callTimeoutMs: number;
+  readonly allowedHosts: readonly string[];
+  readonly adminAllow: readonly string[];
+  readonly tls: DashboardTlsOptions | undefined;
+  readonly readOnly: boolean;
 }
 
 export const DEFAULT_DASHBOARD_OPTIONS = {
@@ -43,6 +74,8 @@ export const DEFAULT_DASHBOARD_OPTIONS = {
   adminTimeoutMs: 2_000,
   maxBodyBytes: 64 * 1024,
   callTimeoutMs: 5_000,
+  tlsReloadIntervalMs: 2_000,
+  tlsHandshakeTimeoutMs: 10_000,
 } as const;
 
 /** The longest timeout a call from the page may ask for, ms. */
@@ -79,9 +112,25 @@ export function resolveDashboardOptions(options: DashboardOptions): ResolvedDash
   const host = options.host ?? DEFAULT_DASHBOARD_OPTIONS.host;
   if (host.trim() === '' || /\s/.test(host))
     throw new DashboardOptionError('host', host, 'a host name or IP');
+  const allowedHosts = hostList('allowedHosts', options.allowedHosts);
+  const adminAllow = hostList('adminAllow', options.adminAllow);
+  const tls = options.tls;
+  if (tls !== undefined && (tls.key === '' || tls.cert === '')) {
+    throw new DashboardOptionError(
+      tls.key === '' ? 'tls.key' : 'tls.cert',
+      '',
+      'PEM text or a file path: TLS needs both the key and the certificate',
+    );
+  }
+  const readOnly = options.readOnly ?? false;
+  checkExposure(host, { token: token !== undefined, tls, readOnly });
   return {
     registries,
     host,
+    allowedHosts,
+    adminAllow,
+    tls,
+    readOnly,
     port: integer('port', options.port ?? DEFAULT_DASHBOARD_OPTIONS.port, 0, 65_535),
     token,
     adminToken: options.adminToken,
@@ -105,4 +154,44 @@ export function resolveDashboardOptions(options: DashboardOptions): ResolvedDash
       MAX_CALL_TIMEOUT_MS,
     ),
   };
+}
+
+/** `name`, `name:port`, `[v6]` or `[v6]:port` entries, checked. */
+function hostList(option: string, list: readonly string[] | undefined): readonly string[] {
+  const out = [...(list ?? [])];
+  for (const entry of out) {
+    if (!/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(:\d{1,5})?$/.test(entry)) {
+      throw new DashboardOptionError(option, entry, 'host names or addresses, each `host` or `host:port`');
+    }
+  }
+  return out;
+}
+
+const LOOPBACK_BIND = /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/i;
+
+/**
+ * What the dashboard needs before it listens beyond loopback: with actions (and Try it), TLS and a
+ * token, since anyone who reaches it could disable providers; read-only, a token or client
+ * certificates (TLS with a CA), since the page shows every provider's configuration.
+ */
+function checkExposure(
+  host: string,
+  given: { token: boolean; tls: DashboardTlsOptions | undefined; readOnly: boolean },
+): void {
+  if (LOOPBACK_BIND.test(host)) return;
+  const clientCerts = given.tls?.ca !== undefined && given.tls.ca !== '';
+  if (!given.readOnly && (given.tls === undefined || !given.token)) {
+    throw new DashboardOptionError(
+      'host',
+      host,
+      `a loopback address, or TLS and a token to serve actions beyond this machine (give --tls-cert and --tls-key, and --token; or --read-only${given.token ? '' : ' with --token'})`,
+    );
+  }
+  if (given.readOnly && !given.token && !clientCerts) {
+    throw new DashboardOptionError(
+      'host',
+      host,
+      'a loopback address, or a token (--token) or client certificates (--tls-ca) to show services beyond this machine',
+    );
+  }
 }

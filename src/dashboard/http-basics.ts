@@ -3,8 +3,9 @@
  * limit, the token check, and the checks that keep other web pages and re-bound DNS names from driving
  * a dashboard on this machine.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isIP, isIPv4 } from 'node:net';
 
 /** An HTTP status with a message for the page. */
 export class HttpError extends Error {
@@ -24,8 +25,14 @@ const SECURITY_HEADERS = {
   'cache-control': 'no-store',
 };
 
-export function sendJson(response: ServerResponse, status: number, value: unknown): void {
-  const body = JSON.stringify(value);
+/** The answer as JSON; `scrub` rewrites the text before it is sent (secrets in addresses). */
+export function sendJson(
+  response: ServerResponse,
+  status: number,
+  value: unknown,
+  scrub: (text: string) => string = (text) => text,
+): void {
+  const body = scrub(JSON.stringify(value));
   response.writeHead(status, {
     ...SECURITY_HEADERS,
     'content-type': 'application/json; charset=utf-8',
@@ -34,8 +41,12 @@ export function sendJson(response: ServerResponse, status: number, value: unknow
   response.end(body);
 }
 
-export function sendError(response: ServerResponse, error: HttpError): void {
-  sendJson(response, error.status, { error: error.message });
+export function sendError(
+  response: ServerResponse,
+  error: HttpError,
+  scrub?: (text: string) => string,
+): void {
+  sendJson(response, error.status, { error: error.message }, scrub);
 }
 
 /** The body, refused with 413 past `maxBytes` (from its length header, or as it arrives). */
@@ -90,29 +101,87 @@ export function createTokenCheck(token: string | undefined): (request: IncomingM
   };
 }
 
-const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
+/** Whether `name` (a host without its port) is this machine by construction, not by a DNS answer. */
+export function isLoopback(name: string): boolean {
+  const host = name.toLowerCase();
+  if (host === 'localhost' || host === '::1' || host === '[::1]') return true;
+  return isIPv4(host) && host.startsWith('127.');
+}
 
-export const isLoopback = (host: string) => LOOPBACK_NAMES.has(host) || host.startsWith('127.');
+/** A host name as an IP literal (`[::1]` -> `::1`), or undefined for a DNS name. */
+const ipLiteral = (name: string): string | undefined => {
+  const bare = name.startsWith('[') && name.endsWith(']') ? name.slice(1, -1) : name;
+  return isIP(bare) === 0 ? undefined : bare;
+};
 
-/** The host name of a Host header (`[::1]:7070` -> `[::1]`, `localhost:7070` -> `localhost`). */
-function hostName(header: string): string {
-  if (header.startsWith('[')) return header.slice(0, header.indexOf(']') + 1);
-  const colon = header.lastIndexOf(':');
-  return (colon === -1 ? header : header.slice(0, colon)).toLowerCase();
+/** The host name and port of a Host header (`[::1]:7070` -> `[::1]`, `7070`); undefined when malformed. */
+export function parseHostHeader(header: string): { name: string; port: string } | undefined {
+  const match = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(header.trim());
+  if (!match) return undefined;
+  return { name: match[1]!.toLowerCase(), port: match[2] ?? '' };
 }
 
 /**
- * Refuses a request a web page elsewhere could have made: for a dashboard bound to loopback, a Host that
- * is not a loopback name (a DNS name re-bound to 127.0.0.1); for a request that changes something, an
- * Origin other than the dashboard's own.
+ * The check of the Host header that keeps a re-bound DNS name out (a web page whose name an attacker
+ * points at this machine after it loaded): the names a browser may have used to reach the dashboard
+ * are loopback names and addresses (`localhost`, `127.x.y.z` as a real IPv4 literal, `[::1]`), the
+ * names given in `allowedHosts` (`name` or `name:port`), and, for a dashboard listening beyond
+ * loopback, any IP literal (an address cannot be re-bound). Any other name is refused.
  */
-export function checkOrigin(request: IncomingMessage, boundHost: string): void {
+export function createHostCheck(
+  boundHost: string,
+  allowedHosts: readonly string[],
+): (header: string | undefined) => boolean {
+  const allowed = new Set(allowedHosts.map((entry) => entry.toLowerCase()));
+  const beyondLoopback = !isLoopback(boundHost);
+  return (header) => {
+    const host = parseHostHeader(header ?? '');
+    if (host === undefined) return false;
+    if (isLoopback(host.name)) return true;
+    if (allowed.has(host.name) || allowed.has(`${host.name}:${host.port}`)) return true;
+    return beyondLoopback && ipLiteral(host.name) !== undefined;
+  };
+}
+
+/** The header the page's own script sends with every request that changes something. */
+export const PAGE_SECRET_HEADER = 'x-callisto-page';
+
+/**
+ * Refuses a request a web page elsewhere could have made: a Host that is not one of the dashboard's
+ * names (a DNS name re-bound to this machine), and, for a request that changes something, an Origin
+ * other than the dashboard's own.
+ */
+export function checkOrigin(
+  request: IncomingMessage,
+  hostAllowed: (header: string | undefined) => boolean,
+  scheme: 'http' | 'https',
+): void {
   const host = request.headers.host ?? '';
-  if (isLoopback(boundHost) && !isLoopback(hostName(host))) {
-    throw new HttpError(421, `this dashboard answers only to loopback names, not "${hostName(host)}"`);
+  if (!hostAllowed(host)) {
+    throw new HttpError(
+      421,
+      `this dashboard does not answer to the name "${parseHostHeader(host)?.name ?? host}": open it by a loopback address, or name the host with --allowed-host`,
+    );
   }
   const origin = request.headers.origin;
   if (request.method !== 'GET' && request.method !== 'HEAD' && origin !== undefined) {
-    if (origin !== `http://${host}`) throw new HttpError(403, `requests from ${origin} are refused`);
+    if (origin !== `${scheme}://${host}`) throw new HttpError(403, `requests from ${origin} are refused`);
   }
+}
+
+/**
+ * The page's secret (a random value per process, written into the page it serves): a request that
+ * changes something must carry it in `x-callisto-page` (or the dashboard's token), which only the
+ * page's own script can read. Compared in constant time.
+ */
+export function createPageSecret(): { value: string; check(request: IncomingMessage): boolean } {
+  const value = randomBytes(24).toString('base64url');
+  const expected = digest(value);
+  return {
+    value,
+    check(request) {
+      const sent = request.headers[PAGE_SECRET_HEADER];
+      return typeof sent === 'string' && timingSafeEqual(digest(sent), expected);
+    },
+  };
 }

@@ -7,15 +7,10 @@ import { similarNames } from '../cli/registry-view.js';
 import type { ServiceKey } from '../index.js';
 import type { ProviderRecord } from '../registry/index.js';
 import type { Actions } from './actions.js';
+import type { AdminGate } from './admin-gate.js';
 import { HttpError } from './http-basics.js';
 import type { RegistryWatch, WatchedKey } from './registry-watch.js';
-import {
-  type AdminReader,
-  adminAddressOf,
-  type MethodDeclaration,
-  parseServices,
-  type ServiceOverrides,
-} from './sources.js';
+import { type AdminReader, type MethodDeclaration, parseServices, type ServiceOverrides } from './sources.js';
 import type { KeyFigures, StatsFeed } from './stats-feed.js';
 
 /** How long a provider's method declarations (`/services`) are kept before being read again, ms. */
@@ -30,6 +25,8 @@ export interface ViewContext {
   readonly watch: RegistryWatch;
   readonly stats: StatsFeed;
   readonly admin: AdminReader;
+  /** Which admin endpoints may be asked (admin-gate.ts). */
+  readonly gate: AdminGate;
   readonly actions: Actions;
   /** Consumers' warm-up, ms: a provider younger than this is `warming`. */
   readonly warmupMs: number;
@@ -113,15 +110,16 @@ function providerState(
   return 'healthy';
 }
 
-export function createDeclarations(admin: AdminReader) {
+export function createDeclarations(admin: AdminReader, gate: AdminGate) {
   const cache = new Map<string, { time: number; methods: Promise<Map<string, MethodDeclaration[]>> }>();
   return async (
     key: ServiceKey,
     providers: readonly ProviderRecord[],
   ): Promise<MethodDeclaration[] | undefined> => {
     for (const record of providers) {
-      const address = adminAddressOf(record);
-      if (!address) continue;
+      const verdict = gate.of(record);
+      if (verdict.kind !== 'ok') continue;
+      const address = verdict.address;
       const id = `${address.host}|${address.port}`;
       let cached = cache.get(id);
       if (!cached || Date.now() - cached.time > DECLARATIONS_MS) {
@@ -205,7 +203,7 @@ export async function serviceView(
             startTime: record.startTime,
             state: providerState(record, overrides, context.warmupMs, now),
             registries: record.registries,
-            admin: adminAddressOf(record) !== undefined,
+            admin: context.gate.of(record).kind !== 'none',
             ...(figures.providers[address] === undefined ? {} : { figures: figures.providers[address] }),
             ...(figures.errors[address] === undefined ? {} : { adminError: figures.errors[address] }),
           };
@@ -238,10 +236,11 @@ export async function configView(context: ViewContext, name: string, version?: s
   const providers = await Promise.all(
     [...records].map(async ([address, record]) => {
       const head = { address, application: record.application };
-      const admin = adminAddressOf(record);
-      if (!admin) return { ...head, error: CONFIG_NEEDS_ADMIN };
+      const verdict = context.gate.of(record);
+      if (verdict.kind === 'none') return { ...head, error: CONFIG_NEEDS_ADMIN };
+      if (verdict.kind === 'refused') return { ...head, error: verdict.reason };
       try {
-        return { ...head, config: await context.admin.read(admin, '/config') };
+        return { ...head, config: await context.admin.read(verdict.address, '/config') };
       } catch (error) {
         return { ...head, error: (error as Error).message };
       }

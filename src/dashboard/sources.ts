@@ -95,6 +95,8 @@ export function createAdminReader(options: { token: string | undefined; timeoutM
             ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }),
           },
           signal: AbortSignal.timeout(options.timeoutMs),
+          // a redirect would take the token to an address nobody checked
+          redirect: 'error',
         });
       } catch (error) {
         const cause = (error as { cause?: { code?: string } }).cause?.code;

@@ -7,11 +7,11 @@
  */
 import type { ServiceKey } from '../index.js';
 import type { ProviderRecord } from '../registry/index.js';
+import type { AdminGate } from './admin-gate.js';
 import { keyId } from './registry-watch.js';
 import {
   type AdminAddress,
   type AdminReader,
-  adminAddressOf,
   type MethodStats,
   parseStats,
   type StatsAnswer,
@@ -111,7 +111,11 @@ const rate = (
   };
 };
 
-export function createStatsFeed(reader: AdminReader, refreshMs: number): StatsFeed {
+export function createStatsFeed(reader: AdminReader, gate: AdminGate, refreshMs: number): StatsFeed {
+  const adminAddressOf = (record: ProviderRecord): AdminAddress | undefined => {
+    const verdict = gate.of(record);
+    return verdict.kind === 'ok' ? verdict.address : undefined;
+  };
   const keys = new Map<string, KeyState>();
   const admins = new Map<string, AdminState>();
   let reading = false;
@@ -227,11 +231,16 @@ export function createStatsFeed(reader: AdminReader, refreshMs: number): StatsFe
       let withoutAdmin = 0;
       for (const record of providers) {
         const address = `${record.host}:${record.port}`;
-        const admin = adminAddressOf(record);
-        if (!admin) {
+        const verdict = gate.of(record);
+        if (verdict.kind === 'none') {
           withoutAdmin++;
           continue;
         }
+        if (verdict.kind === 'refused') {
+          errors[address] = verdict.reason;
+          continue;
+        }
+        const admin = verdict.address;
         const got = admins.get(adminId(admin));
         if (got?.error !== undefined) errors[address] = got.error;
         if (!got?.answer) continue;

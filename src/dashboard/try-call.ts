@@ -2,14 +2,16 @@
  * "Try it": one real call from the page, made as `callisto call` makes it (a reference built from the
  * service name, one attempt, the app's registries), with the arguments as a JSON array in the tagged
  * form of the command line and the HTTP entry (`{"$t":"D","v":…}`, `{"$t":"n","v":"…"}`, docs/values.md), and the result or error in the same form.
+ *
+ * Whatever the page asks, Try it holds at most `MAX_TRY_REFERENCES` references (the least recently
+ * used one is released, after its calls end) and writes no consumer record in the registries.
  */
 
 import { parseCallTarget } from '../cli/call-target.js';
 import { CliError } from '../cli/exit-codes.js';
 import { fromView, toView, ViewError } from '../cli/json-view.js';
-import { type RemoteMethod, remoteMethod } from '../cli/remote-method.js';
 import { rpcErrorData } from '../cli/rpc-failure.js';
-import { type CallistoApp, RpcError } from '../index.js';
+import { type CallistoApp, defineService, RpcError, releaseReference } from '../index.js';
 import { MAX_CALL_TIMEOUT_MS } from './dashboard-options.js';
 
 export interface TryRequest {
@@ -31,11 +33,23 @@ export class TryInputError extends Error {
   override name = 'TryInputError';
 }
 
-/** References kept for calls from the page (one per service key, method and timeout). */
-const MAX_METHODS = 256;
+/** References kept for calls from the page (one per service key and timeout), least recently used out. */
+export const MAX_TRY_REFERENCES = 32;
 
 export interface TryCaller {
   call(request: unknown): Promise<TryAnswer>;
+  /** References held now (at most MAX_TRY_REFERENCES). */
+  readonly references: number;
+  /** Releases every reference. */
+  close(): Promise<void>;
+}
+
+type Methods = Record<string, (...args: unknown[]) => Promise<unknown>>;
+
+interface Held {
+  readonly reference: Methods;
+  calls: number;
+  evicted: boolean;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -103,49 +117,77 @@ export function parseTryArguments(text: string): unknown[] {
 }
 
 export function createTryCaller(app: CallistoApp, defaultTimeoutMs: number): TryCaller {
-  const methods = new Map<string, RemoteMethod>();
-  const methodFor = (request: TryRequest & { timeoutMs: number }): RemoteMethod => {
-    const id = JSON.stringify([
-      request.service,
-      request.version,
-      request.group,
-      request.method,
-      request.timeoutMs,
-    ]);
-    let method = methods.get(id);
-    if (!method) {
-      method = remoteMethod(
-        app,
-        { service: request.service, method: request.method },
-        { version: request.version, group: request.group, timeoutMs: request.timeoutMs },
-        { oneAttempt: true },
-      );
-      if (methods.size >= MAX_METHODS) methods.delete(methods.keys().next().value!);
-      methods.set(id, method);
+  // Map order is use order: the first entry is the least recently used.
+  const held = new Map<string, Held>();
+  const releasing = new Set<Promise<void>>();
+  const release = (entry: Held) => {
+    const done = releaseReference(entry.reference).finally(() => releasing.delete(done));
+    releasing.add(done);
+  };
+  const referenceFor = (request: TryRequest & { timeoutMs: number }): Held => {
+    const id = JSON.stringify([request.service, request.version, request.group, request.timeoutMs]);
+    let entry = held.get(id);
+    if (entry !== undefined) {
+      held.delete(id);
+      held.set(id, entry);
+      return entry;
     }
-    return method;
+    const definition = defineService<Methods>(request.service, {
+      version: request.version,
+      group: request.group,
+    });
+    entry = {
+      reference: app.refer(definition, {
+        timeoutMs: request.timeoutMs,
+        cluster: 'failfast',
+        registerConsumer: false,
+      }) as Methods,
+      calls: 0,
+      evicted: false,
+    };
+    held.set(id, entry);
+    while (held.size > MAX_TRY_REFERENCES) {
+      const [oldId, old] = held.entries().next().value!;
+      held.delete(oldId);
+      old.evicted = true;
+      if (old.calls === 0) release(old);
+    }
+    return entry;
   };
   return {
+    get references() {
+      return held.size;
+    },
     async call(body) {
       const request = checkTryRequest(body, defaultTimeoutMs);
       const args = parseTryArguments(request.args);
-      let method: RemoteMethod;
-      try {
-        method = methodFor(request);
-      } catch (error) {
-        if (error instanceof CliError) throw new TryInputError(error.message);
-        throw error;
+      if (app.config.registry.length === 0) {
+        throw new TryInputError('Try it calls through the registries, and the dashboard has none');
       }
+      const entry = referenceFor(request);
+      const method = entry.reference[request.method];
+      if (typeof method !== 'function') {
+        throw new TryInputError(`${request.method} cannot be called remotely (a reserved name)`);
+      }
+      entry.calls++;
       const started = performance.now();
       try {
-        const result = await method(args);
+        const result = await method(...args);
         return { ok: true, result: toView(result), elapsedMs: performance.now() - started };
       } catch (error) {
         const elapsedMs = performance.now() - started;
         if (RpcError.is(error))
           return { ok: false, error: toView(rpcErrorData(error)) as Record<string, unknown>, elapsedMs };
         return { ok: false, error: { code: 'Unknown', message: (error as Error).message }, elapsedMs };
+      } finally {
+        entry.calls--;
+        if (entry.evicted && entry.calls === 0) release(entry);
       }
+    },
+    async close() {
+      for (const entry of held.values()) release(entry);
+      held.clear();
+      await Promise.allSettled([...releasing]);
     },
   };
 }

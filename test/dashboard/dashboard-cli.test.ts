@@ -158,5 +158,21 @@ describe('callisto dashboard', () => {
       /--port/,
     );
     expectOneLineError(await runCli(build, ['dashboard', '--registry', 'nosuch://x']), 2, /nosuch/);
+    // beyond loopback: actions need TLS and a token, viewing a token (or client certificates)
+    expectOneLineError(
+      await runCli(build, ['dashboard', '--registry', registry.address, '--host', '0.0.0.0', '--port', '0']),
+      2,
+      /invalid --host = "0\.0\.0\.0": .*give --tls-cert and --tls-key, and --token/,
+    );
+    expectOneLineError(
+      await runCli(build, ['dashboard', '--registry', registry.address, '--host', '0.0.0.0', '--read-only']),
+      2,
+      /invalid --host = "0\.0\.0\.0": .*--token.*--tls-ca/,
+    );
+    expectOneLineError(
+      await runCli(build, ['dashboard', '--registry', registry.address, '--tls-cert', '/nonexistent.pem']),
+      2,
+      /invalid --tls-key = "": /,
+    );
   });
 });

@@ -2,12 +2,13 @@
  * The dashboard's HTTP side, below the page: the token, the body limit, the checks that keep other web
  * pages and re-bound DNS names out, what is served and what is not, and its options' mistakes.
  */
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DashboardOptionError, resolveDashboardOptions } from '../../src/dashboard/index.js';
 import {
   type ProviderProcess,
+  type RequestOptions,
   type RunningDashboard,
+  rawRequest,
   startDashboard,
   startProvider,
   tempRegistry,
@@ -18,55 +19,7 @@ const registry = tempRegistry();
 let dashboard: RunningDashboard;
 let provider: ProviderProcess;
 
-interface Answer {
-  status: number;
-  body: string;
-  headers: http.IncomingHttpHeaders;
-}
-
-/** One request with exactly these headers (fetch would not let a test set Host). */
-function request(
-  path: string,
-  options: {
-    method?: string;
-    headers?: Record<string, string>;
-    body?: string | Buffer;
-    chunked?: boolean;
-  } = {},
-): Promise<Answer> {
-  const url = new URL(dashboard.url);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path,
-        method: options.method ?? 'GET',
-        headers: { host: url.host, ...options.headers },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            body: Buffer.concat(chunks).toString(),
-            headers: res.headers,
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-    if (options.body !== undefined) {
-      if (options.chunked) {
-        // no content-length: the size is only known as the bytes arrive
-        const body = Buffer.from(options.body);
-        for (let at = 0; at < body.length; at += 16 * 1024) req.write(body.subarray(at, at + 16 * 1024));
-      } else req.write(options.body);
-    }
-    req.end();
-  });
-}
+const request = (path: string, options?: RequestOptions) => rawRequest(dashboard.url, path, options);
 
 const bearer = { authorization: `Bearer ${TOKEN}` };
 const json = { 'content-type': 'application/json', ...bearer };

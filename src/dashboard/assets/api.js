@@ -26,8 +26,11 @@ export function takeTokenFromAddress() {
   history.replaceState(null, '', `${location.pathname}#/`);
 }
 
+/** The secret the dashboard wrote into this page: requests that change something carry it. */
+const PAGE_SECRET = document.querySelector('meta[name="callisto-page"]')?.getAttribute('content') ?? '';
+
 async function request(method, path, body) {
-  const headers = { accept: 'application/json' };
+  const headers = { accept: 'application/json', 'x-callisto-page': PAGE_SECRET };
   const current = token();
   if (current) headers.authorization = `Bearer ${current}`;
   if (body !== undefined) headers['content-type'] = 'application/json';

@@ -4,6 +4,8 @@
  * for its calls, and headless Chromium (Debian's, through playwright-core) to look at it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,10 +80,11 @@ export async function startDashboard(
   }
 }
 
-export async function launchBrowser(): Promise<Browser> {
+/** Headless Chromium; `args` adds command-line switches (e.g. `--host-resolver-rules=…`). */
+export async function launchBrowser(args: readonly string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', ...args],
   });
 }
 
@@ -155,4 +158,69 @@ export function runLoad(call: () => Promise<unknown>, maxCalls = 50_000, maxMs =
       await done;
     },
   };
+}
+
+export interface Answer {
+  status: number;
+  body: string;
+  headers: http.IncomingHttpHeaders;
+}
+
+export interface RequestOptions {
+  method?: string;
+  /** Sent as given: `host` replaces the one of `base`. */
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  /** Sent in pieces without a length (the size is only known as the bytes arrive). */
+  chunked?: boolean;
+  /** For https: the CA to trust, and a client certificate with its key (PEM). */
+  ca?: string;
+  cert?: string;
+  key?: string;
+}
+
+/** One request to `base` (the dashboard's address) with exactly these headers (fetch would not let a test set Host). */
+export function rawRequest(base: string, path: string, options: RequestOptions = {}): Promise<Answer> {
+  const url = new URL(base);
+  const client = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = client.request(
+      {
+        host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+        port: url.port,
+        path,
+        method: options.method ?? 'GET',
+        headers: { host: url.host, ...options.headers },
+        ...(options.ca === undefined ? {} : { ca: options.ca }),
+        ...(options.cert === undefined ? {} : { cert: options.cert, key: options.key }),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString(),
+            headers: res.headers,
+          }),
+        );
+      },
+    );
+    req.on('error', reject);
+    if (options.body !== undefined) {
+      if (options.chunked) {
+        const body = Buffer.from(options.body);
+        for (let at = 0; at < body.length; at += 16 * 1024) req.write(body.subarray(at, at + 16 * 1024));
+      } else req.write(options.body);
+    }
+    req.end();
+  });
+}
+
+/** The secret the dashboard wrote into its page (what the page's script sends with a change). */
+export async function pageSecretOf(base: string): Promise<string> {
+  const page = await rawRequest(base, '/');
+  const secret = /<meta name="callisto-page" content="([^"]*)"/.exec(page.body)?.[1];
+  if (!secret) throw new Error(`no page secret in the page of ${base} (status ${page.status})`);
+  return secret;
 }

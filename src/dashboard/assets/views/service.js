@@ -4,12 +4,14 @@ import { lineChart } from '../chart.js';
 import { confirmAction } from '../confirm.js';
 import { badge, formatAge, formatNumber, formatTime, h, keyLabel, replaceContent, table } from '../dom.js';
 
+/** A dashboard started with --read-only marks its page so: no Actions, no Try it. */
+const READ_ONLY = document.documentElement.hasAttribute('data-read-only');
 const TABS = [
   ['overview', 'Overview'],
   ['actions', 'Actions'],
   ['try', 'Try it'],
   ['config', 'Config'],
-];
+].filter(([id]) => !READ_ONLY || (id !== 'actions' && id !== 'try'));
 
 /** The service's heading and tabs, shared by every tab. */
 export function serviceHeader(name, tab) {
@@ -160,6 +162,17 @@ function providersTable(key, now, withActions) {
   );
 }
 
+/** Why the figures of some providers are missing (an admin endpoint not asked, or not answering). */
+function adminProblems(key) {
+  const problems = key.providers.filter((p) => p.adminError);
+  if (problems.length === 0) return null;
+  return h(
+    'ul',
+    { class: 'admin-problems notice', 'aria-label': 'Admin endpoints' },
+    ...problems.map((p) => h('li', {}, h('code', {}, p.address), `: ${p.adminError}`)),
+  );
+}
+
 function consumersTable(key) {
   const problem = key.consumersError ? h('p', { class: 'notice bad' }, key.consumersError) : null;
   if (key.consumers.length === 0)
@@ -232,6 +245,7 @@ export function mountOverview(main, banner, name) {
     charts(key),
     h('h3', {}, 'Providers'),
     providersTable(key, now, false),
+    adminProblems(key),
     h('h3', {}, 'Consumers'),
     consumersTable(key),
   ]);
