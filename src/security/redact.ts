@@ -2,7 +2,8 @@
  * Configuration values that are secrets, and a copy of a configuration with them hidden, for anything
  * that shows configuration (`callisto config explain`, an admin `/config` view): the shared-secret
  * tokens' values, the JWT HMAC secret, the consumer's credentials, and a private key given as PEM text
- * (a key's file path is shown).
+ * (a key's file path is shown), and the credentials written in addresses (`redis://:pw@h`,
+ * `etcd://h?password=pw`: see `redactAddress`) wherever a configuration value is an address.
  */
 
 /** The keys whose values are secrets (a map's values, for `server.auth.tokens`). */
@@ -31,6 +32,40 @@ function hide(key: string, value: unknown): unknown {
   return HIDDEN;
 }
 
+/** Query parameters of an address whose values are secrets (`password`, `sentinelPassword`, `token`...). */
+const SECRET_PARAMETER = /pass(?:word)?|secret|token|credential/i;
+
+/**
+ * `text` with the credentials of any address in it hidden: the password of a `kind://user:password@`
+ * (the whole user part when it has no `:`, as `kind://token@host` may be a secret) and the values of
+ * query parameters named like a secret (`?password=`, `&sentinelPassword=`, `token`, `secret`,
+ * `credentials`), and the password of a `user:password@host` entry quoted without its scheme. Other
+ * text is returned as it is, so a message may be passed through whole.
+ */
+export function redactAddress(text: string): string {
+  if (!text.includes('@') && !text.includes('=')) return text;
+  return (
+    text
+      .replace(/(\w[\w+.-]*:\/\/)([^\s/@?#"']*)@/g, (_all, scheme: string, user: string) => {
+        const colon = user.indexOf(':');
+        return `${scheme}${colon === -1 ? HIDDEN : `${user.slice(0, colon)}:${HIDDEN}`}@`;
+      })
+      // an address's entry quoted without its scheme ("user:pw@host" is not host:port)
+      .replace(/(^|[\s"',])([^\s"',/@:]*):([^\s"'/@]+)@/g, (_all, before: string, user: string) => {
+        return `${before}${user}:${HIDDEN}@`;
+      })
+      .replace(/([?&])([^=&\s#"']+)=([^&\s#"']*)/g, (all, separator: string, name: string) =>
+        SECRET_PARAMETER.test(name) ? `${separator}${name}=${HIDDEN}` : all,
+      )
+  );
+}
+
+function redactValue(value: unknown): unknown {
+  if (typeof value === 'string') return redactAddress(value);
+  if (Array.isArray(value)) return value.map(redactValue);
+  return value;
+}
+
 /** A copy of `config` (the app's configuration, or any part of it under `prefix`) with secrets hidden. */
 export function redactConfig<T>(config: T, prefix = ''): T {
   if (!isPlain(config)) return config;
@@ -41,7 +76,7 @@ export function redactConfig<T>(config: T, prefix = ''): T {
       ? hide(path, value)
       : isPlain(value)
         ? redactConfig(value, `${path}.`)
-        : value;
+        : redactValue(value);
   }
   return out as T;
 }

@@ -161,7 +161,7 @@ describe('admin endpoints', () => {
     expect(config.keys.find((entry) => entry.key === 'admin.token')!.value).toBe('(hidden)');
   });
 
-  it('never show a secret in /config: auth tokens, the JWT secret, consumer credentials', async () => {
+  it('never show a secret in /config: auth tokens, the JWT secret, consumer credentials, registry passwords', async () => {
     const app = await testApp({
       admin: { enabled: true },
       server: {
@@ -172,10 +172,11 @@ describe('admin endpoints', () => {
         },
       },
       consumer: { credentials: 'consumer-credentials-0123456789' },
+      registry: [`file://${dir}?password=registry-pw-0123456789`],
     });
     await app.start();
     const text = await (await fetch(url(app, '/config'))).text();
-    for (const secret of ['orders-secret', 'jwt-secret', 'consumer-credentials']) {
+    for (const secret of ['orders-secret', 'jwt-secret', 'consumer-credentials', 'registry-pw']) {
       expect(text).not.toContain(secret);
     }
     expect(text).toContain('(hidden)');
