@@ -50,6 +50,8 @@ export function createBodyReader(limits: BodyLimits, where = 'server.http'): Bod
 
   return {
     read(request) {
+      const framing = http10Framing(request);
+      if (framing !== undefined) return Promise.reject(framing);
       const declared = request.headers['content-length'];
       if (declared !== undefined && Number(declared) > maxBodyBytes) {
         return Promise.reject(tooLarge(maxBodyBytes, `${declared} bytes declared`, where));
@@ -98,6 +100,20 @@ export function createBodyReader(limits: BodyLimits, where = 'server.http'): Bod
       sweep = undefined;
     },
   };
+}
+
+/**
+ * HTTP/1.0 has no chunked bodies: a 1.0 request with `transfer-encoding` has a length no two parsers
+ * need agree on (RFC 9112 §6.1: treat it as faulty framing, then close). Refused with 400 before
+ * anything runs, whatever follows it, so that what is answered does not depend on the bytes after it.
+ */
+function http10Framing(request: IncomingMessage): HttpRefusal | undefined {
+  if (request.httpVersion !== '1.0' || request.headers['transfer-encoding'] === undefined) return undefined;
+  return new HttpRefusal(
+    400,
+    'BadRequest',
+    'an HTTP/1.0 request with transfer-encoding (HTTP/1.0 has no chunked bodies): send HTTP/1.1, or content-length',
+  );
 }
 
 /** The bytes of one body, copied into a buffer that doubles as they arrive (never beyond `max`). */
