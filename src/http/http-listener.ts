@@ -34,6 +34,8 @@ export interface HttpListenerParts {
   /** A request or connection was refused for what it carries or does (logged, rate-limited). */
   onRefused(remote: string, reason: string): void;
   handle(request: IncomingMessage, response: ServerResponse): void;
+  /** Makes the server (an HTTPS one, for the gateway's own TLS); default `http.createServer`. */
+  readonly createServer?: (options: http.ServerOptions) => http.Server;
 }
 
 export const remoteOf = (socket: Socket): string => `${socket.remoteAddress}:${socket.remotePort}`;
@@ -45,7 +47,7 @@ export function createHttpListener(parts: HttpListenerParts): HttpListener {
   let port = options.port;
   let closing: Promise<void> | undefined;
 
-  const server = http.createServer({
+  const server = (parts.createServer ?? http.createServer)({
     headersTimeout: options.headersTimeoutMs,
     // the body has its own timer (http-body.ts); this is node's backstop for the whole request
     requestTimeout: options.headersTimeoutMs + options.bodyTimeoutMs + 1_000,
