@@ -5,6 +5,13 @@
  */
 import { z } from 'zod';
 
+export const adminTlsConfigSchema = z.strictObject({
+  /** The admin port's private key: PEM text or a file path; with `cert`, the admin port serves HTTPS only. Default ''. */
+  key: z.string(),
+  /** The admin port's certificate chain: PEM text or a file path. Default ''. */
+  cert: z.string(),
+});
+
 export const adminConfigSchema = z.strictObject({
   /** Serve the admin endpoints (/health, /ready, /metrics, /services, /config, /stats; docs/observability.md) on a free port; setting `admin.port` serves them too. Default false. */
   enabled: z.boolean(),
@@ -21,12 +28,7 @@ export const adminConfigSchema = z.strictObject({
   /** Time a connection has to send a request's headers (an idle connection is closed after it), ms. Default 5000. */
   headersTimeoutMs: z.number().int().min(10),
   /** Serve the admin endpoints over HTTPS: the private key and certificate chain, PEM text or file paths (both or neither). */
-  tls: z.strictObject({
-    /** The admin port's private key: PEM text or a file path; with `cert`, the admin port serves HTTPS only. Default ''. */
-    key: z.string(),
-    /** The admin port's certificate chain: PEM text or a file path. Default ''. */
-    cert: z.string(),
-  }),
+  tls: adminTlsConfigSchema,
 });
 
 export type AdminConfig = z.infer<typeof adminConfigSchema>;
