@@ -13,12 +13,19 @@
  * JSON unless the request accepts `text/html` (then a minimal page). With a token, every request needs
  * `Authorization: Bearer <token>` (401 otherwise). Only GET (and HEAD); the bodies are bounded by what
  * the app holds, never by what a request sends (a request body is not read). docs/observability.md.
+ *
+ * No client can lock `/health` out: connections are capped in all (`admin.maxConnections`) and per
+ * remote address (`admin.maxConnectionsPerAddress`), and one that sends no request headers within
+ * `admin.headersTimeoutMs` is closed (checked every quarter of it, at most every second). With
+ * `admin.tls` the port serves HTTPS only.
  */
 import { timingSafeEqual } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { createConnectionCaps } from '../http/connection-caps.js';
 import { htmlPage } from './admin-html.js';
 import type { AdminConfig } from './admin-options.js';
+import { createListenerServer } from './admin-tls.js';
 
 /** What the admin endpoints read: the app implements it. */
 export interface AdminSource {
@@ -48,9 +55,21 @@ function tokenMatches(header: string | undefined, token: string): boolean {
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-export function createAdminServer(options: AdminConfig, source: AdminSource): AdminServer {
+/** What the admin server reads of `admin.*` (the limits and TLS default to DEFAULT_ADMIN_CONFIG's). */
+export type AdminServerOptions = Pick<AdminConfig, 'host' | 'port' | 'token'> &
+  Partial<Pick<AdminConfig, 'maxConnections' | 'maxConnectionsPerAddress' | 'headersTimeoutMs' | 'tls'>>;
+
+export function createAdminServer(options: AdminServerOptions, source: AdminSource): AdminServer {
   let port = 0;
-  const sockets = new Set<import('node:net').Socket>();
+  const sockets = new Set<Socket>();
+  const headersTimeoutMs = options.headersTimeoutMs ?? 5_000;
+  const caps = createConnectionCaps(
+    {
+      maxConnections: options.maxConnections ?? 64,
+      maxConnectionsPerAddress: options.maxConnectionsPerAddress ?? 8,
+    },
+    'admin',
+  );
 
   const send = (
     request: http.IncomingMessage,
@@ -124,7 +143,15 @@ export function createAdminServer(options: AdminConfig, source: AdminSource): Ad
     }
   };
 
-  const server = http.createServer({ maxHeaderSize: 16 * 1024 }, (request, response) => {
+  const serverOptions: http.ServerOptions = {
+    maxHeaderSize: 16 * 1024,
+    headersTimeout: headersTimeoutMs,
+    requestTimeout: headersTimeoutMs + 5_000,
+    keepAliveTimeout: 5_000,
+    // node checks the header and request timeouts this often (30 s by default: idle sockets lingered)
+    connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(headersTimeoutMs / 4))),
+  };
+  const server = createListenerServer(options.tls, 'admin.tls', serverOptions, (request, response) => {
     handle(request, response).catch((error: unknown) => {
       if (response.headersSent) response.destroy();
       else
@@ -134,11 +161,12 @@ export function createAdminServer(options: AdminConfig, source: AdminSource): Ad
         });
     });
   });
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 10_000;
-  server.keepAliveTimeout = 5_000;
-  server.maxConnections = 64;
-  server.on('connection', (socket) => {
+  server.prependListener('connection', (socket: Socket) => {
+    if (caps.admit(socket) !== undefined) {
+      socket.on('error', () => {});
+      socket.destroy();
+      return;
+    }
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });

@@ -4,23 +4,29 @@
  * registry lists, through a consumer reference built from the service name: the app's load balancing,
  * failover, outlier detection and consumer filters apply, and the call travels to a provider over
  * Callisto's own protocol (where the provider's filters run). Bodies are bounded as on the entry (size,
- * timeouts, elements and depth counted before decoding, `__proto__` refused).
+ * timeouts, elements and depth counted before decoding, `__proto__` refused), connections are capped in
+ * all and per client address, and every call carries its HTTP client's address to the provider
+ * (attachment `callisto-forwarded-client`, honoured by providers that list the gateway in
+ * `server.trustedGateways`), so that the providers' per-address limits stay per client.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { type ListenerTlsConfig, listenerServerTls } from '../admin/admin-tls.js';
 import { type AppOptions, type CallistoApp, callisto } from '../app/callisto-app.js';
 import { ConfigError } from '../config/config-error.js';
 import { withOptions } from '../consumer/with-options.js';
 import { type ErrorCodeName, messageOf, RpcError } from '../core/rpc-error.js';
+import { createConnectionCaps } from '../http/connection-caps.js';
 import { sendError, sendRefusal, sendResult } from '../http/http-answer.js';
 import { createBodyReader } from '../http/http-body.js';
 import { createHttpListener, type HttpListener, remoteOf } from '../http/http-listener.js';
 import { type HttpOptions, httpOptionsFrom } from '../http/http-options.js';
 import { HttpRefusal, readCallTarget } from '../http/http-request.js';
 import { createArgumentsReader } from '../provider/arguments-reader.js';
+import { FORWARDED_CLIENT_ATTACHMENT } from '../provider/forwarded-client.js';
 import { createGatewayRoutes } from './gateway-routes.js';
 
-export interface GatewayOptions extends Partial<HttpOptions> {
+export interface GatewayOptions extends Partial<Omit<HttpOptions, 'tls' | 'plaintext'>> {
   /** Registry address(es) where the providers are (etcd://…, zookeeper://…, redis://…, file://…). */
   readonly registry: string | readonly string[];
   /** Version of a request that names none (`x-callisto-version`). Default '1.0.0'. */
@@ -29,6 +35,16 @@ export interface GatewayOptions extends Partial<HttpOptions> {
   readonly maxServices?: number;
   /** HTTP connections at once; more are closed as they arrive. Default 4096. */
   readonly maxConnections?: number;
+  /**
+   * HTTP connections at once from one client address, so that one client's idle or half-open
+   * connections cannot shut everyone else out (raise it behind a proxy that is one address). Default 256.
+   */
+  readonly maxConnectionsPerAddress?: number;
+  /**
+   * Serve HTTPS: the gateway's private key and certificate chain, PEM text or file paths (both or
+   * neither). Default none (plain HTTP).
+   */
+  readonly tls?: ListenerTlsConfig;
   /** Calls in flight at once; more are answered 503 (Overloaded). Default 10000. */
   readonly maxConcurrentCalls?: number;
   /**
@@ -79,6 +95,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   );
   const maxServices = positive(options.maxServices, 1_000, 'maxServices');
   const maxConnections = positive(options.maxConnections, 4_096, 'maxConnections');
+  const maxConnectionsPerAddress = positive(
+    options.maxConnectionsPerAddress,
+    256,
+    'maxConnectionsPerAddress',
+  );
+  // checked now: a bad key or certificate fails createGateway, not its first connection
+  const tls = listenerServerTls(options.tls, 'createGateway.tls');
   const maxCalls = positive(options.maxConcurrentCalls, 10_000, 'maxConcurrentCalls');
   const defaultVersion = options.defaultVersion ?? '1.0.0';
   const app = await callisto({ application: 'callisto-gateway', ...options.app, registry });
@@ -87,7 +110,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const decodeLimits = { maxElements: app.config.maxDecodedElements };
   const bodies = createBodyReader(http, 'createGateway');
   const log = app.logger;
-  let connections = 0;
+  const caps = createConnectionCaps({ maxConnections, maxConnectionsPerAddress }, 'createGateway');
   let calls = 0;
 
   const refused = (remote: string, reason: string): void => log.debug(`gateway refused ${remote}: ${reason}`);
@@ -156,7 +179,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     try {
       const call = withOptions(route.reference, {
         signal: abort.signal,
-        attachments: target.attachments,
+        // the client's address for the providers' per-address limits, replacing any the client sent
+        attachments: { ...target.attachments, [FORWARDED_CLIENT_ATTACHMENT]: remote },
         ...(target.timeoutMs > 0 ? { timeoutMs: target.timeoutMs } : {}),
       })[target.method]!;
       sendResult(response, json, await call(...args), undefined);
@@ -169,16 +193,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   };
 
   const listener: HttpListener = createHttpListener({
-    options: http,
+    options: { ...http, tls },
     where: 'createGateway',
+    logger: app.logger,
     admit(socket: Socket) {
-      if (connections >= maxConnections) {
-        refused(remoteOf(socket), `connection refused: ${maxConnections} connections (maxConnections)`);
-        return false;
-      }
-      connections++;
-      socket.once('close', () => connections--);
-      return true;
+      const refusal = caps.admit(socket);
+      if (refusal !== undefined) refused(remoteOf(socket), `connection refused: ${refusal}`);
+      return refusal === undefined;
     },
     onRefused: refused,
     handle(request, response) {
@@ -191,7 +212,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     await app.close();
     throw error;
   }
-  log.info(`gateway listening on http://${http.host}:${listener.port} (registry ${registry.join(', ')})`);
+  log.info(
+    `gateway listening on ${options.tls === undefined ? 'http' : 'https'}://${http.host}:${listener.port} (registry ${registry.join(', ')})`,
+  );
 
   let closing: Promise<void> | undefined;
   const gateway: Gateway = {

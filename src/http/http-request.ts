@@ -3,7 +3,8 @@
  * `POST /<service>/<method>` (the service name as it is declared, e.g. `example.UserService`), with
  *
  * - `x-callisto-version` and `x-callisto-group` (or the query parameters `version` and `group`);
- * - `x-callisto-timeout-ms`: the caller's deadline, from when the headers arrived;
+ * - `x-callisto-timeout-ms`: the caller's deadline, from when the headers arrived (at most 2^31 - 1 ms,
+ *   a longer one is clamped: http-timeout.ts);
  * - `x-callisto-attachment-<key>`: one attachment each (keys are lower case, as HTTP headers are);
  * - `Authorization` (the credentials the provider's auth filter reads, docs/security.md) and the W3C
  *   trace context `traceparent`/`tracestate`: attachments of the same names, unless an
@@ -17,6 +18,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Attachments } from '../core/invocation.js';
 import type { ErrorCodeName } from '../core/rpc-error.js';
+import { parseTimeoutMs } from './http-timeout.js';
 
 export const VERSION_HEADER = 'x-callisto-version';
 export const GROUP_HEADER = 'x-callisto-group';
@@ -95,8 +97,9 @@ export function readCallTarget(request: IncomingMessage): HttpCallTarget {
   const timeoutText = single(headers[TIMEOUT_HEADER]);
   let timeoutMs = 0;
   if (timeoutText !== undefined) {
-    timeoutMs = Number(timeoutText);
-    if (!/^\d{1,10}$/.test(timeoutText.trim()) || !Number.isSafeInteger(timeoutMs)) {
+    const parsed = parseTimeoutMs(timeoutText);
+    if (parsed !== undefined) timeoutMs = parsed;
+    else {
       throw new HttpRefusal(
         400,
         'BadRequest',

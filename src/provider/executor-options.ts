@@ -7,6 +7,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import v8 from 'node:v8';
 
 /** A file URL (a `URL` object fits) or an absolute path. */
 export type ModuleLocation = string | { readonly href: string; readonly protocol: string };
@@ -38,6 +39,30 @@ export interface WorkerExecutorOptions {
    * new one (for handlers that never look at their signal; costs a thread start).
    */
   readonly cancel?: 'signal' | 'terminate';
+  /**
+   * Memory each thread may use (node:worker_threads `resourceLimits`, MB): a thread past it is stopped
+   * (its call fails `Internal`, the thread is replaced) instead of growing to the whole process's heap.
+   * Default `{ maxOldGenerationSizeMb: <a quarter of the main thread's heap limit, at least 128> }`; the
+   * other limits are Node's defaults unless given.
+   */
+  readonly resourceLimits?: WorkerResourceLimits;
+}
+
+/** The limits of one worker thread, MB (node:worker_threads `ResourceLimits`). */
+export interface WorkerResourceLimits {
+  /** The thread's main heap. Default a quarter of the main thread's heap limit, at least 128. */
+  readonly maxOldGenerationSizeMb?: number;
+  /** The heap space for recently created objects. Default Node's. */
+  readonly maxYoungGenerationSizeMb?: number;
+  /** Memory for generated code. Default Node's. */
+  readonly codeRangeSizeMb?: number;
+  /** The thread's stack. Default Node's (4). */
+  readonly stackSizeMb?: number;
+}
+
+/** The default old-generation limit of a worker thread, MB: a quarter of this process's heap limit, at least 128. */
+export function defaultWorkerHeapMb(): number {
+  return Math.max(128, Math.floor(v8.getHeapStatistics().heap_size_limit / (4 * 1024 * 1024)));
 }
 
 /** `executor` of provide() options: `'loop'` (default) or a worker pool. */
@@ -53,6 +78,7 @@ export interface ResolvedWorkerExecutor {
   readonly threads: number;
   readonly queue: number;
   readonly cancel: 'signal' | 'terminate';
+  readonly resourceLimits: WorkerResourceLimits & { readonly maxOldGenerationSizeMb: number };
 }
 
 const isPositiveInt = (value: unknown): value is number =>
@@ -70,7 +96,7 @@ export function resolveExecutor(option: unknown, where: string): ResolvedWorkerE
     );
   }
   const spec = option as WorkerExecutorOptions;
-  const known = new Set(['kind', 'module', 'export', 'threads', 'queue', 'cancel']);
+  const known = new Set(['kind', 'module', 'export', 'threads', 'queue', 'cancel', 'resourceLimits']);
   for (const key of Object.keys(spec)) {
     if (!known.has(key))
       throw new TypeError(`${where}.${key}: unknown option (known: ${[...known].join(', ')})`);
@@ -100,7 +126,38 @@ export function resolveExecutor(option: unknown, where: string): ResolvedWorkerE
       `${where}.cancel: must be 'signal' or 'terminate', not ${JSON.stringify(spec.cancel)}`,
     );
   }
-  return { module, exportName, threads, queue, cancel };
+  return {
+    module,
+    exportName,
+    threads,
+    queue,
+    cancel,
+    resourceLimits: resolveLimits(spec.resourceLimits, where),
+  };
+}
+
+const LIMIT_KEYS = ['maxOldGenerationSizeMb', 'maxYoungGenerationSizeMb', 'codeRangeSizeMb', 'stackSizeMb'];
+
+function resolveLimits(
+  limits: WorkerResourceLimits | undefined,
+  where: string,
+): ResolvedWorkerExecutor['resourceLimits'] {
+  if (limits !== undefined && (typeof limits !== 'object' || limits === null)) {
+    throw new TypeError(
+      `${where}.resourceLimits: must be an object of MB limits, not ${JSON.stringify(limits)}`,
+    );
+  }
+  for (const [key, value] of Object.entries(limits ?? {})) {
+    if (!LIMIT_KEYS.includes(key)) {
+      throw new TypeError(`${where}.resourceLimits.${key}: unknown limit (known: ${LIMIT_KEYS.join(', ')})`);
+    }
+    if (value !== undefined && (typeof value !== 'number' || !(value > 0))) {
+      throw new TypeError(
+        `${where}.resourceLimits.${key}: must be a number of MB > 0, not ${JSON.stringify(value)}`,
+      );
+    }
+  }
+  return { ...limits, maxOldGenerationSizeMb: limits?.maxOldGenerationSizeMb ?? defaultWorkerHeapMb() };
 }
 
 function moduleUrl(value: unknown, where: string): string {

@@ -88,12 +88,12 @@ function tsxApi(): string {
   return pathToFileURL(path.join(path.dirname(manifest), exports.import.default)).href;
 }
 
-function startWorker(data: ThreadData): Worker {
+function startWorker(data: ThreadData, resourceLimits: ResolvedWorkerExecutor['resourceLimits']): Worker {
   const typescript = fromSource || /\.[cm]?ts$/.test(data.module);
-  if (!typescript) return new Worker(threadEntry, { workerData: data });
+  if (!typescript) return new Worker(threadEntry, { workerData: data, resourceLimits });
   const tsx = tsxApi();
   const code = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(threadEntry.href)}); })`;
-  return new Worker(code, { eval: true, workerData: data });
+  return new Worker(code, { eval: true, workerData: data, resourceLimits });
 }
 
 export function createWorkerPool(
@@ -157,7 +157,7 @@ export function createWorkerPool(
   };
 
   const spawn = (): Promise<void> => {
-    const worker = startWorker(data);
+    const worker = startWorker(data, options.resourceLimits);
     worker.unref();
     const thread: Thread = { worker, ready: false, job: undefined, failure: undefined, stopped: false };
     threads.add(thread);

@@ -72,4 +72,22 @@ describe('peer limits', () => {
     const fresh = slot(limits.connect('a'));
     for (let i = 0; i < 5; i++) expect(fresh.admit(1)).toBeUndefined();
   });
+
+  it('charges a forwarded call to its client address and the provider, not to the gateway connection', () => {
+    const limits = createPeerLimits({ ...options, addressShare: 0.3 });
+    const gateway = slot(limits.connect('gw'));
+    const a = limits.forwarded('a');
+    const b = limits.forwarded('b');
+    for (let i = 0; i < 3; i++) expect(a.admit(1)).toBeUndefined();
+    expect(a.admit(1)).toMatch(/a is executing 3 calls, its share/);
+    for (let i = 0; i < 3; i++) expect(b.admit(1)).toBeUndefined();
+    expect(gateway.calls).toBe(0);
+    expect(limits.calls).toBe(6);
+    expect(limits.forwarded('c').admit(400)).toMatch(
+      /c holds 0 decoded argument elements; 400 more exceed its share/,
+    );
+    for (let i = 0; i < 3; i++) a.release(1);
+    expect(limits.forwarded('a').admit(1)).toBeUndefined();
+    expect(limits.calls).toBe(4);
+  });
 });

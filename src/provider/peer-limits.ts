@@ -37,9 +37,21 @@ export interface PeerSlot {
   disconnect(): void;
 }
 
+/** A hold on the limits for calls (what the admission filter takes). */
+export interface CallAdmission {
+  admit(elements: number): string | undefined;
+  release(elements: number): void;
+}
+
 export interface PeerLimits {
   /** A new connection from `address` (without port): its slot, or why it is refused. */
   connect(address: string): PeerSlot | string;
+  /**
+   * The hold of one call a trusted gateway forwarded for the client at `address` (without port): it
+   * takes the provider's limits and the address share of that client, not of the gateway's connection
+   * (whose share would make every client behind it one bucket).
+   */
+  forwarded(address: string): CallAdmission;
   /** Calls executing now, in all. */
   readonly calls: number;
   /** Decoded argument elements held by executing calls now, in all. */
@@ -122,7 +134,44 @@ export function createPeerLimits(options: PeerLimitOptions): PeerLimits {
     }
   }
 
+  const forwardedFor = (address: string): CallAdmission => ({
+    admit(charge) {
+      if (calls >= options.maxCalls) {
+        return `provider is executing ${calls} calls, the maximum (server.maxConcurrentCalls)`;
+      }
+      let use = addresses.get(address);
+      if (use !== undefined && use.calls >= addressCalls) {
+        return `${address} is executing ${use.calls} calls, its share (server.addressShare ${options.addressShare} of ${options.maxCalls})`;
+      }
+      if (elements + charge > options.maxElements) {
+        return `provider holds ${elements} decoded argument elements; ${charge} more exceed server.maxElementsInFlight (${options.maxElements})`;
+      }
+      if ((use?.elements ?? 0) + charge > addressElements) {
+        return `${address} holds ${use?.elements ?? 0} decoded argument elements; ${charge} more exceed its share of server.maxElementsInFlight`;
+      }
+      if (use === undefined) {
+        use = { connections: 0, calls: 0, elements: 0 };
+        addresses.set(address, use);
+      }
+      calls++;
+      use.calls++;
+      elements += charge;
+      use.elements += charge;
+      return undefined;
+    },
+    release(charge) {
+      const use = addresses.get(address);
+      calls--;
+      elements -= charge;
+      if (use === undefined) return;
+      use.calls--;
+      use.elements -= charge;
+      if (use.connections === 0 && use.calls === 0) addresses.delete(address);
+    },
+  });
+
   return {
+    forwarded: forwardedFor,
     connect(address) {
       if (connections >= options.maxConnections) {
         return `${connections} connections open, the maximum (server.maxConnections)`;

@@ -19,6 +19,7 @@ import type { Serializer } from '../serialization/serializer.js';
 import type { ByteStream } from '../transport/transport.js';
 import { createArgumentsReader } from './arguments-reader.js';
 import { type DispatchDone, dispatch } from './dispatch.js';
+import { forwardedClient, hostOf, plainAddress } from './forwarded-client.js';
 import type { PeerSlot } from './peer-limits.js';
 import type { ServerContext } from './server-context.js';
 import { ServerInvocation } from './server-invocation.js';
@@ -55,6 +56,8 @@ export function serveConnection(
   const remoteAddress = `${socket.remoteAddress}:${socket.remotePort}`;
   /** What this connection proved in its TLS handshake: every call it carries, and only those, has it. */
   const peerCertificate = socket.peerCertificate;
+  // a trusted gateway's calls carry their client's address (forwarded-client.ts)
+  const fromGateway = ctx.options.trustedGateways.has(plainAddress(socket.remoteAddress));
   const listCallable = ctx.options.exposeErrors === 'all';
   /** `open`; `draining` once told "going away" (calls keep being answered); `closed`. */
   let state: 'open' | 'draining' | 'closed' = 'open';
@@ -261,6 +264,7 @@ export function serveConnection(
       return;
     }
     const deadline = meta.timeoutMs > 0 ? chunkTime + meta.timeoutMs : 0;
+    const client = forwardedClient(meta.attachments, fromGateway);
     const invocation = new ServerInvocation(
       exported.definition,
       method.name,
@@ -269,10 +273,10 @@ export function serveConnection(
       deadline,
       oneway,
       method.declaration.idempotent ?? false,
-      remoteAddress,
+      client ?? remoteAddress,
       id,
       bodies,
-      slot,
+      client === undefined ? slot : ctx.limits.forwarded(hostOf(client)),
       trackSignal,
     );
     invocation.encoded(argumentsReader, frame.body, frame.flags);

@@ -35,6 +35,7 @@ import {
   serverTlsConfigSchema,
 } from '../transport/tls-options.js';
 import { DEFAULT_TRANSPORT } from '../transport/transport.js';
+import { plainAddress } from './forwarded-client.js';
 
 const positiveInt = z.number().int().positive();
 /** A share of a limit: more than 0, at most 1. */
@@ -72,6 +73,8 @@ export const serverConfigSchema = z.strictObject({
   addressShare: share,
   /** Decoded argument elements held by executing calls, across connections. Default 2000000. */
   maxElementsInFlight: positiveInt,
+  /** Addresses (IPs) of the HTTP gateways whose calls carry their client's address (attachment callisto-forwarded-client): per-address limits, auth and logs then see that client; from anyone else the attachment is dropped. Default [] (none trusted). */
+  trustedGateways: z.array(z.string().min(1)),
   /** Largest accepted frame, bytes. Default 8388608 (8 MiB). */
   maxFrameBytes: z.number().int().min(1024),
   /** Response bytes queued on one connection before it stops reading. Default 8388608. */
@@ -110,6 +113,7 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   connectionShare: 0.5,
   addressShare: 0.5,
   maxElementsInFlight: 2_000_000,
+  trustedGateways: [],
   maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
   writeHighWaterBytes: 8 * 1024 * 1024,
   weight: DEFAULT_PROVIDER_WEIGHT,
@@ -153,6 +157,8 @@ export interface ServerOptions {
   addressShare: number;
   /** Decoded argument elements held by executing calls, across connections. */
   maxElementsInFlight: number;
+  /** Addresses of the gateways whose forwarded client address is honoured (forwarded-client.ts). */
+  trustedGateways: ReadonlySet<string>;
   connection: ConnectionOptions;
   /** The HTTP/JSON entry, or undefined when `server.http.port` is -1; HTTPS with `server.tls`. */
   http: HttpOptions | undefined;
@@ -174,6 +180,7 @@ export function resolveServerOptions(server: ServerConfig, connection: Connectio
     connectionShare: server.connectionShare,
     addressShare: server.addressShare,
     maxElementsInFlight: server.maxElementsInFlight,
+    trustedGateways: new Set(server.trustedGateways.map(plainAddress)),
     // A provider opens no connection: the consumer-side settings do not apply.
     connection: resolveConnectionOptions(connection, {
       maxFrameBytes: server.maxFrameBytes,

@@ -2,12 +2,13 @@
  * Checks a registry address against an app's registry kinds, when the app is built or a reference is
  * made: its kind is registered, its form parses, its parameters are valid, and the client package of a
  * built-in server-backed kind is installed. Each failure is a ConfigError that blames what is actually
- * wrong.
+ * wrong, showing the address with its credentials hidden (`redactAddress`).
  */
 import { ConfigError } from '../config/config-error.js';
 import { closestMatch } from '../config/did-you-mean.js';
 import type { NameSite } from '../extension/extension-names.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
+import { redactAddress } from '../security/redact.js';
 import { BUILTIN_REGISTRY_FACTORIES } from './builtin-registries.js';
 import { isPackageInstalled, REGISTRY_CLIENT_PACKAGES } from './load-optional.js';
 import type { RegistryAddress } from './registry.js';
@@ -27,37 +28,35 @@ export function checkRegistryAddressFor(
 ): RegistryAddress {
   const options = { source: site.source };
   if (typeof raw !== 'string') throw new ConfigError(site.key, raw, ADDRESS, options);
+  const shown = redactAddress(raw);
   const kind = registryAddressKind(raw);
   if (kind === undefined) {
-    throw new ConfigError(site.key, raw, ADDRESS, { ...options, problem: 'no "kind://" at the start' });
+    throw new ConfigError(site.key, shown, ADDRESS, { ...options, problem: 'no "kind://" at the start' });
   }
   if (!extensions.has('registry', kind)) {
     const kinds = extensions.names('registry');
     const closest = closestMatch(kind, kinds);
-    throw new ConfigError(site.key, raw, `a registry address whose kind is one of ${kinds.join(', ')}`, {
+    throw new ConfigError(site.key, shown, `a registry address whose kind is one of ${kinds.join(', ')}`, {
       ...options,
       problem: `unknown registry kind "${kind}"`,
-      suggestion: closest === undefined ? undefined : raw.trim().replace(/^[^:]+/, closest),
+      suggestion: closest === undefined ? undefined : shown.trim().replace(/^[^:]+/, closest),
     });
   }
   const checked = checkRegistryAddress(raw);
   if (checked.problem !== undefined) {
-    throw new ConfigError(site.key, raw, ADDRESS, { ...options, problem: checked.problem });
+    throw new ConfigError(site.key, shown, ADDRESS, { ...options, problem: redactAddress(checked.problem) });
   }
   try {
     resolveRegistryOptions(checked.address); // the query parameters: ?ttl=, ?root=, ?maxBackoff=
   } catch (error) {
-    const problem = (error as Error).message.replace(/^registry "[^"]*": /, '');
-    throw new ConfigError(site.key, raw, `${ADDRESS} with valid parameters`, {
-      ...options,
-      problem,
-      cause: error,
-    });
+    // the cause is not kept: its message names the address, credentials included
+    const problem = redactAddress((error as Error).message.replace(/^registry "[^"]*": /, ''));
+    throw new ConfigError(site.key, shown, `${ADDRESS} with valid parameters`, { ...options, problem });
   }
   const needed = REGISTRY_CLIENT_PACKAGES[kind];
   const builtin = extensions.get('registry', kind) === BUILTIN_REGISTRY_FACTORIES[kind];
   if (needed !== undefined && builtin && !isPackageInstalled(needed)) {
-    throw new ConfigError(site.key, raw, `the package installed: npm install ${needed}`, {
+    throw new ConfigError(site.key, shown, `the package installed: npm install ${needed}`, {
       ...options,
       problem: `the ${kind} registry needs the package ${needed}, which is not installed`,
     });

@@ -3,6 +3,7 @@
  * `redis://h:6379`, `redis-sentinel://s1:26379,s2:26379/mymaster`, `file://<dir>`, `direct://h:p,h:p`.
  */
 import { RpcError } from '../core/rpc-error.js';
+import { redactAddress } from '../security/redact.js';
 import type { RegistryAddress } from './registry.js';
 
 /** Default ports of the built-in server kinds, used when an address names a host without a port. */
@@ -46,7 +47,7 @@ export const REGISTRY_ADDRESS_FORMAT =
 function badAddress(raw: string, why: string): RpcError {
   return new RpcError(
     'BadRequest',
-    `invalid registry address "${raw}": ${why} (expected ${REGISTRY_ADDRESS_FORMAT})`,
+    `invalid registry address "${redactAddress(raw)}": ${redactAddress(why)} (expected ${REGISTRY_ADDRESS_FORMAT})`,
   );
 }
 

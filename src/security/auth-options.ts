@@ -19,6 +19,17 @@ export const accessRuleSchema = z.strictObject({
   deny: z.array(z.string().min(1)).optional(),
 });
 
+/** A duration as configuration writes it: a number and a unit (ms, s, m, h, d). */
+const DURATION = /^(\d+)(ms|s|m|h|d)$/;
+const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Milliseconds of a duration key's value: a number of ms, or `<n><unit>` (ms, s, m, h, d). */
+export function durationMs(value: number | string): number {
+  if (typeof value === 'number') return value;
+  const match = DURATION.exec(value)!;
+  return Number(match[1]) * UNIT_MS[match[2]!]!;
+}
+
 export const serverAuthConfigSchema = z.strictObject({
   /** Shared-secret tokens, identity -> token (at least 16 characters): a caller sending a token is its identity. Default {}. */
   tokens: z.record(z.string(), z.string()),
@@ -30,6 +41,11 @@ export const serverAuthConfigSchema = z.strictObject({
   jwtIssuer: z.string(),
   /** Clock skew allowed on a signed token's `exp` and `nbf`, s. Default 0. */
   jwtClockToleranceS: z.number().int().nonnegative(),
+  /** Longest lifetime a signed token may have (`exp - iat`, or `exp - now` without `iat`): ms, or a duration such as '15m', '12h', '7d'; 0 accepts any (a token with exp in 9999 too). Default 0. */
+  jwtMaxLifetime: z.union([
+    z.number().int().nonnegative(),
+    z.string().regex(DURATION, 'a duration such as 15m, 12h or 7d'),
+  ]),
   /** A client certificate verified by server.tls.ca (mutual TLS) identifies the caller by its common name. Default false. */
   mtls: z.boolean(),
   /** Access of a call no rule's allow list speaks for, once any authentication is on: 'allow' or 'deny' (required then). Default ''. */
@@ -46,6 +62,7 @@ export const DEFAULT_SERVER_AUTH_CONFIG: ServerAuthConfig = {
   jwtPublicKey: '',
   jwtIssuer: '',
   jwtClockToleranceS: 0,
+  jwtMaxLifetime: 0,
   mtls: false,
   defaultAccess: '',
   rules: [],
@@ -90,6 +107,7 @@ export function resolveServerAuth(
   const jwtCommon = {
     ...(config.jwtIssuer ? { issuer: config.jwtIssuer } : {}),
     clockToleranceS: config.jwtClockToleranceS,
+    maxLifetimeMs: durationMs(config.jwtMaxLifetime),
   };
   if (config.jwtSecret !== '') {
     if (Buffer.byteLength(config.jwtSecret) < MIN_JWT_SECRET_BYTES) {

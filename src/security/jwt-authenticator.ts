@@ -7,6 +7,11 @@
  * Verified tokens are kept (per service, at most `cacheSize`) until they expire, so that a caller
  * reusing its token costs a map lookup, not a signature check; the expiry and start are checked on
  * every call all the same, so a replayed token fails once it expired.
+ *
+ * Signature checks in progress are bounded in all (`maxPending`) and per remote address
+ * (`maxPendingPerAddress`), so one address flooding forged tokens is refused `Overloaded` while the
+ * others' fresh tokens are still checked. With `maxLifetimeMs`, a token whose lifetime (`exp - iat`, or
+ * `exp - now` without `iat`) is longer is refused: a leaked token cannot be good for years.
  */
 import crypto from 'node:crypto';
 import { errors, type JWTPayload, jwtVerify } from 'jose';
@@ -40,6 +45,13 @@ export interface JwtAuthenticatorOptions {
    * with `Overloaded` before any work, so a flood of forged tokens costs a bounded amount. Default 256.
    */
   maxPending?: number;
+  /**
+   * Signature checks in progress at once for the calls of one remote address (its host, without the
+   * port). Default an eighth of `maxPending` (32), at least 1.
+   */
+  maxPendingPerAddress?: number;
+  /** Longest lifetime a token may have (`exp - iat`, or `exp - now` without `iat`), ms; 0: any. Default 0. */
+  maxLifetimeMs?: number;
   /** The clock (tests). Default Date.now. */
   now?: () => number;
 }
@@ -70,6 +82,10 @@ function reasonOf(error: unknown): string {
 /** Whether `text` has the shape of a compact JWS (three base64url parts). */
 const looksLikeJwt = (text: string): boolean => /^[\w-]+\.[\w-]+\.[\w-]*$/.test(text);
 
+/** The host of a `host:port` remote address (what the framed and HTTP servers give), `[v6]` unwrapped. */
+const hostOf = (remoteAddress: string): string =>
+  remoteAddress.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
+
 export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticator {
   const { secret, publicKey } = options;
   if ((secret === undefined) === (publicKey === undefined)) {
@@ -93,7 +109,10 @@ export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticato
   const now = options.now ?? Date.now;
   const cache = new Map<string, Verified>();
   const maxPending = options.maxPending ?? 256;
+  const maxPendingPerAddress = options.maxPendingPerAddress ?? Math.max(1, Math.floor(maxPending / 8));
+  const maxLifetimeMs = options.maxLifetimeMs ?? 0;
   let pending = 0;
+  const pendingByAddress = new Map<string, number>();
 
   const verify = async (token: string, service: string, cacheKey: string): Promise<CallerIdentity> => {
     let payload: JWTPayload;
@@ -111,6 +130,15 @@ export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticato
     }
     if (typeof payload.sub !== 'string' || payload.sub === '')
       throw new AuthFailure('token has no sub claim');
+    if (maxLifetimeMs > 0) {
+      const since = typeof payload.iat === 'number' ? 'iat' : 'now';
+      const from = since === 'iat' ? payload.iat! * 1000 : now();
+      if (payload.exp! * 1000 - from > maxLifetimeMs) {
+        throw new AuthFailure(
+          `token lives longer than ${maxLifetimeMs} ms (exp - ${since}; server.auth.jwtMaxLifetime)`,
+        );
+      }
+    }
     const identity: CallerIdentity = Object.freeze({
       id: payload.sub,
       via: 'jwt',
@@ -128,7 +156,7 @@ export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticato
   return {
     name: 'jwt',
     async: true,
-    authenticate({ credentials, service }) {
+    authenticate({ credentials, service, remoteAddress }) {
       if (credentials === undefined || !looksLikeJwt(credentials)) return undefined;
       const cacheKey = `${service}\n${credentials}`;
       const hit = cache.get(cacheKey);
@@ -141,9 +169,21 @@ export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticato
       if (pending >= maxPending) {
         throw new RpcError('Overloaded', `${maxPending} token checks in progress: try again`);
       }
+      const host = hostOf(remoteAddress);
+      const ofAddress = pendingByAddress.get(host) ?? 0;
+      if (ofAddress >= maxPendingPerAddress) {
+        throw new RpcError(
+          'Overloaded',
+          `${ofAddress} token checks in progress for ${host}, its share: try again`,
+        );
+      }
       pending++;
+      pendingByAddress.set(host, ofAddress + 1);
       return verify(credentials, service, cacheKey).finally(() => {
         pending--;
+        const left = pendingByAddress.get(host)! - 1;
+        if (left === 0) pendingByAddress.delete(host);
+        else pendingByAddress.set(host, left);
       });
     },
   };

@@ -14,6 +14,7 @@ export const SECRET_CONFIG_KEYS: readonly string[] = [
   'server.tls.key',
   'consumer.tls.key',
   'admin.token',
+  'admin.tls.key',
 ];
 
 /** What a hidden value shows. */

@@ -25,7 +25,8 @@ export const MAX_DECODE_DEPTH = 1000;
 
 /**
  * Bodies up to this size are not scanned: they cannot hold more elements than bytes, nor nest deeper
- * than their length allows, so the limits hold without looking.
+ * than their length allows, so the limits hold without looking (except for serializers that set
+ * `measureEveryBody`, such as protobuf).
  */
 export const MEASURE_ABOVE_BYTES = 512;
 
@@ -51,7 +52,8 @@ export function tooDeep(): DecodeLimitError {
  */
 export function measureBody(serializer: Serializer, bytes: Uint8Array, limits: DecodeLimits): number {
   const length = bytes.length;
-  if ((length <= MEASURE_ABOVE_BYTES && length <= limits.maxElements) || serializer.measure === undefined) {
+  if (serializer.measure === undefined) return length;
+  if (length <= MEASURE_ABOVE_BYTES && length <= limits.maxElements && serializer.measureEveryBody !== true) {
     return length;
   }
   return serializer.measure(bytes, limits.maxElements);

@@ -19,11 +19,15 @@
  *
  * Decoded messages become plain objects with every field present (defaults included), enums as their
  * names, 64-bit integers as decimal strings, bytes as `Buffer`s. Decoding refuses nesting deeper than
- * protobufjs' limit (100) and an own `__proto__` key in a map.
+ * protobufjs' limit (100) and an own `__proto__` key in a map, and every body is scanned against its
+ * message type before it is decoded (protobuf-scan.ts): one that would decode into more than
+ * `maxDecodedElements` values (an empty sub-message is 2 bytes that become a default per field) is
+ * refused before protobufjs builds anything.
  */
 import type { ServiceKey } from '../core/service-key.js';
-import { checkDecoded, DecodeLimitError, type DecodeLimits, tooManyElements } from './decode-limits.js';
+import { checkDecoded, DecodeLimitError, type DecodeLimits } from './decode-limits.js';
 import { createJsonSerializer } from './json.js';
+import { createProtobufScanner, type ScannedField } from './protobuf-scan.js';
 import type { Serializer } from './serializer.js';
 
 /** What Callisto reads of a protobufjs `Root` (structural: no import of protobufjs). */
@@ -40,7 +44,7 @@ export interface ProtobufService {
 
 export interface ProtobufType {
   readonly fullName: string;
-  readonly fieldsArray: ReadonlyArray<{ readonly name: string; readonly id: number }>;
+  readonly fieldsArray: ReadonlyArray<ScannedField & { readonly name: string }>;
   encode(message: object): { finish(): Uint8Array };
   decode(bytes: Uint8Array): object;
   fromObject(object: object): object;
@@ -61,6 +65,10 @@ export interface ProtobufMethodCodec {
   /** The result as the response message (an empty message for `undefined`). */
   encodeResult(value: unknown): Uint8Array;
   decodeResult(bytes: Uint8Array, limits: DecodeLimits): unknown;
+  /** Elements a request message decodes into, counted before decoding (protobuf-scan.ts); throws over `maxElements`. */
+  measureArgs(bytes: Uint8Array, maxElements: number): number;
+  /** Elements a response message decodes into, counted before decoding; throws over `maxElements`. */
+  measureResult(bytes: Uint8Array, maxElements: number): number;
 }
 
 /** A service's protobuf binding: its methods' codecs, checked against the definition once. */
@@ -134,12 +142,26 @@ function methodCodec(label: string, request: ProtobufType, response: ProtobufTyp
   // names, base64 for bytes) and drops unknown properties
   const encode = (type: ProtobufType, object: object): Uint8Array =>
     type.encode(type.fromObject(withoutBigints(object))).finish();
-  const decode = (type: ProtobufType, bytes: Uint8Array, limits: DecodeLimits): Record<string, unknown> => {
-    // every field costs at least one byte: what a body decodes into is bounded by its length
-    if (bytes.length > limits.maxElements) {
+  const requestScanner = createProtobufScanner(request);
+  const responseScanner = createProtobufScanner(response);
+  // a body is charged its length or what its scan counts, the larger: an empty sub-message is two
+  // bytes that decode into a default for every field of its type, so the length alone bounds nothing
+  const measure = (
+    scanner: ReturnType<typeof createProtobufScanner>,
+    bytes: Uint8Array,
+    maxElements: number,
+  ): number => {
+    if (bytes.length > maxElements) {
       throw new DecodeLimitError(
-        `a body of ${bytes.length} bytes may hold more than ${limits.maxElements} elements (maxDecodedElements)`,
+        `a body of ${bytes.length} bytes may hold more than ${maxElements} elements (maxDecodedElements)`,
       );
+    }
+    return Math.max(bytes.length, scanner.scan(bytes, maxElements));
+  };
+  const decode = (type: ProtobufType, bytes: Uint8Array, limits: DecodeLimits): Record<string, unknown> => {
+    // the framed and HTTP paths measured the body already (their views decode without a limit)
+    if (limits.maxElements < Number.MAX_SAFE_INTEGER) {
+      measure(type === request ? requestScanner : responseScanner, bytes, limits.maxElements);
     }
     const object = type.toObject(type.decode(bytes), TO_OBJECT);
     checkDecoded(object, limits);
@@ -173,6 +195,8 @@ function methodCodec(label: string, request: ProtobufType, response: ProtobufTyp
       const message = decode(response, bytes, limits);
       return returnsNothing ? undefined : wrapsValue ? message['value'] : message;
     },
+    measureArgs: (bytes, maxElements) => measure(requestScanner, bytes, maxElements),
+    measureResult: (bytes, maxElements) => measure(responseScanner, bytes, maxElements),
   };
 }
 
@@ -211,19 +235,17 @@ export function createProtobufSerializer(): Serializer {
         `${service.name}.${method} declares no protobuf messages: the protobuf serializer cannot carry it (defineService({ protobuf }))`,
       );
     }
-    // bodies are bounded by their length (a field costs at least a byte), checked on decoding
+    // bodies are measured (scanned against their message type) before decoding, every one of them:
+    // even a small body may decode into more elements than it has bytes
     const limits = { maxElements: Number.MAX_SAFE_INTEGER };
-    const measure = (bytes: Uint8Array, maxElements: number): number => {
-      if (bytes.length > maxElements) throw tooManyElements(bytes.length, maxElements);
-      return bytes.length;
-    };
     return side === 'consumer'
       ? {
           id: PROTOBUF_SERIALIZER_ID,
           name: 'protobuf',
           encode: (args) => codec.encodeArgs(args as unknown[]),
           decode: (bytes) => codec.decodeResult(bytes, limits),
-          measure,
+          measure: (bytes, maxElements) => codec.measureResult(bytes, maxElements),
+          measureEveryBody: true,
           errors: json,
         }
       : {
@@ -231,7 +253,8 @@ export function createProtobufSerializer(): Serializer {
           name: 'protobuf',
           encode: (value) => codec.encodeResult(value),
           decode: (bytes) => codec.decodeArgs(bytes, limits),
-          measure,
+          measure: (bytes, maxElements) => codec.measureArgs(bytes, maxElements),
+          measureEveryBody: true,
           errors: json,
         };
   };

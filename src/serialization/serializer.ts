@@ -31,6 +31,12 @@ export interface Serializer {
    */
   measure?(bytes: Uint8Array, maxElements: number): number;
   /**
+   * Set when even a small body may decode into more elements than it has bytes (protobuf: an empty
+   * sub-message is two bytes that become a default for every field of its type): `measure` then runs
+   * on every body, not only on those above MEASURE_ABOVE_BYTES.
+   */
+  readonly measureEveryBody?: boolean;
+  /**
    * Set when decoding can allocate far more than the bytes before any check is possible (`v8`: a few
    * bytes can describe an array of 2^25 elements). Such a serializer is accepted only where it is named
    * explicitly (`server.serializers`, `consumer.serializer`): for trusted peers only.

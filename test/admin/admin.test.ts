@@ -8,11 +8,13 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CallistoApp } from '../../src/index.js';
 import type { Registry } from '../../src/registry/index.js';
 import { FlakyDef, FlakyImpl } from '../fixtures/flaky-service.js';
 import { UserServiceDef, UserServiceImpl } from '../fixtures/user-service.js';
+import { request } from '../hostile/support/http-peers.js';
+import { makePki, type Pki } from '../security/pki.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { parsePrometheus, sampleValue } from '../support/prometheus-text.js';
 import { waitFor } from '../support/wait-for.js';
@@ -161,7 +163,7 @@ describe('admin endpoints', () => {
     expect(config.keys.find((entry) => entry.key === 'admin.token')!.value).toBe('(hidden)');
   });
 
-  it('never show a secret in /config: auth tokens, the JWT secret, consumer credentials', async () => {
+  it('never show a secret in /config: auth tokens, the JWT secret, consumer credentials, registry passwords', async () => {
     const app = await testApp({
       admin: { enabled: true },
       server: {
@@ -172,17 +174,19 @@ describe('admin endpoints', () => {
         },
       },
       consumer: { credentials: 'consumer-credentials-0123456789' },
+      registry: [`file://${dir}?password=registry-pw-0123456789`],
     });
     await app.start();
     const text = await (await fetch(url(app, '/config'))).text();
-    for (const secret of ['orders-secret', 'jwt-secret', 'consumer-credentials']) {
+    for (const secret of ['orders-secret', 'jwt-secret', 'consumer-credentials', 'registry-pw']) {
       expect(text).not.toContain(secret);
     }
     expect(text).toContain('(hidden)');
   });
 
   it('hold at most 64 connections: more are closed as they arrive', async () => {
-    const app = await testApp({ admin: { enabled: true } });
+    // every connection from 127.0.0.1 here: the per-address cap raised to see the cap in all
+    const app = await testApp({ admin: { enabled: true, maxConnectionsPerAddress: 100 } });
     await app.start();
     const connect = () =>
       new Promise<net.Socket>((resolve, reject) => {
@@ -267,5 +271,40 @@ describe('admin endpoints', () => {
     expect(await inFlight).toBe('draining:x');
     await closing;
     await expect(fetch(url(app, '/health'))).rejects.toThrow();
+  });
+});
+
+describe('admin endpoints over TLS (admin.tls)', () => {
+  let pki: Pki;
+  beforeAll(() => {
+    pki = makePki();
+  });
+  afterAll(() => pki.remove());
+
+  it('serve HTTPS only with their own key and certificate (files or PEM text); half a pair is a ConfigError', async () => {
+    const ca = fs.readFileSync(pki.ca, 'utf8');
+    for (const tls of [
+      { key: pki.server.key, cert: pki.server.cert },
+      { key: fs.readFileSync(pki.server.key, 'utf8'), cert: fs.readFileSync(pki.server.cert, 'utf8') },
+    ]) {
+      const app = await testApp({ admin: { enabled: true, tls } });
+      await app.start();
+      const health = await request(`https://127.0.0.1:${app.adminPort}/health`, { ca });
+      expect(health.status).toBe(200);
+      expect(JSON.parse(health.text)).toMatchObject({ status: 'ok' });
+      // plaintext is not served
+      await expect(
+        request(`http://127.0.0.1:${app.adminPort}/health`, { timeoutMs: 1_000 }),
+      ).rejects.toThrow();
+      await app.close();
+    }
+    const half = await testApp({ admin: { enabled: true, tls: { key: pki.server.key, cert: '' } } });
+    await expect(half.start()).rejects.toThrow(/admin\.tls\.cert/);
+    const mismatched = await testApp({
+      admin: { enabled: true, tls: { key: pki.orders.key, cert: pki.server.cert } },
+    });
+    await expect(mismatched.start()).rejects.toThrow(
+      /admin\.tls\.key must be the private key of admin\.tls\.cert/,
+    );
   });
 });

@@ -83,4 +83,18 @@ describe('callisto gateway', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--port/);
   });
+
+  it('names the missing half of --tls-key / --tls-cert', async () => {
+    const result = await runCli(cli, [
+      'gateway',
+      '--registry',
+      `file://${dir}`,
+      '--port',
+      '0',
+      '--tls-key',
+      '/nowhere.key',
+    ]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/createGateway\.tls\.cert/);
+  });
 });

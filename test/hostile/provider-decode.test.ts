@@ -5,11 +5,13 @@
  * `__proto__` keys through every serializer. Each scenario runs a fresh provider child, measures its
  * peak RSS against the bytes sent, and keeps a well-behaved client calling it throughout.
  */
+import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/core/rpc-error.js';
 import { DEFAULT_MAX_INFLATE_RATIO } from '../../src/protocol/compression.js';
 import { closeAll } from '../support/apps.js';
 import { waitFor } from '../support/wait-for.js';
+import { emptyRows } from './fixtures/wide-service.js';
 import { expectWithinBound } from './support/bounds.js';
 import {
   deflate,
@@ -67,6 +69,30 @@ function loggedAbout(target: Target, ...parts: string[]): boolean {
   return target.logs().some((line) => parts.every((part) => line.includes(part)));
 }
 
+/** POSTs a protobuf body to the target's HTTP entry from 127.0.0.2; resolves with the status and body. */
+function postProtobuf(port: number, path: string, body: Buffer): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        localAddress: '127.0.0.2',
+        agent: false,
+        headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, text: Buffer.concat(chunks).toString() }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 /** The arguments of `hold(60000, <string of length bytes>)`, msgpack. */
 function heldString(bytes: number): Buffer {
   return Buffer.from(msgpack.encode([60_000, 'x'.repeat(bytes)]));
@@ -121,6 +147,59 @@ describe('hostile: decoding on a provider', () => {
     expect(await target.ask('holding', 'HOLDING')).toBe('2');
     await target.ask('release', 'RELEASED');
     await waitFor(() => peer.answers.size === 20, 10_000);
+    await expectServedThroughout(good, target);
+  });
+
+  it('refuses a protobuf body of empty sub-messages over maxDecodedElements before decoding it (framed)', async () => {
+    const target = await startProviderTarget();
+    const good = await startWellBehaved(target.address);
+    const peer = await connectRawPeer(target.address);
+    const before = await target.resetPeak();
+    // take(rows): 800 KB of empty Rows that protobufjs would turn into 400,000 objects of 48 defaults
+    // (19.6 M values, ~230 MiB each), four at once
+    const body = emptyRows(400_000);
+    const sent = await send(
+      peer,
+      Array.from({ length: 4 }, (_, i) =>
+        request(i + 1, 'take', body, { serializer: SERIALIZER.protobuf, service: 'hostile.Wide' }),
+      ),
+    );
+    await waitFor(() => peer.answers.size === 4, 20_000, { intervalMs: 50 });
+    const after = await target.peak();
+    expectWithinBound({ name: 'protobuf empty sub-messages (framed)', before, after, sentBytes: sent });
+    expect(statuses(peer)).toEqual(Array(4).fill(ErrorCode.Serialization));
+    expect(loggedAbout(target, '127.0.0.2', 'maxDecodedElements')).toBe(true);
+    // an honest body is served
+    await send(peer, [
+      request(9, 'take', emptyRows(10), { serializer: SERIALIZER.protobuf, service: 'hostile.Wide' }),
+    ]);
+    await waitFor(() => peer.answers.has(9), 10_000);
+    expect(peer.answers.get(9)!.status).toBe(0);
+    await expectServedThroughout(good, target);
+  });
+
+  it('refuses a protobuf body of empty sub-messages over maxDecodedElements before decoding it (HTTP)', async () => {
+    const target = await startProviderTarget({ server: { http: { port: 0 } } });
+    const port = Number(await target.ask('http', 'HTTP'));
+    const good = await startWellBehaved(target.address);
+    const before = await target.resetPeak();
+    const body = emptyRows(400_000);
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => postProtobuf(port, '/hostile.Wide/take', body)),
+    );
+    const after = await target.peak();
+    expectWithinBound({
+      name: 'protobuf empty sub-messages (HTTP)',
+      before,
+      after,
+      sentBytes: 4 * body.length,
+    });
+    for (const answer of answers) {
+      expect(answer.status).toBe(400);
+      expect(answer.text).toContain('maxDecodedElements');
+    }
+    const honest = await postProtobuf(port, '/hostile.Wide/take', emptyRows(10));
+    expect(honest.status).toBe(200);
     await expectServedThroughout(good, target);
   });
 

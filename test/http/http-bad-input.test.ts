@@ -4,7 +4,7 @@
  */
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AppOptions } from '../../src/index.js';
+import { type AppOptions, defineFilter } from '../../src/index.js';
 import { closeAll } from '../support/apps.js';
 import { waitFor } from '../support/wait-for.js';
 import { httpPort, httpProvider, post, rawExchange } from './support.js';
@@ -100,6 +100,26 @@ describe('HTTP entry: bad input', () => {
     expect(answer.status).toBe(413);
     expect(errorOf(answer.body).message).toContain('maxBodyBytes');
     await good();
+  });
+
+  it('an HTTP/1.0 request with transfer-encoding: 400 before anything runs, closed, whatever follows it', async () => {
+    let started = 0;
+    const count = defineFilter({ name: 'count', position: 'provider', start: () => void started++ });
+    const { app } = await httpProvider({ ...LIMITS, filters: { provider: [count] } });
+    const port = httpPort(app);
+    const head =
+      'POST /example.UserService/getUser HTTP/1.0\r\nhost: x\r\ncontent-type: application/json\r\n' +
+      'transfer-encoding: chunked\r\n\r\n3\r\n[1]\r\n0\r\n\r\n';
+    for (const trailing of ['', 'GARBAGE', 'POST / HTTP/1.0\r\n\r\n']) {
+      // rawExchange resolves once the server closed the connection
+      const answer = await rawExchange(port, (socket) => socket.write(head + trailing));
+      expect(answer.status, JSON.stringify(trailing)).toBe(400);
+      expect(errorOf(answer.body).message).toMatch(/HTTP\/1\.0 request with transfer-encoding/);
+      expect(answer.text.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+    }
+    expect(started).toBe(0);
+    const good = await post(`http://127.0.0.1:${port}/example.UserService/getUser`, '[1]');
+    expect(good.status).toBe(200);
   });
 
   it('headers that do not arrive within headersTimeoutMs: 408 JSON, closed; others served meanwhile', async () => {

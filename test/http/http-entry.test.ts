@@ -102,6 +102,19 @@ describe('HTTP/JSON entry', () => {
     expect(answer.json).toMatchObject({ error: { code: 'Timeout' } });
   });
 
+  it('clamps a timeout header past the longest timer (2^31 - 1 ms) instead of timing out at once', async () => {
+    const { base } = await httpProvider();
+    for (const timeout of ['2147483648', '9999999999', '99999999999999']) {
+      const answer = await post(`${base}/example.UserService/slow`, '[30]', {
+        'x-callisto-timeout-ms': timeout,
+      });
+      expect(answer.status, timeout).toBe(200);
+      expect(answer.json).toBe('done');
+    }
+    const bad = await post(`${base}/example.UserService/slow`, '[30]', { 'x-callisto-timeout-ms': '1e9' });
+    expect(bad.status).toBe(400);
+  });
+
   it("runs the provider's filters: the app's and the service's, in order, and a refusal stops the call", async () => {
     const seen: string[] = [];
     const gate = defineFilter({

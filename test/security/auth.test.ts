@@ -236,6 +236,32 @@ describe('signed tokens (JWT)', () => {
     expect(error.message).toMatch(/token expired/);
   });
 
+  it('with server.auth.jwtMaxLifetime, refuses a token that lives longer (exp in 9999 too)', async () => {
+    const app = await provider({
+      server: { auth: { jwtSecret: JWT_SECRET, defaultAccess: 'allow', jwtMaxLifetime: '1h' } },
+    });
+    const consumer = await testApp(consumerOptions());
+    const who = consumer.refer(Who, { url: app.address! });
+    const hmacKey = new TextEncoder().encode(JWT_SECRET);
+    const token = (claims: { iat?: number; exp: number }) => {
+      let jwt = new SignJWT({ sub: 'orders' })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setAudience('test.Whoami');
+      if (claims.iat !== undefined) jwt = jwt.setIssuedAt(claims.iat);
+      return jwt.setExpirationTime(claims.exp).sign(hmacKey);
+    };
+    const forever = await token({ exp: Date.UTC(9999, 0, 1) / 1000 });
+    expect((await refusal(withOptions(who, { credentials: forever }).whoami())).message).toMatch(
+      /token lives longer than 3600000 ms \(exp - now; server.auth.jwtMaxLifetime\)/,
+    );
+    const longIat = await token({ iat: now() - 60, exp: now() + 7_200 });
+    expect((await refusal(withOptions(who, { credentials: longIat }).whoami())).message).toMatch(/exp - iat/);
+    const fine = await token({ iat: now(), exp: now() + 1_800 });
+    expect(await withOptions(who, { credentials: fine }).whoami()).toMatchObject({ id: 'orders' });
+    const fineNoIat = await token({ exp: now() + 1_800 });
+    expect(await withOptions(who, { credentials: fineNoIat }).whoami()).toMatchObject({ id: 'orders' });
+  });
+
   it('verifies asymmetric tokens with a public key (ES256)', async () => {
     const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
@@ -264,7 +290,13 @@ describe('a flood of forged signed tokens', () => {
       Who,
       { whoami: () => null, admin: () => 'admin done' },
       {
-        filters: [authFilter({ authenticators: [jwtAuthenticator({ secret: JWT_SECRET, maxPending: 2 })] })],
+        filters: [
+          authFilter({
+            authenticators: [
+              jwtAuthenticator({ secret: JWT_SECRET, maxPending: 2, maxPendingPerAddress: 2 }),
+            ],
+          }),
+        ],
       },
     );
     await app.start();
@@ -299,6 +331,50 @@ describe('a flood of forged signed tokens', () => {
       .setExpirationTime(exp)
       .sign(secret);
     expect(await withOptions(who, { credentials: good }).admin()).toBe('admin done');
+  });
+});
+
+describe('a flood of forged signed tokens from one address', () => {
+  it('takes at most its address share of the signature checks: fresh tokens from another address still verify', async () => {
+    const authenticator = jwtAuthenticator({ secret: JWT_SECRET });
+    const exp = Math.floor(Date.now() / 1000) + 600;
+    const sign = (sub: string, secret: string) =>
+      new SignJWT({ sub })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setAudience('test.Whoami')
+        .setExpirationTime(exp)
+        .sign(new TextEncoder().encode(secret));
+    const forged = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => sign(`x${i}`, `${JWT_SECRET}-forged`)),
+    );
+    const outcome = (call: () => unknown): Promise<string> =>
+      Promise.resolve()
+        .then(call)
+        .then(
+          (identity) => `ok ${(identity as CallerIdentity).id}`,
+          (error: Error) => (RpcError.is(error) ? error.code : 'Unauthorized'),
+        );
+    const ask = (credentials: string, remoteAddress: string) => () =>
+      authenticator.authenticate({
+        credentials,
+        service: 'test.Whoami',
+        method: 'admin',
+        remoteAddress,
+        peer: undefined,
+      });
+    // 300 forged tokens at once from 127.0.0.2, on connections of their own (other ports)
+    const flood = forged.map((token, i) => outcome(ask(token, `127.0.0.2:${40_000 + i}`)));
+    // fresh, valid tokens from 127.0.0.1 meanwhile
+    const fresh = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) =>
+        outcome(ask(await sign(`good${i}`, JWT_SECRET), '127.0.0.1:5000')),
+      ),
+    );
+    const floodCodes = await Promise.all(flood);
+    expect(fresh).toEqual(Array.from({ length: 20 }, (_, i) => `ok good${i}`));
+    // the flooding address got its share (256 / 8) of checks at once; the rest was refused before any work
+    expect(floodCodes.filter((code) => code === 'Overloaded').length).toBeGreaterThanOrEqual(300 - 32);
+    expect(floodCodes).not.toContain('ok');
   });
 });
 

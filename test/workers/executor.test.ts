@@ -12,6 +12,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appInternals } from '../../src/app/internals.js';
 import { type CallistoApp, type Remote, type RpcError, withOptions } from '../../src/index.js';
+import { defaultWorkerHeapMb, resolveExecutor } from '../../src/provider/executor-options.js';
 import type { ProvideOptions } from '../../src/provider/provide-options.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { waitFor } from '../support/wait-for.js';
@@ -227,6 +228,34 @@ describe('worker executor', () => {
     writeFileSync(at('go'), '');
     expect(await held).toMatch(/^thread/);
     expect(await Promise.all([ref.spin(1), ref.spin(1), ref.spin(1)])).toHaveLength(3);
+  });
+
+  it('bounds the heap of a thread (resourceLimits): past it the thread is stopped, its call fails, it is replaced', async () => {
+    const app = await provider(worker({ threads: 1, resourceLimits: { maxOldGenerationSizeMb: 48 } }));
+    const consumer = await testApp();
+    const ref = consumer.refer(HeavyDef, { url: app.address!, retries: 0, timeoutMs: 30_000 });
+    const pool = poolOf(app);
+    expect(await ref.hoard(4)).toBeGreaterThan(0); // within the limit
+    // 400 MB of live objects in a thread limited to 48 MB
+    const stopped = await failure(ref.hoard(400));
+    expect(stopped.code).toBe('Internal');
+    expect(stopped.message).toContain('worker thread');
+    await waitFor(() => pool.replaced === 1 && pool.threads === 1, 20_000, {
+      message: 'the thread replaced',
+    });
+    expect(await ref.spin(1)).toMatch(/^thread/);
+  });
+
+  it('gives every thread a heap limit by default: a quarter of the main heap, at least 128 MB', () => {
+    const resolved = resolveExecutor(
+      { kind: 'worker', module: HEAVY_MODULE },
+      'provide(test.Heavy).executor',
+    );
+    expect(resolved!.resourceLimits.maxOldGenerationSizeMb).toBe(defaultWorkerHeapMb());
+    expect(defaultWorkerHeapMb()).toBeGreaterThanOrEqual(128);
+    expect(() =>
+      resolveExecutor({ kind: 'worker', module: HEAVY_MODULE, resourceLimits: { heapMb: 1 } } as never, 'x'),
+    ).toThrow(/x.resourceLimits.heapMb: unknown limit/);
   });
 
   it('a graceful close waits for the threads to finish what they run, a call given up included', async () => {

@@ -15,6 +15,8 @@ interface GatewayCliOptions extends CommonOptions {
   host: string;
   maxBodyBytes?: number;
   version?: string;
+  tlsKey?: string;
+  tlsCert?: string;
 }
 
 const EXAMPLES = `
@@ -37,7 +39,9 @@ export function gatewayCommand(io: CliIo): Command {
     .option('--port <port>', 'HTTP port (0 picks a free one)', integerIn(0, 65_535), 8080)
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--max-body-bytes <bytes>', 'largest request body (default 1048576)', integerIn(16, 1 << 30))
-    .option('--version <version>', 'version of requests that name none', '1.0.0');
+    .option('--version <version>', 'version of requests that name none', '1.0.0')
+    .option('--tls-key <file>', 'serve HTTPS: the private key (PEM file), with --tls-cert')
+    .option('--tls-cert <file>', 'serve HTTPS: the certificate chain (PEM file), with --tls-key');
   return addCommonOptions(command)
     .addHelpText('after', EXAMPLES)
     .action((options: GatewayCliOptions) => runGateway(io, options));
@@ -66,6 +70,9 @@ async function runGateway(io: CliIo, options: GatewayCliOptions): Promise<void> 
       host: options.host,
       defaultVersion: options.version ?? '1.0.0',
       ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes }),
+      ...(options.tlsKey === undefined && options.tlsCert === undefined
+        ? {}
+        : { tls: { key: options.tlsKey ?? '', cert: options.tlsCert ?? '' } }),
       app: {
         application: 'callisto-gateway',
         logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
@@ -76,7 +83,7 @@ async function runGateway(io: CliIo, options: GatewayCliOptions): Promise<void> 
     if (error instanceof ConfigError) throw configMistake(error);
     throw error;
   }
-  const url = `http://${gateway.host}:${gateway.port}`;
+  const url = `${options.tlsKey === undefined ? 'http' : 'https'}://${gateway.host}:${gateway.port}`;
   if (output.json) output.document({ url, host: gateway.host, port: gateway.port, registry });
   else output.line(`gateway listening on ${url} (registry ${registry.join(', ')})`);
   await new Promise<void>((resolve) => {

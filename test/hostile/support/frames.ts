@@ -13,7 +13,7 @@ import { encodeRoutePrefix } from '../../../src/protocol/metadata.js';
 import { createMsgpackSerializer } from '../../../src/serialization/msgpack.js';
 
 export const msgpack = createMsgpackSerializer();
-export const SERIALIZER = { json: 1, msgpack: 2, v8: 3 } as const;
+export const SERIALIZER = { json: 1, msgpack: 2, v8: 3, protobuf: 4 } as const;
 
 interface Header {
   kind: number;
@@ -44,15 +44,16 @@ export function frame(header: Header, meta: Uint8Array, body: Uint8Array): Buffe
 
 const tail = Buffer.from([0, 0, 0, 0, 0, 0]); // no timeout budget, no attachments
 
-/** A request to `hostile.Target.<method>`. */
+/** A request to `hostile.Target.<method>` (or to `options.service`, version 1.0.0). */
 export function request(
   requestId: number,
   method: string,
   body: Uint8Array,
-  options: { serializer?: number; flags?: number } = {},
+  options: { serializer?: number; flags?: number; service?: string } = {},
 ): Buffer {
-  const meta = Buffer.concat([encodeRoutePrefix('hostile.Target', '1.0.0', '', method), tail]);
-  return frame({ kind: FrameKind.Request, requestId, ...options }, meta, body);
+  const { service = 'hostile.Target', ...header } = options;
+  const meta = Buffer.concat([encodeRoutePrefix(service, '1.0.0', '', method), tail]);
+  return frame({ kind: FrameKind.Request, requestId, ...header }, meta, body);
 }
 
 /** A response to request `requestId`. */
