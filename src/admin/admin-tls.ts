@@ -16,12 +16,9 @@ import {
   readPem,
   type ServerTlsOptions,
 } from '../transport/tls-options.js';
+import type { ListenerTlsConfig } from './listener-tls-config.js';
 
-/** A listener's TLS keys as configuration writes them ('' for none). */
-export interface ListenerTlsConfig {
-  readonly key: string;
-  readonly cert: string;
-}
+export type { ListenerTlsConfig };
 
 const shown = (source: PemSource): string => ('file' in source ? source.file : '(PEM text)');
 

@@ -50,7 +50,7 @@ const RESERVED_PREFIX_TEXT =
  * with one warning (another tool's variable: `CALLISTO_DIR`).
  */
 export function fromEnv(
-  env: NodeJS.ProcessEnv,
+  env: Readonly<Record<string, string | undefined>>,
   sources: Map<string, string>,
   notices: ConfigNotice[],
 ): Plain {

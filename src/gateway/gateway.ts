@@ -11,7 +11,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { type ListenerTlsConfig, listenerServerTls } from '../admin/admin-tls.js';
+import { listenerServerTls } from '../admin/admin-tls.js';
+import type { ListenerTlsConfig } from '../admin/listener-tls-config.js';
 import { type AppOptions, type CallistoApp, callisto } from '../app/callisto-app.js';
 import { ConfigError } from '../config/config-error.js';
 import { withOptions } from '../consumer/with-options.js';
