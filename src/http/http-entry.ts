@@ -23,6 +23,7 @@ import type { Logger } from '../observability/logger.js';
 import type { InflateLimits } from '../protocol/compression.js';
 import { createArgumentsReader } from '../provider/arguments-reader.js';
 import { type DispatchDone, dispatch } from '../provider/dispatch.js';
+import { forwardedClient } from '../provider/forwarded-client.js';
 import type { PeerSlot } from '../provider/peer-limits.js';
 import { ServerInvocation } from '../provider/server-invocation.js';
 import { methodNotFound, type ServiceTable } from '../provider/service-table.js';
@@ -131,6 +132,9 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
     }
     const method = exported.methods.get(target.method)!;
     const remote = remoteOf(request.socket);
+    // only a trusted gateway's RPC connection may name another client: over HTTP it is never honoured
+    // nor shown to the handler (x-callisto-attachment-callisto-forwarded-client)
+    forwardedClient(target.attachments, false);
     const invocation = new ServerInvocation(
       exported.definition,
       method.name,

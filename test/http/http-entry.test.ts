@@ -47,6 +47,16 @@ describe('HTTP/JSON entry', () => {
     expect(answer.headers.get('x-callisto-attachment-served-by')).toBe('http-test');
   });
 
+  it('never hands a handler a forwarded client address sent over HTTP (only a trusted gateway may name one, over RPC)', async () => {
+    const { base } = await httpProvider();
+    const answer = await post(`${base}/example.UserService/whoami`, '[]', {
+      'x-callisto-attachment-callisto-forwarded-client': '10.9.9.9:1',
+      'x-callisto-attachment-tenant': 't1',
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.json).toEqual({ tenant: 't1' });
+  });
+
   it('finds the service by version and group, from headers or the query', async () => {
     const { app, base } = await httpProvider();
     const v2 = { ...UserServiceDef, version: '2.0.0' } as typeof UserServiceDef;
