@@ -3,6 +3,7 @@
  * edit distance (case-insensitive), if it is close enough to be a likely typo.
  */
 import { distance } from 'fastest-levenshtein';
+import { ConfigError } from './config-error.js';
 
 /** Edits allowed for a match: a third of the longer word, at least one. */
 const allowedEdits = (a: string, b: string): number =>
@@ -39,4 +40,28 @@ export function closestKey(input: string, knownKeys: readonly string[]): string 
   const last = input.slice(input.lastIndexOf('.') + 1).toLowerCase();
   const sameName = knownKeys.filter((key) => key.slice(key.lastIndexOf('.') + 1).toLowerCase() === last);
   return sameName.length === 1 ? sameName[0] : undefined;
+}
+
+/**
+ * Throws `ConfigError.unknownKey` for the first key of `options` (with a value) that `known` does not
+ * list, naming it as `prefix + key`, the closest known key and every option there is: what `refer()`
+ * and `provide()` do with their option objects. `explain` may throw a more fitting error for a key
+ * first (a key that belongs elsewhere).
+ */
+export function refuseUnknownKeys(
+  options: Record<string, unknown>,
+  known: readonly string[],
+  where: { readonly prefix: string; readonly source: string; readonly explain?: (key: string) => void },
+): void {
+  const { prefix, source } = where;
+  for (const key of Object.keys(options)) {
+    if (options[key] === undefined || known.includes(key)) continue;
+    where.explain?.(key);
+    const suggestion = closestKey(key, known);
+    throw ConfigError.unknownKey(prefix + key, options[key], {
+      source,
+      suggestion: suggestion === undefined ? undefined : prefix + suggestion,
+      expected: `one of the options ${known.join(', ')}`,
+    });
+  }
 }

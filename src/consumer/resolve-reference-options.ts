@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../config/config-error.js';
 import { parseConfig } from '../config/describe-schema.js';
-import { closestKey, closestMatch } from '../config/did-you-mean.js';
+import { closestMatch, refuseUnknownKeys } from '../config/did-you-mean.js';
 import { checkExtensionName } from '../extension/extension-names.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import { checkCacheable, resultCacheSchema } from '../governance/cache-options.js';
@@ -106,21 +106,17 @@ function checkKeys(
   prefix: string,
   source: string,
 ): void {
-  for (const key of Object.keys(options)) {
-    if (options[key] === undefined || known.includes(key)) continue;
-    if (APP_ONLY.has(key)) {
+  refuseUnknownKeys(options, known, {
+    prefix,
+    source,
+    explain(key) {
+      if (!APP_ONLY.has(key)) return;
       throw new ConfigError(prefix + key, options[key], `consumer.${key} in the app's configuration`, {
         source,
         problem: `${key} applies to the whole app (every reference shares its connections), not to one reference`,
       });
-    }
-    const suggestion = closestKey(key, known);
-    throw ConfigError.unknownKey(prefix + key, options[key], {
-      source,
-      suggestion: suggestion === undefined ? undefined : prefix + suggestion,
-      expected: `one of the options ${known.join(', ')}`,
-    });
-  }
+    },
+  });
 }
 
 function checkMethodName(

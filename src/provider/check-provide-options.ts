@@ -4,7 +4,7 @@
  * with a `ConfigError` naming the key, the closest known one and every option there is.
  */
 import { ConfigError } from '../config/config-error.js';
-import { closestKey } from '../config/did-you-mean.js';
+import { refuseUnknownKeys } from '../config/did-you-mean.js';
 import type { ProvideOptions } from './provide-options.js';
 
 /** The keys `ProvideOptions` has (provide-options.ts). */
@@ -19,23 +19,6 @@ export const PROVIDE_METHOD_OPTION_KEYS = ['filters', 'limits', 'executor'] as c
 const isPlain = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-function checkKeys(
-  options: Record<string, unknown>,
-  known: readonly string[],
-  prefix: string,
-  source: string,
-): void {
-  for (const key of Object.keys(options)) {
-    if (options[key] === undefined || known.includes(key)) continue;
-    const suggestion = closestKey(key, known);
-    throw ConfigError.unknownKey(prefix + key, options[key], {
-      source,
-      suggestion: suggestion === undefined ? undefined : prefix + suggestion,
-      expected: `one of the options ${known.join(', ')}`,
-    });
-  }
-}
-
 /** Throws a `ConfigError` for the first key of `options` (or of a method's options) that does not exist. */
 export function checkProvideOptions(service: string, options: unknown): void {
   const source = `code, provide(${service}) options`;
@@ -45,7 +28,7 @@ export function checkProvideOptions(service: string, options: unknown): void {
       source,
     });
   }
-  checkKeys(options, PROVIDE_OPTION_KEYS, '', source);
+  refuseUnknownKeys(options, PROVIDE_OPTION_KEYS, { prefix: '', source });
   const methods = options['methods'];
   if (methods === undefined) return;
   if (!isPlain(methods)) {
@@ -56,6 +39,6 @@ export function checkProvideOptions(service: string, options: unknown): void {
     if (!isPlain(methodOptions)) {
       throw new ConfigError(`methods.${method}`, methodOptions, 'an object of method options', { source });
     }
-    checkKeys(methodOptions, PROVIDE_METHOD_OPTION_KEYS, `methods.${method}.`, source);
+    refuseUnknownKeys(methodOptions, PROVIDE_METHOD_OPTION_KEYS, { prefix: `methods.${method}.`, source });
   }
 }
