@@ -38,13 +38,17 @@ export function addControlOptions(command: Command): Command {
   return addCommonOptions(command);
 }
 
-/** One sentence per override in force. */
-export function describeOverrides(overrides: ServiceOverrides): string[] {
+/** One sentence per override in force; `note` adds to the sentences that name a provider. */
+export function describeOverrides(
+  overrides: ServiceOverrides,
+  note: (provider: string) => string = () => '',
+): string[] {
   const lines: string[] = [];
   if (overrides.disabled) lines.push('service disabled');
-  for (const provider of overrides.disabledProviders) lines.push(`provider ${provider} disabled`);
+  for (const provider of overrides.disabledProviders)
+    lines.push(`provider ${provider} disabled${note(provider)}`);
   for (const [provider, weight] of Object.entries(overrides.weights)) {
-    lines.push(`provider ${provider} weight ${weight}`);
+    lines.push(`provider ${provider} weight ${weight}${note(provider)}`);
   }
   for (const [method, mode] of Object.entries(overrides.mocks)) lines.push(`method ${method} mock ${mode}`);
   return lines;

@@ -18,7 +18,7 @@ export interface KeyView {
   readonly key: ServiceKey;
   readonly providers: ProviderRecord[];
   readonly consumers: ConsumerRecord[];
-  /** The runtime control's override record (undefined when the registry has none). */
+  /** The runtime control's override record (undefined when not asked for, or the registry has none). */
   readonly overrides: ServiceOverrides | undefined;
 }
 
@@ -40,10 +40,11 @@ export async function readProviders(registry: Registry, key: ServiceKey): Promis
   return list;
 }
 
-export async function readKey(registry: Registry, key: ServiceKey): Promise<KeyView> {
+/** Providers and consumers of a key; with `withOverrides`, its override record too (`ls` shows it). */
+export async function readKey(registry: Registry, key: ServiceKey, withOverrides = false): Promise<KeyView> {
   const providers = await readProviders(registry, key);
   const consumers = registry.consumers ? await registry.consumers(key) : [];
-  const overrides = registry.readOverrides ? await registry.readOverrides(key) : undefined;
+  const overrides = withOverrides && registry.readOverrides ? await registry.readOverrides(key) : undefined;
   return { key, providers, consumers, overrides };
 }
 

@@ -20,6 +20,7 @@ export {
   mergeOverrides,
   parseOverrides,
   type ServiceOverrides,
+  staleProviders,
 } from './override-record.js';
 export { OVERRIDE_UPDATE_ATTEMPTS, OverrideConflictError } from './override-update.js';
 export {

@@ -48,6 +48,12 @@ export function isEmptyOverrides(overrides: ServiceOverrides): boolean {
   );
 }
 
+/** The providers (`host:port`) an override names that are not in `registered`, sorted: left by providers that are gone. */
+export function staleProviders(overrides: ServiceOverrides, registered: ReadonlySet<string>): string[] {
+  const named = new Set([...overrides.disabledProviders, ...Object.keys(overrides.weights)]);
+  return [...named].filter((provider) => !registered.has(provider)).sort();
+}
+
 /** `host:port` with a valid host and a port from 1 to 65535. */
 export function isProviderAddress(text: unknown): text is string {
   if (typeof text !== 'string') return false;

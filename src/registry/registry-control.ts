@@ -29,6 +29,7 @@ import {
   isProviderAddress,
   type MockMode,
   type ServiceOverrides,
+  staleProviders,
 } from './override-record.js';
 import { type ConsumerRecord, type ProviderRecord, providerAddress } from './provider-record.js';
 import { MAX_PROVIDER_WEIGHT } from './record-validation.js';
@@ -289,8 +290,10 @@ export function createRegistryControl(
       if (mode !== 'force' && mode !== 'fail' && mode !== 'off') {
         throw new TypeError(`mock mode must be force, fail or off, not ${JSON.stringify(mode)}`);
       }
-      const recorded = (await (await registry()).readOverrides!(key)).mocks[method] !== undefined;
-      if (!(mode === 'off' && recorded)) await ensureKnown(key, method);
+      // switching off a mock the record holds needs no live provider (cleaning up after a service)
+      const recorded =
+        mode === 'off' && (await (await registry()).readOverrides!(key)).mocks[method] !== undefined;
+      if (!recorded) await ensureKnown(key, method);
       if (mode === 'force') await ensureMockable(key, method);
       await change(key, (overrides) => {
         if (mode === 'off') delete overrides.mocks[method];
@@ -312,16 +315,13 @@ export function createRegistryControl(
     async removeStale(service, opts = {}) {
       const key = keyOf(service, opts);
       const registered = new Set((await providersOf(key)).map(providerAddress));
-      const removed = new Set<string>();
+      let removed: string[] = [];
       await change(key, (overrides) => {
-        removed.clear();
-        for (const provider of [...overrides.disabledProviders, ...Object.keys(overrides.weights)]) {
-          if (!registered.has(provider)) removed.add(provider);
-        }
+        removed = staleProviders(overrides, registered);
         overrides.disabledProviders = overrides.disabledProviders.filter((entry) => registered.has(entry));
         for (const provider of removed) delete overrides.weights[provider];
       });
-      return [...removed].sort();
+      return removed;
     },
     async close() {
       if (closed) return;

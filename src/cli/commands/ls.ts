@@ -60,7 +60,7 @@ async function runLs(io: CliIo, service: string | undefined, options: LsOptions)
       if (service === undefined) return printServices(output, location, services);
       const keys = selectKeys(services, service, options, location);
       const views: KeyView[] = [];
-      for (const key of keys) views.push(await reading(readKey(registry, key)));
+      for (const key of keys) views.push(await reading(readKey(registry, key, true)));
       printService(output, location, service, views, app.config.consumer.warmupMs);
     } finally {
       await registry.close();

@@ -10,6 +10,7 @@ import {
   isEmptyOverrides,
   type Registry,
   type ServiceOverrides,
+  staleProviders,
 } from '../../registry/index.js';
 import { openCliApp } from '../cli-app.js';
 import { addControlOptions, type ControlOptions, describeOverrides, runControl } from '../control-run.js';
@@ -38,12 +39,6 @@ ls shows what disable, enable, weight and mock wrote, per service key; an entry 
 is not registered now is marked (stale). clear removes every override of the service (consumers
 apply it within about a second); with --stale, only the stale entries.`;
 
-/** The entries of `overrides` naming providers not in `registered`. */
-function staleOf(overrides: ServiceOverrides, registered: ReadonlySet<string>): string[] {
-  const named = new Set([...overrides.disabledProviders, ...Object.keys(overrides.weights)]);
-  return [...named].filter((provider) => !registered.has(provider)).sort();
-}
-
 interface KeyOverrides {
   key: { name: string; version: string; group: string };
   overrides: ServiceOverrides;
@@ -62,7 +57,7 @@ async function readOverridesOf(
   }
   const overrides = await registry.readOverrides(key);
   const registered = new Set((await readProviders(registry, key)).map((r) => `${r.host}:${r.port}`));
-  return { key, overrides, stale: staleOf(overrides, registered) };
+  return { key, overrides, stale: staleProviders(overrides, registered) };
 }
 
 async function runLs(io: CliIo, service: string | undefined, options: OverridesLsOptions): Promise<void> {
@@ -106,12 +101,9 @@ async function runLs(io: CliIo, service: string | undefined, options: OverridesL
         return;
       }
       const rows = found.flatMap(({ key, overrides, stale }) =>
-        describeOverrides(overrides).map((line) => {
-          const provider = /^provider (\S+)/.exec(line)?.[1];
-          const mark =
-            provider !== undefined && stale.includes(provider) ? output.style('yellow', ' (stale)') : '';
-          return [keyLabel(key), line + mark];
-        }),
+        describeOverrides(overrides, (provider) =>
+          stale.includes(provider) ? output.style('yellow', ' (stale)') : '',
+        ).map((line) => [keyLabel(key), line]),
       );
       output.line(location);
       for (const line of formatTable(
