@@ -14,6 +14,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CallistoApp, defineService } from '../../src/index.js';
+import { closedPort } from '../cli/support/cli.js';
 import { sharedServerAddress } from '../setup/shared-servers.js';
 import { closeAll, testApp } from '../support/apps.js';
 
@@ -141,17 +142,6 @@ function expectedPattern(expected: string): RegExp {
   return new RegExp(`^${parts.join('[\\s\\S]*?')}$`);
 }
 
-async function freePort(): Promise<number> {
-  const net = await import('node:net');
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** Starts a long-running command (the gateway) and resolves once it says it listens. */
 function startInBackground(text: string): Promise<void> {
   const child = spawn('bash', ['-c', text], { cwd, env: { ...process.env, NO_COLOR: '1' } });
@@ -180,7 +170,7 @@ describe('the README', () => {
     let ran = 0;
     for (const block of readmeBlocks()) {
       const gatewayPort = block.some((c) => c.text.startsWith('npx callisto gateway'))
-        ? await freePort()
+        ? await closedPort() // free now: the gateway takes it
         : undefined;
       for (const command of block) {
         if (RUN_ELSEWHERE.some(([pattern]) => pattern.test(command.text))) continue;

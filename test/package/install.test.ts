@@ -60,15 +60,7 @@ async function projectWith(prefix: string, packageJson: object, extra: string[])
   const dir = tempDir(prefix);
   dirs.push(dir);
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(packageJson, null, 2));
-  await npm(dir, [
-    'install',
-    '--prefer-offline',
-    '--no-audit',
-    '--no-fund',
-    '--loglevel=error',
-    packed.tarball,
-    ...extra,
-  ]);
+  await installTarball(dir, packed.tarball, extra);
   return dir;
 }
 

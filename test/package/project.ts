@@ -62,9 +62,17 @@ export function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-/** Installs the tarball into `dir` (dependencies from the npm cache when there). */
-export async function installTarball(dir: string, tarball: string): Promise<void> {
-  await npm(dir, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball]);
+/** Installs the tarball into `dir`, with `extra` packages in the same install (dependencies from the npm cache when there). */
+export async function installTarball(dir: string, tarball: string, extra: string[] = []): Promise<void> {
+  await npm(dir, [
+    'install',
+    '--prefer-offline',
+    '--no-audit',
+    '--no-fund',
+    '--loglevel=error',
+    tarball,
+    ...extra,
+  ]);
 }
 
 /** `tsc --init` in `dir`, then `skipLibCheck` turned off: the defaults a new TypeScript project gets. */
