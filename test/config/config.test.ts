@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_CONFIG, loadConfig, loadConfigWithSources } from '../../src/index.js';
+import { configErrorOf } from '../support/config-error-of.js';
 
 let dir: string;
 beforeEach(() => {
@@ -21,17 +22,6 @@ const write = (name: string, text: string) => {
   fs.writeFileSync(file, text);
   return file;
 };
-
-/** The ConfigError `attempt` throws (fails the test when it throws nothing or something else). */
-function configErrorOf(attempt: () => unknown): ConfigError {
-  try {
-    attempt();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error('expected a ConfigError, nothing was thrown');
-}
 
 describe('configuration sources', () => {
   it('uses the defaults when nothing is set', () => {

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, callisto, defineService, loadConfig, RpcError, withOptions } from '../../src/index.js';
 import { closeAll, testApp } from '../support/apps.js';
+import { configErrorOf } from '../support/config-error-of.js';
 
 let dir: string;
 beforeEach(() => {
@@ -26,16 +27,6 @@ const write = (name: string, text: string) => {
   fs.writeFileSync(file, text);
   return file;
 };
-
-function configErrorOf(attempt: () => unknown): ConfigError {
-  try {
-    attempt();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error('expected a ConfigError, nothing was thrown');
-}
 
 const TOKEN = 'b3f1c0ffee5eed0123456789abcdef00';
 const REPO = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');

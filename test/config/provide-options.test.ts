@@ -3,21 +3,17 @@
  * JavaScript has no compiler to catch a misspelt option, and a lost `limits` is a lost promise.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { type CallistoApp, ConfigError, type ProvideOptions } from '../../src/index.js';
+import type { CallistoApp, ConfigError, ProvideOptions } from '../../src/index.js';
 import { type UserService, UserServiceDef, UserServiceImpl } from '../fixtures/user-service.js';
 import { closeAll, testApp } from '../support/apps.js';
+import { configErrorOf } from '../support/config-error-of.js';
 
 afterEach(closeAll);
 
-function provideError(app: CallistoApp, options: unknown): ConfigError {
-  try {
-    app.provide(UserServiceDef, new UserServiceImpl(), options as ProvideOptions<UserService>);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error('provide() accepted the options');
-}
+const provideError = (app: CallistoApp, options: unknown): ConfigError =>
+  configErrorOf(() =>
+    app.provide(UserServiceDef, new UserServiceImpl(), options as ProvideOptions<UserService>),
+  );
 
 describe('provide() options', () => {
   it('refuses an unknown option with the closest one and the list of options', async () => {
