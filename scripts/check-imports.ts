@@ -16,15 +16,14 @@ const srcDir = path.join(root, 'src');
  */
 export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['core'],
-  ['config/config-error.ts', 'config/did-you-mean.ts', 'config/describe-schema.ts', 'config/address-list.ts'],
   ['extension', 'serialization', 'observability'],
   ['transport', 'loadbalance', 'service', 'security', 'governance'],
   ['protocol', 'registry', 'cluster', 'filters'],
   ['provider', 'consumer', 'http', 'admin'],
-  ['config'],
   ['app'],
   ['decorators', 'gateway'],
   ['index.ts', 'extend.ts', 'testing'],
+  ['tools'],
   ['nestjs', 'cli', 'dashboard'],
 ];
 

@@ -1,7 +1,7 @@
 /**
  * Writes the "Every key" table of docs/configuration.md from the schemas that declare the keys: each
  * part's (the server's, the consumer's, the connections') and the app's own, which composes them in
- * src/config/callisto-config.ts. The keys and their doc comments come from the schema objects' source,
+ * src/app/config/callisto-config.ts. The keys and their doc comments come from the schema objects' source,
  * the defaults from DEFAULT_CONFIG, the variable names from the loader. `npx tsx scripts/config-docs.ts`
  * rewrites the table; `--check` exits 1 when it is stale (test/config/config-docs.test.ts runs the same
  * comparison).
@@ -9,11 +9,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_CONFIG } from '../src/config/callisto-config.js';
-import { configEnvName } from '../src/config/load-config.js';
+import { DEFAULT_CONFIG } from '../src/app/config/callisto-config.js';
+import { configEnvName } from '../src/app/config/load-config.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const CONFIG_SOURCE = path.join(root, 'src/config/callisto-config.ts');
+export const CONFIG_SOURCE = path.join(root, 'src/app/config/callisto-config.ts');
 /** The app's schema, which composes the others. */
 const ROOT_SCHEMA = 'callistoConfigSchema';
 /** Where the keys are declared: each part's schema, and the app's (which composes them), last. */
@@ -26,7 +26,7 @@ export const SCHEMA_SOURCES = [
   'src/protocol/connection-options.ts',
   'src/observability/observability-options.ts',
   'src/admin/admin-options.ts',
-  'src/config/callisto-config.ts',
+  'src/app/config/callisto-config.ts',
 ].map((file) => path.join(root, file));
 export const CONFIG_DOCS = path.join(root, 'docs/configuration.md');
 

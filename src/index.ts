@@ -17,19 +17,19 @@ export {
   type ConsumerConfig,
   DEFAULT_CONFIG,
   type ServerConfig,
-} from './config/callisto-config.js';
-export { ConfigError } from './config/config-error.js';
+} from './app/config/callisto-config.js';
 export {
   type ConfigNotice,
   type LoadConfigOptions,
   type LoadedConfig,
   loadConfig,
   loadConfigWithSources,
-} from './config/load-config.js';
+} from './app/config/load-config.js';
 export type { CallOptions, MethodReferenceOptions, ReferenceOptions } from './consumer/reference-options.js';
 // Calls
 export { releaseReference } from './consumer/release-reference.js';
 export { withOptions } from './consumer/with-options.js';
+export { ConfigError } from './core/config-error.js';
 // Errors
 export type { ErrorDeclaration, ErrorExposure } from './core/error-payload.js';
 // Filters

@@ -8,7 +8,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../core/config-error.js';
 import {
   DEFAULT_SERVER_TLS_CONFIG,
   type PemSource,

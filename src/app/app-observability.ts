@@ -5,8 +5,6 @@
  * serve (services, configuration with sources, stats, readiness).
  */
 import type { AdminSource } from '../admin/admin-server.js';
-import type { CallistoConfig } from '../config/callisto-config.js';
-import { DEFAULT_CONFIG } from '../config/callisto-config.js';
 import type { Directory } from '../consumer/directory.js';
 import type { ProviderEndpoint } from '../consumer/endpoint.js';
 import type { ServiceKey } from '../core/service-key.js';
@@ -21,6 +19,8 @@ import type { ConsumerRecord } from '../registry/provider-record.js';
 import type { RegistrySet } from '../registry/registry-set.js';
 import { redactConfig } from '../security/redact.js';
 import type { ServiceDefinition } from '../service/define-service.js';
+import type { CallistoConfig } from './config/callisto-config.js';
+import { DEFAULT_CONFIG } from './config/callisto-config.js';
 import type { ConsumerSide } from './consumer-side.js';
 import type { ProviderSide } from './provider-side.js';
 

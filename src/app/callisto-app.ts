@@ -5,8 +5,6 @@
  */
 import { adminWanted } from '../admin/admin-options.js';
 import { type AdminServer, createAdminServer } from '../admin/admin-server.js';
-import type { CallistoConfig, CallistoConfigInput } from '../config/callisto-config.js';
-import { type LoadConfigOptions, type LoadedConfig, loadConfigWithSources } from '../config/load-config.js';
 import type { ReferenceOptions } from '../consumer/reference-options.js';
 import type { FilterEntry } from '../core/filter.js';
 import { createExtensionRegistry, type ExtensionRegistry } from '../extension/extension-registry.js';
@@ -23,6 +21,8 @@ import { createAppObservability } from './app-observability.js';
 import type { AppState } from './app-state.js';
 import { builtinExtensions } from './builtin-extensions.js';
 import { checkAppConfig } from './check-app-config.js';
+import type { CallistoConfig, CallistoConfigInput } from './config/callisto-config.js';
+import { type LoadConfigOptions, type LoadedConfig, loadConfigWithSources } from './config/load-config.js';
 import { createConsumerSide } from './consumer-side.js';
 import { keepInternals } from './internals.js';
 import { listeningLine } from './listening-line.js';

@@ -4,10 +4,11 @@
  * address has a registered kind, parses, and has its client package installed. Each failure is a
  * ConfigError naming the key, the value, what is allowed and where the value was set.
  */
-import type { LoadedConfig } from '../config/load-config.js';
+
 import { checkExtensionName, type NameSite } from '../extension/extension-names.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import { checkRegistryAddressFor } from '../registry/check-registry-address.js';
+import type { LoadedConfig } from './config/load-config.js';
 
 /** Checks the extension names and registry addresses of the app's configuration. */
 export function checkAppConfig({ config, sourceOf }: LoadedConfig, extensions: ExtensionRegistry): void {

@@ -4,7 +4,6 @@
  * calls.
  */
 
-import type { CallistoConfig } from '../config/callisto-config.js';
 import { type Consumer, createConsumer } from '../consumer/consumer.js';
 import type { InProcessProvider } from '../consumer/in-process.js';
 import type { FilterEntry } from '../core/filter.js';
@@ -15,6 +14,7 @@ import { activeTracer } from '../observability/tracing.js';
 import { resolveConnectionOptions } from '../protocol/connection-options.js';
 import type { RegistrySet } from '../registry/registry-set.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
+import type { CallistoConfig } from './config/callisto-config.js';
 
 export type ConsumerSide = Consumer;
 

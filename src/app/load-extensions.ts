@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../core/config-error.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 
 type Register = (extensions: ExtensionRegistry) => void | Promise<void>;

@@ -3,7 +3,6 @@
  * the app's transport, serializers, registries and provider filters.
  */
 
-import type { CallistoConfig } from '../config/callisto-config.js';
 import type { FilterEntry } from '../core/filter.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import type { Logger } from '../observability/logger.js';
@@ -14,6 +13,7 @@ import { createProvider, type Provider } from '../provider/provider.js';
 import { resolveServerOptions } from '../provider/server-options.js';
 import type { RegistrySet } from '../registry/registry-set.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
+import type { CallistoConfig } from './config/callisto-config.js';
 
 export type { ProvideOptions } from '../provider/provide-options.js';
 export type ProviderSide = Provider;

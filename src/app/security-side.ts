@@ -5,8 +5,8 @@
  * `server.accessLog`, and the consumer's `credentials` filter from `consumer.credentials`. Every
  * mistake is a ConfigError when the app is built.
  */
-import type { CallistoConfig } from '../config/callisto-config.js';
-import { ConfigError } from '../config/config-error.js';
+
+import { ConfigError } from '../core/config-error.js';
 import type { NamedFilter } from '../core/filter.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import { accessLogFilter } from '../filters/access-log.js';
@@ -19,6 +19,7 @@ import { resolveServerAuth } from '../security/auth-options.js';
 import { BUILTIN_TRANSPORTS } from '../transport/index.js';
 import { createTlsTransport, type TlsTransport } from '../transport/tls.js';
 import { pemSource, readPem, resolveClientTls, resolveServerTls } from '../transport/tls-options.js';
+import type { CallistoConfig } from './config/callisto-config.js';
 
 export interface SecuritySide {
   /** The app's `tls` transport, when it has any TLS configuration. */

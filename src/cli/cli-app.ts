@@ -12,7 +12,7 @@ import {
   callisto,
   type SerializerName,
 } from '../index.js';
-import { type CliError, usageError } from './exit-codes.js';
+import { type CliError, usageError } from '../tools/exit-codes.js';
 import type { CliIo, Output } from './output.js';
 
 export interface CliAppOptions {

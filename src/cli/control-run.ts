@@ -6,8 +6,8 @@
  */
 import { type Command, InvalidArgumentError } from 'commander';
 import { createRegistryControl, type RegistryControl, type ServiceOverrides } from '../registry/index.js';
+import { CliError, ExitCode, unreachableError, usageError } from '../tools/exit-codes.js';
 import { openCliApp } from './cli-app.js';
-import { CliError, ExitCode, unreachableError, usageError } from './exit-codes.js';
 import { addCommonOptions, addRegistryOption, type CommonOptions, milliseconds } from './options.js';
 import { type CliIo, createOutput, type Output } from './output.js';
 import { openRegistry, registryAddressOf } from './registry-connection.js';

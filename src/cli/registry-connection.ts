@@ -5,7 +5,7 @@
  */
 import type { CallistoApp } from '../index.js';
 import { createRegistry, type Registry } from '../registry/index.js';
-import { unreachableError, usageError } from './exit-codes.js';
+import { unreachableError, usageError } from '../tools/exit-codes.js';
 
 export interface OpenedRegistry {
   readonly registry: Registry;

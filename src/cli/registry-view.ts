@@ -12,7 +12,7 @@ import type {
   ServiceListing,
   ServiceOverrides,
 } from '../registry/index.js';
-import { CliError, ExitCode } from './exit-codes.js';
+import { CliError, ExitCode } from '../tools/exit-codes.js';
 
 export interface KeyView {
   readonly key: ServiceKey;

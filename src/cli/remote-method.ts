@@ -5,8 +5,8 @@
  * application would.
  */
 import { type CallistoApp, defineService, type ReferenceOptions } from '../index.js';
-import type { CallTarget } from './call-target.js';
-import { usageError } from './exit-codes.js';
+import type { CallTarget } from '../tools/call-target.js';
+import { usageError } from '../tools/exit-codes.js';
 
 export interface TargetFlags {
   readonly registry?: string | undefined;

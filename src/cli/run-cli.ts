@@ -5,11 +5,11 @@
  */
 import { CommanderError } from 'commander';
 import { ConfigError, RpcError } from '../index.js';
+import { CliError, CommandExit, ExitCode, type ExitCodeValue } from '../tools/exit-codes.js';
+import { describeRpcError, exitCodeOf } from '../tools/rpc-failure.js';
 import { configMistake } from './cli-app.js';
-import { CliError, CommandExit, ExitCode, type ExitCodeValue } from './exit-codes.js';
 import { type CliIo, createOutput } from './output.js';
 import { createProgram } from './program.js';
-import { describeRpcError, exitCodeOf } from './rpc-failure.js';
 
 export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCodeValue> {
   const program = createProgram(io);

@@ -12,7 +12,7 @@
  * `record(address, ok, isNetworkOrTimeout)`. Nothing is emitted globally: `state` and `snapshot` are for
  * metrics and the dashboard.
  */
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../core/config-error.js';
 import { createWindowCounter, type WindowCounter } from '../loadbalance/window-counter.js';
 
 export type OutlierState = 'closed' | 'open' | 'half-open';

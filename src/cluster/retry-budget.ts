@@ -8,7 +8,7 @@
  * Call `recordCall()` once per call (not per attempt) and `tryAcquireRetry()` right before each retry,
  * after the retry policy agreed to one.
  */
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../core/config-error.js';
 import { createWindowCounter } from '../loadbalance/window-counter.js';
 
 export interface RetryBudgetOptions {

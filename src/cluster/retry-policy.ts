@@ -4,7 +4,7 @@
  * at all (never business errors, only idempotent calls after a request was sent, ...) is the cluster
  * invoker's call, and a retry budget (`retry-budget.ts`) caps retries across calls.
  */
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../core/config-error.js';
 
 /** Decides whether and when to retry one call. Stateless between calls: one instance serves them all. */
 export interface RetryPolicy {

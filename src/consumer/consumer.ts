@@ -9,7 +9,7 @@
  */
 import type { ClusterInvoker } from '../cluster/cluster.js';
 import { type RetryPolicy, resolveRetryOptions } from '../cluster/retry-policy.js';
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../core/config-error.js';
 import {
   compileChain,
   type FilterEntry,

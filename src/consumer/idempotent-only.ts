@@ -5,7 +5,7 @@
  * `refer()` for declared methods, at first use for the methods of a definition that declares none.
  */
 import type { ClusterFactory } from '../cluster/cluster.js';
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../core/config-error.js';
 
 export interface IdempotentOnlyCheck {
   /** `refer(Service)`. */

@@ -5,9 +5,9 @@
  * configuration mistake reported by `refer()`, not a NoProvider at the first call.
  */
 
-import { splitAddressList } from '../config/address-list.js';
-import { ConfigError } from '../config/config-error.js';
-import { closestMatch } from '../config/did-you-mean.js';
+import { splitAddressList } from '../core/address-list.js';
+import { ConfigError } from '../core/config-error.js';
+import { closestMatch } from '../core/did-you-mean.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import { checkRegistryAddressFor } from '../registry/check-registry-address.js';
 import type { ServiceDefinition } from '../service/define-service.js';

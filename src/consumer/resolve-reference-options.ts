@@ -4,9 +4,9 @@
  * must name a method of the definition). Nothing is left to fail at the first call.
  */
 import { z } from 'zod';
-import { ConfigError } from '../config/config-error.js';
-import { parseConfig } from '../config/describe-schema.js';
-import { closestMatch, refuseUnknownKeys } from '../config/did-you-mean.js';
+import { ConfigError } from '../core/config-error.js';
+import { parseConfig } from '../core/describe-schema.js';
+import { closestMatch, refuseUnknownKeys } from '../core/did-you-mean.js';
 import { checkExtensionName } from '../extension/extension-names.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import { checkCacheable, resultCacheSchema } from '../governance/cache-options.js';

@@ -7,11 +7,11 @@
  * used one is released, after its calls end) and writes no consumer record in the registries.
  */
 
-import { parseCallTarget } from '../cli/call-target.js';
-import { CliError } from '../cli/exit-codes.js';
-import { fromView, toView, ViewError } from '../cli/json-view.js';
-import { rpcErrorData } from '../cli/rpc-failure.js';
 import { type CallistoApp, defineService, RpcError, releaseReference } from '../index.js';
+import { parseCallTarget } from '../tools/call-target.js';
+import { CliError } from '../tools/exit-codes.js';
+import { fromView, toView, ViewError } from '../tools/json-view.js';
+import { rpcErrorData } from '../tools/rpc-failure.js';
 import { MAX_CALL_TIMEOUT_MS } from './dashboard-options.js';
 
 export interface TryRequest {

@@ -12,8 +12,8 @@
  * registered in the app and the closest one, when configuration is resolved (never at the first call).
  */
 import { z } from 'zod';
-import { ConfigError } from '../config/config-error.js';
-import { closestMatch } from '../config/did-you-mean.js';
+import { ConfigError } from '../core/config-error.js';
+import { closestMatch } from '../core/did-you-mean.js';
 import type { ExtensionKind, ExtensionRegistry } from './extension-registry.js';
 
 /** The built-in names of each kind (a test checks that exactly these are registered). */

@@ -9,7 +9,7 @@
  * beside `cache`) and always at run time with a ConfigError.
  */
 import { z } from 'zod';
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../core/config-error.js';
 
 /** An attachment name `varyBy` may name. */
 const ATTACHMENT_NAME = /^[A-Za-z0-9_.:-]{1,64}$/;

@@ -5,7 +5,7 @@
  * same limits.
  */
 import { z } from 'zod';
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../core/config-error.js';
 import type { ServerTlsOptions } from '../transport/tls-options.js';
 
 /** `server.http.port` when the provider serves no HTTP. */

@@ -8,7 +8,7 @@
  * Latency is averaged over successful calls and heartbeat samples only: a call that failed fast (connection
  * refused) would otherwise make a broken provider look like the fastest one.
  */
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../core/config-error.js';
 import type { EndpointStats } from './load-balancer.js';
 
 export interface EndpointStatsOptions {

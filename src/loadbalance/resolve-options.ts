@@ -2,7 +2,7 @@
  * Validation of `LoadBalancerOptions` (the type and its defaults live in `load-balancer.ts`). Errors are
  * `ConfigError`s naming the key, the value and what was expected.
  */
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../core/config-error.js';
 import { DEFAULT_LOAD_BALANCER_OPTIONS, type LoadBalancerOptions } from './load-balancer.js';
 
 /** Fills `options` from `DEFAULT_LOAD_BALANCER_OPTIONS` and validates every field. */

@@ -12,7 +12,7 @@
  */
 import { type BeforeApplicationShutdown, Inject, Module, type OnApplicationBootstrap } from '@nestjs/common';
 import { type AppOptions, type CallistoApp, callisto } from '../app/callisto-app.js';
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../core/config-error.js';
 import { CALLISTO_APP } from './tokens.js';
 
 /** `CallistoModule.forRoot()` options: those of `callisto()`. */

@@ -3,8 +3,8 @@
  * provided, like `refer()`'s: an unknown key (plain JavaScript has no compiler to catch `limts`) fails
  * with a `ConfigError` naming the key, the closest known one and every option there is.
  */
-import { ConfigError } from '../config/config-error.js';
-import { refuseUnknownKeys } from '../config/did-you-mean.js';
+import { ConfigError } from '../core/config-error.js';
+import { refuseUnknownKeys } from '../core/did-you-mean.js';
 import type { ProvideOptions } from './provide-options.js';
 
 /** The keys `ProvideOptions` has (provide-options.ts). */

@@ -15,7 +15,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../core/config-error.js';
 import type { Logger } from '../observability/logger.js';
 import { PORT_VARIABLE, type PrimaryRequest, WORKER_VARIABLE, type WorkerReport } from './process-worker.js';
 

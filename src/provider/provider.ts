@@ -10,7 +10,7 @@ export type { ProvideOptions } from './provide-options.js';
  * `observe` (Callisto's, docs/filters.md), then the app's filters, the service's, the method's (each at
  * order 500 unless they say otherwise), then `validation` when the method declares a schema.
  */
-import { parseConfig } from '../config/describe-schema.js';
+import { parseConfig } from '../core/describe-schema.js';
 import { type FilterEntry, type NamedFilter, namedFilter } from '../core/filter.js';
 import { admissionFilter } from '../filters/admission.js';
 import { providerDeadlineFilter } from '../filters/deadline.js';
@@ -28,7 +28,6 @@ import {
   type ExecutionLimit,
   type RateLimiter,
 } from '../governance/provider-limiters.js';
-import { createHttpEntry, type HttpEntry } from '../http/http-entry.js';
 import { channels, type ProtocolErrorMessage } from '../observability/channels.js';
 import { type LogFields, type Logger, traceIdOf } from '../observability/logger.js';
 import type { MetricsStore } from '../observability/metrics-store.js';
@@ -44,6 +43,7 @@ import { checkProvideOptions } from './check-provide-options.js';
 import { type ResolvedWorkerExecutor, resolveExecutor } from './executor-options.js';
 import { createWorkerPool, type WorkerPool } from './executor-pool.js';
 import { workerStep } from './executor-step.js';
+import { createHttpEntry, type HttpEntry } from './http/http-entry.js';
 import { createLocalCalls, type LocalCalls } from './local-calls.js';
 import { checkSharedTransport, createProcessCluster, type ProcessCluster } from './process-cluster.js';
 import { reportReady, workerNumber, workerPort } from './process-worker.js';

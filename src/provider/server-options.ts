@@ -4,7 +4,7 @@
  * and docs/configuration.md is generated from the comments here.
  */
 import { z } from 'zod';
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../core/config-error.js';
 import type { ErrorExposure } from '../core/error-payload.js';
 import {
   extensionNameSchema,

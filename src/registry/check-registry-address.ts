@@ -4,8 +4,8 @@
  * built-in server-backed kind is installed. Each failure is a ConfigError that blames what is actually
  * wrong, showing the address with its credentials hidden (`redactAddress`).
  */
-import { ConfigError } from '../config/config-error.js';
-import { closestMatch } from '../config/did-you-mean.js';
+import { ConfigError } from '../core/config-error.js';
+import { closestMatch } from '../core/did-you-mean.js';
 import type { NameSite } from '../extension/extension-names.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import { redactAddress } from '../security/redact.js';

@@ -5,7 +5,7 @@
  * together (ConfigError naming the key and the fix) and builds the authenticators.
  */
 import { z } from 'zod';
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../core/config-error.js';
 import type { Authenticator } from './authenticator.js';
 import { jwtAuthenticator, MIN_JWT_SECRET_BYTES } from './jwt-authenticator.js';
 import { mtlsAuthenticator } from './mtls-authenticator.js';

@@ -3,7 +3,7 @@
  * name + version (+ group).
  */
 
-import { parseConfig } from '../config/describe-schema.js';
+import { parseConfig } from '../core/describe-schema.js';
 import type { ErrorDeclaration } from '../core/error-payload.js';
 import type { ServiceKey } from '../core/service-key.js';
 import { checkCacheable, type ResultCacheOptions, resultCacheSchema } from '../governance/cache-options.js';

@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import tls from 'node:tls';
 import { z } from 'zod';
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../core/config-error.js';
 
 const nonNegativeInt = z.number().int().nonnegative();
 

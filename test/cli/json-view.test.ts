@@ -5,8 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fromView, toView, ViewError } from '../../src/cli/json-view.js';
 import { createJsonSerializer } from '../../src/serialization/json.js';
+import { fromView, toView, ViewError } from '../../src/tools/json-view.js';
 
 const json = createJsonSerializer();
 const written = (value: unknown): unknown => JSON.parse(Buffer.from(json.encode(value)).toString('utf8'));

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG } from '../../src/app/config/callisto-config.js';
 import { backoffCeiling, createExponentialRetryPolicy } from '../../src/cluster/retry-exponential.js';
 import { createFixedRetryPolicy } from '../../src/cluster/retry-fixed.js';
 import { createNoRetryPolicy } from '../../src/cluster/retry-none.js';
@@ -7,7 +8,6 @@ import {
   type RetryPolicy,
   resolveRetryOptions,
 } from '../../src/cluster/retry-policy.js';
-import { DEFAULT_CONFIG } from '../../src/config/callisto-config.js';
 import { retryPolicyFor } from '../../src/consumer/consumer.js';
 import { builtinExtensions } from '../../src/extend.js';
 import { seededRandom } from '../support/seeded-random.js';

@@ -1,5 +1,5 @@
 /**
- * docs/configuration.md's key table is generated from src/config/callisto-config.ts
+ * docs/configuration.md's key table is generated from src/app/config/callisto-config.ts
  * (`npx tsx scripts/config-docs.ts`): it must list every key, with the default and doc comment the
  * source has today.
  */

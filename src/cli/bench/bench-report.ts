@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { usageError } from '../exit-codes.js';
+import { usageError } from '../../tools/exit-codes.js';
 import type { BenchOutcome } from './run-bench.js';
 
 /** Format version of the document (`callistoBench`). */

@@ -8,16 +8,16 @@ import { writeFileSync } from 'node:fs';
 import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { RpcError } from '../../index.js';
+import { parseAttachments, parseCallArguments, parseCallTarget } from '../../tools/call-target.js';
+import { CommandExit, ExitCode, usageError } from '../../tools/exit-codes.js';
+import { describeRpcError, exitCodeOf, rpcErrorData } from '../../tools/rpc-failure.js';
 import { type BenchReport, buildReport, readBenchReport } from '../bench/bench-report.js';
 import { comparisonData, printComparison, printReport } from '../bench/format-report.js';
 import { type BenchRun, runBench } from '../bench/run-bench.js';
-import { parseAttachments, parseCallArguments, parseCallTarget } from '../call-target.js';
 import { openCliApp } from '../cli-app.js';
-import { CommandExit, ExitCode, usageError } from '../exit-codes.js';
 import { addCommonOptions, count, seconds } from '../options.js';
 import { type CliIo, createOutput, type Output } from '../output.js';
 import { checkWhere, describeVia, remoteMethod } from '../remote-method.js';
-import { describeRpcError, exitCodeOf, rpcErrorData } from '../rpc-failure.js';
 import { addTargetOptions, type TargetOptions } from './call.js';
 
 interface BenchOptions extends TargetOptions {

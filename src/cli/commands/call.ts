@@ -2,10 +2,11 @@
 import { Command } from 'commander';
 import stringify from 'json-stringify-pretty-compact';
 import { RpcError } from '../../index.js';
-import { parseAttachments, parseCallArguments, parseCallTarget } from '../call-target.js';
+import { parseAttachments, parseCallArguments, parseCallTarget } from '../../tools/call-target.js';
+import { CommandExit } from '../../tools/exit-codes.js';
+import { toView } from '../../tools/json-view.js';
+import { describeRpcError, exitCodeOf, rpcErrorData } from '../../tools/rpc-failure.js';
 import { openCliApp } from '../cli-app.js';
-import { CommandExit } from '../exit-codes.js';
-import { toView } from '../json-view.js';
 import {
   addCommonOptions,
   addRegistryOption,
@@ -15,7 +16,6 @@ import {
 } from '../options.js';
 import { type CliIo, createOutput } from '../output.js';
 import { checkWhere, remoteMethod } from '../remote-method.js';
-import { describeRpcError, exitCodeOf, rpcErrorData } from '../rpc-failure.js';
 import { formatMs } from '../time-text.js';
 
 export interface TargetOptions extends CommonOptions {

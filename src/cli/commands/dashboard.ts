@@ -1,10 +1,10 @@
 /** `callisto dashboard --registry <address>[,<address>…]`: serves the web dashboard (src/dashboard/). */
 import { Command } from 'commander';
-import { splitAddressList } from '../../config/address-list.js';
+import { splitAddressList } from '../../core/address-list.js';
 import { createDashboard, DashboardOptionError, DEFAULT_DASHBOARD_OPTIONS } from '../../dashboard/index.js';
 import { redactAddress } from '../../security/redact.js';
+import { usageError } from '../../tools/exit-codes.js';
 import { openCliApp } from '../cli-app.js';
-import { usageError } from '../exit-codes.js';
 import { addCommonOptions, collect, integerIn, milliseconds } from '../options.js';
 import { type CliIo, createOutput } from '../output.js';
 

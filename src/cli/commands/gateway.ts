@@ -4,8 +4,8 @@
  */
 import { Command } from 'commander';
 import { ConfigError, createGateway } from '../../index.js';
+import { usageError } from '../../tools/exit-codes.js';
 import { configFileOf, configMistake, openCliApp } from '../cli-app.js';
-import { usageError } from '../exit-codes.js';
 import { addCommonOptions, addRegistryOption, type CommonOptions, integerIn } from '../options.js';
 import { type CliIo, createOutput } from '../output.js';
 

@@ -1,9 +1,9 @@
 /** `callisto ls [service] --registry <address>`: what a registry holds. */
 import { Command } from 'commander';
 import type { ProviderRecord, ServiceListing, ServiceOverrides } from '../../registry/index.js';
+import { CliError, ExitCode, unreachableError } from '../../tools/exit-codes.js';
 import { openCliApp } from '../cli-app.js';
 import { describeOverrides } from '../control-run.js';
-import { CliError, ExitCode, unreachableError } from '../exit-codes.js';
 import { addCommonOptions, addRegistryOption, type CommonOptions, milliseconds } from '../options.js';
 import { type CliIo, createOutput, type Output } from '../output.js';
 import { openRegistry, registryAddressOf } from '../registry-connection.js';

@@ -1,7 +1,7 @@
 /** `callisto mock <service>.<method> force|fail|off`: switches a method's mock (runtime control). */
 import { Command, InvalidArgumentError } from 'commander';
+import { usageError } from '../../tools/exit-codes.js';
 import { addControlOptions, type ControlOptions, runControl } from '../control-run.js';
-import { usageError } from '../exit-codes.js';
 import type { CliIo } from '../output.js';
 
 const EXAMPLES = `

@@ -12,9 +12,9 @@ import {
   type ServiceOverrides,
   staleProviders,
 } from '../../registry/index.js';
+import { CliError, ExitCode, unreachableError } from '../../tools/exit-codes.js';
 import { openCliApp } from '../cli-app.js';
 import { addControlOptions, type ControlOptions, describeOverrides, runControl } from '../control-run.js';
-import { CliError, ExitCode, unreachableError } from '../exit-codes.js';
 import { type CliIo, createOutput } from '../output.js';
 import { openRegistry, registryAddressOf } from '../registry-connection.js';
 import { keyLabel, listServices, readProviders } from '../registry-view.js';

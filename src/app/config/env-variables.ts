@@ -4,9 +4,9 @@
  * and other tools' variables under the prefix are ignored with a notice; a near miss of a known
  * variable is a ConfigError with a did-you-mean.
  */
-import { ConfigError } from './config-error.js';
+import { ConfigError } from '../../core/config-error.js';
+import { closestMatch } from '../../core/did-you-mean.js';
 import { coerce, LEAVES, type Plain, setPath } from './config-keys.js';
-import { closestMatch } from './did-you-mean.js';
 import { SERVICE_LINKS_FIX, serviceLinkOf } from './service-links.js';
 
 /** A line about the configuration that is not an error: logged by `callisto()` at its level. */

@@ -17,26 +17,31 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { type ErrorExposure, toErrorPayload } from '../core/error-payload.js';
-import { errorCodeName, messageOf, RpcError } from '../core/rpc-error.js';
-import type { Logger } from '../observability/logger.js';
-import type { InflateLimits } from '../protocol/compression.js';
-import { createArgumentsReader } from '../provider/arguments-reader.js';
-import { type DispatchDone, dispatch } from '../provider/dispatch.js';
-import { forwardedClient } from '../provider/forwarded-client.js';
-import type { PeerSlot } from '../provider/peer-limits.js';
-import { ServerInvocation } from '../provider/server-invocation.js';
-import { methodNotFound, type ServiceTable } from '../provider/service-table.js';
-import type { Serving } from '../provider/serving.js';
-import type { DecodeLimits } from '../serialization/decode-limits.js';
-import { createProtobufSerializer } from '../serialization/protobuf.js';
-import type { Serializer } from '../serialization/serializer.js';
-import type { ServiceDefinition } from '../service/define-service.js';
-import { PROTOBUF_CONTENT, sendEncoded, sendError, sendRefusal, sendResult } from './http-answer.js';
-import { createBodyReader } from './http-body.js';
-import { createHttpListener, type HttpConnection, type HttpListener, remoteOf } from './http-listener.js';
-import type { HttpOptions } from './http-options.js';
-import { HttpRefusal, readCallTarget } from './http-request.js';
+import { type ErrorExposure, toErrorPayload } from '../../core/error-payload.js';
+import { errorCodeName, messageOf, RpcError } from '../../core/rpc-error.js';
+import { PROTOBUF_CONTENT, sendEncoded, sendError, sendRefusal, sendResult } from '../../http/http-answer.js';
+import { createBodyReader } from '../../http/http-body.js';
+import {
+  createHttpListener,
+  type HttpConnection,
+  type HttpListener,
+  remoteOf,
+} from '../../http/http-listener.js';
+import type { HttpOptions } from '../../http/http-options.js';
+import { HttpRefusal, readCallTarget } from '../../http/http-request.js';
+import type { Logger } from '../../observability/logger.js';
+import type { InflateLimits } from '../../protocol/compression.js';
+import type { DecodeLimits } from '../../serialization/decode-limits.js';
+import { createProtobufSerializer } from '../../serialization/protobuf.js';
+import type { Serializer } from '../../serialization/serializer.js';
+import type { ServiceDefinition } from '../../service/define-service.js';
+import { createArgumentsReader } from '../arguments-reader.js';
+import { type DispatchDone, dispatch } from '../dispatch.js';
+import { forwardedClient } from '../forwarded-client.js';
+import type { PeerSlot } from '../peer-limits.js';
+import { ServerInvocation } from '../server-invocation.js';
+import { methodNotFound, type ServiceTable } from '../service-table.js';
+import type { Serving } from '../serving.js';
 import { createServiceLookup } from './service-lookup.js';
 
 /** The entry: listen, go away (answers close their connections), close gracefully, destroy. */

@@ -16,14 +16,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { splitAddressList } from './address-list.js';
+import { splitAddressList } from '../../core/address-list.js';
+import { ConfigError } from '../../core/config-error.js';
+import { parseConfig } from '../../core/describe-schema.js';
+import { closestKey } from '../../core/did-you-mean.js';
 import {
   type CallistoConfig,
   type CallistoConfigInput,
   callistoConfigSchema,
   DEFAULT_CONFIG,
 } from './callisto-config.js';
-import { ConfigError } from './config-error.js';
 import {
   coerce,
   coerceSubstituted,
@@ -33,8 +35,6 @@ import {
   setPath,
   WHOLE_OBJECT_KEYS,
 } from './config-keys.js';
-import { parseConfig } from './describe-schema.js';
-import { closestKey } from './did-you-mean.js';
 import { CONFIG_FILE_VARIABLE, type ConfigNotice, envName, fromEnv } from './env-variables.js';
 import { type Environment, interpolate, interpolateTree } from './interpolate.js';
 import { parseProperties } from './properties.js';

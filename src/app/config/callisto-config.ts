@@ -7,20 +7,24 @@
  * (`npm run docs:config`).
  */
 import { z } from 'zod';
-import { adminConfigSchema, DEFAULT_ADMIN_CONFIG } from '../admin/admin-options.js';
+import { adminConfigSchema, DEFAULT_ADMIN_CONFIG } from '../../admin/admin-options.js';
 import {
   type ConsumerConfig,
   consumerConfigSchema,
   DEFAULT_CONSUMER_CONFIG,
-} from '../consumer/consumer-options.js';
+} from '../../consumer/consumer-options.js';
 import {
   DEFAULT_OBSERVABILITY_CONFIG,
   observabilityConfigSchema,
-} from '../observability/observability-options.js';
-import { connectionConfigSchema, DEFAULT_CONNECTION_CONFIG } from '../protocol/connection-options.js';
-import { DEFAULT_SERVER_CONFIG, type ServerConfig, serverConfigSchema } from '../provider/server-options.js';
-import { DEFAULT_REGISTRY_OPTIONS } from '../registry/registry.js';
-import { DEFAULT_START_TIMEOUT_MS } from '../registry/registry-set.js';
+} from '../../observability/observability-options.js';
+import { connectionConfigSchema, DEFAULT_CONNECTION_CONFIG } from '../../protocol/connection-options.js';
+import {
+  DEFAULT_SERVER_CONFIG,
+  type ServerConfig,
+  serverConfigSchema,
+} from '../../provider/server-options.js';
+import { DEFAULT_REGISTRY_OPTIONS } from '../../registry/registry.js';
+import { DEFAULT_START_TIMEOUT_MS } from '../../registry/registry-set.js';
 
 export type { ConsumerConfig, ServerConfig };
 export { consumerConfigSchema, serverConfigSchema };

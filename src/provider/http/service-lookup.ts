@@ -3,9 +3,9 @@
  * service of that name (and group) is meant, and naming none when there are several is refused, naming
  * the versions. The lookup of services by name is rebuilt only when the service table changes.
  */
-import { serviceKeyString } from '../core/service-key.js';
-import type { ExportedService, ServiceTable } from '../provider/service-table.js';
-import { type HttpCallTarget, HttpRefusal, VERSION_HEADER } from './http-request.js';
+import { serviceKeyString } from '../../core/service-key.js';
+import { type HttpCallTarget, HttpRefusal, VERSION_HEADER } from '../../http/http-request.js';
+import type { ExportedService, ServiceTable } from '../service-table.js';
 
 export interface ServiceLookup {
   find(target: HttpCallTarget): ExportedService;

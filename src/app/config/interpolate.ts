@@ -9,7 +9,7 @@
  *
  * A `$` anywhere else is itself. Keys are never substituted.
  */
-import { ConfigError } from './config-error.js';
+import { ConfigError } from '../../core/config-error.js';
 
 /** Something that still reads as a placeholder: `${` … `}`. */
 const PLACEHOLDER = /\$\{[^}]*\}/;

@@ -2,7 +2,7 @@
  * The settable keys of the configuration, from its defaults (callisto-config.ts), and how a string (from
  * a variable, a `.properties` line or a file's `${VAR}`) becomes the type a key takes.
  */
-import { splitAddressList } from './address-list.js';
+import { splitAddressList } from '../../core/address-list.js';
 import { DEFAULT_CONFIG } from './callisto-config.js';
 
 export type Plain = Record<string, unknown>;

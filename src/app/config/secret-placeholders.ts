@@ -6,9 +6,10 @@
  * and the passwords in registry addresses (`?password=`, `?sentinelPassword=`) are refused when they
  * still look like one, with a ConfigError naming the key and where it was set.
  */
-import { SECRET_CONFIG_KEYS } from '../security/redact.js';
+
+import { ConfigError } from '../../core/config-error.js';
+import { SECRET_CONFIG_KEYS } from '../../security/redact.js';
 import type { CallistoConfig } from './callisto-config.js';
-import { ConfigError } from './config-error.js';
 import { looksLikePlaceholder } from './interpolate.js';
 
 type Plain = Record<string, unknown>;
