@@ -15,21 +15,13 @@
  *   admission, health, diagnostics) stay off the promise path.
  *
  * Filters run in ascending `order` (ties keep the order they were given in: app, then service or
- * reference, then method). Callisto's own filters take fixed orders (documented); a user filter is 500
- * unless it says otherwise. A filter that is not configured is not in the chain at all.
+ * reference, then method). Callisto's own filters take the orders of core/filter-order.ts (the table
+ * docs/filters.md shows); a user filter is `DEFAULT_FILTER_ORDER` (500) unless it says otherwise. A filter that is not configured is not in the chain at all.
  */
+import { DEFAULT_FILTER_ORDER, FILTER_ORDER, FILTER_POSITIONS, type FilterPosition } from './filter-order.js';
 import type { Filter, Invocation, Invoker } from './invocation.js';
 
-export type FilterPosition = 'provider' | 'call' | 'attempt';
-
-export const FILTER_POSITIONS: readonly FilterPosition[] = ['provider', 'call', 'attempt'];
-
-/** The provider's `admission` and `decode` filters (src/filters/): only hooks may sit between them. */
-const ADMISSION_ORDER = 300;
-const DECODE_ORDER = 350;
-
-/** The order of a user filter that names none. */
-export const DEFAULT_FILTER_ORDER = 500;
+export { DEFAULT_FILTER_ORDER, FILTER_POSITIONS, type FilterPosition };
 
 export interface FilterSpec {
   /** Names the filter in messages and docs (`auth`, `metrics`). */
@@ -80,11 +72,12 @@ export function defineFilter(spec: FilterSpec): NamedFilter {
       throw new TypeError(`${where}: ${key} must be a function`);
     }
   }
-  // a request's arguments are counted by `admission` (300) and decoded by `decode` (350) in one turn,
-  // from bytes the connection keeps for just that long: nothing between them may wait
-  if (spec.position === 'provider' && !hooks && order > ADMISSION_ORDER && order < DECODE_ORDER) {
+  // a request's arguments are counted by `admission` and decoded by `decode` in one turn, from bytes
+  // the connection keeps for just that long: nothing between them may wait
+  const { admission, decode } = FILTER_ORDER.provider;
+  if (spec.position === 'provider' && !hooks && order > admission && order < decode) {
     throw new TypeError(
-      `${where}: a wrapping provider filter cannot take order ${order}: orders between ${ADMISSION_ORDER} and ${DECODE_ORDER} (admission and decode) take start/end hooks only; choose an order outside, or hooks`,
+      `${where}: a wrapping provider filter cannot take order ${order}: orders between ${admission} and ${decode} (admission and decode) take start/end hooks only; choose an order outside, or hooks`,
     );
   }
   return Object.freeze({ ...spec, order });

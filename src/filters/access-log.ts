@@ -1,16 +1,16 @@
 /**
- * `access-log` (provider, order 150: outermost after `shutdown`, so refusals by `auth`, `access` and the
+ * `access-log` (provider: outermost after `shutdown`, so refusals by `auth`, `access` and the
  * limits are logged too): one line per call through the app's logger, with the caller's identity (or
  * `-` when none was established), its address, the method, the duration and the outcome (`OK` or the
  * error code). Never the arguments, the attachments or credentials.
  *
  *   access example.UserService.getUser caller=orders(jwt) from=127.0.0.1:53122 outcome=OK 0.41ms
  */
+
 import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { FILTER_ORDER } from '../core/filter-order.js';
 import type { Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
-
-export const ACCESS_LOG_FILTER_ORDER = 150;
 
 export interface AccessLogOptions {
   /** Where lines go (the app's logger's `info`). */
@@ -25,7 +25,7 @@ export function accessLogFilter(options: AccessLogOptions): NamedFilter {
   return defineFilter({
     name: 'access-log',
     position: 'provider',
-    order: ACCESS_LOG_FILTER_ORDER,
+    order: FILTER_ORDER.provider['access-log'],
     start(invocation) {
       if (services === undefined || services(invocation.service.name)) {
         started.set(invocation, performance.now());

@@ -1,5 +1,5 @@
 /**
- * `access` (provider, order 260, after `auth`): which callers may call which services and methods, by
+ * `access` (provider, after `auth`): which callers may call which services and methods, by
  * the caller's identity (`invocation.identity.id`, e.g. the consumer application's name). A rule names
  * a service (or `*`), optionally a method (or `*`), and identities it allows and denies (`*`: anyone,
  * authenticated or not). For a call, every rule that matches it counts:
@@ -13,11 +13,11 @@
  * A refusal is `Unauthorized`, naming the caller and the method (never credentials). Decisions are
  * compiled once per method.
  */
+
 import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { FILTER_ORDER } from '../core/filter-order.js';
 import type { Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
-
-export const ACCESS_FILTER_ORDER = 260;
 
 export interface AccessRule {
   /** A service name, or `*` (every service). Default `*`. */
@@ -112,7 +112,7 @@ export function accessRulesFilter(options: AccessRulesOptions): NamedFilter {
   return defineFilter({
     name: 'access',
     position: 'provider',
-    order: ACCESS_FILTER_ORDER,
+    order: FILTER_ORDER.provider.access,
     start(invocation) {
       const id = invocation.identity?.id;
       const decision = decide(invocation.service, invocation.method);

@@ -1,5 +1,5 @@
 /**
- * `admission` (provider, order 300): the concurrency limit. A call's arguments are counted (elements,
+ * `admission` (provider): the concurrency limit. A call's arguments are counted (elements,
  * without decoding them: a body over `maxDecodedElements` is refused with `Serialization`), then the call
  * takes an execution slot and its elements from the provider's limits (`maxConcurrentCalls`,
  * `maxElementsInFlight`, and the fair shares per connection and per remote address,
@@ -7,7 +7,9 @@
  * ends. The arguments are decoded only after it (the `decode` filter), so a refused call costs no
  * decoding.
  */
+
 import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { FILTER_ORDER } from '../core/filter-order.js';
 import type { Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 
@@ -34,7 +36,7 @@ export function admissionFilter(): NamedFilter {
   return defineFilter({
     name: 'admission',
     position: 'provider',
-    order: 300,
+    order: FILTER_ORDER.provider.admission,
     start(invocation) {
       const call = invocation as AdmittedInvocation;
       const refused = call.admission.admit(call.measureArguments());

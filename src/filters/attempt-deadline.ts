@@ -1,5 +1,5 @@
 /**
- * `deadline` (attempt, order 100): one deadline covers every attempt of a call. Each attempt gets what
+ * `deadline` (attempt): one deadline covers every attempt of a call. Each attempt gets what
  * is left of it as its budget (sent with the request, and enforced by the connection); an attempt that
  * would start past the deadline is refused with `Timeout` before a provider is called.
  *
@@ -9,8 +9,10 @@
  * heartbeat has not yet given the host up. A method that is not idempotent is never capped: its timed-out
  * attempt is not retried, so a cap would only shorten its deadline.
  */
+
 import { tickNow } from '../core/clock.js';
 import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { FILTER_ORDER } from '../core/filter-order.js';
 import { RpcError } from '../core/rpc-error.js';
 import type { AttemptInvocation } from './attempt-invocation.js';
 
@@ -22,7 +24,7 @@ export function attemptDeadlineFilter(
   return defineFilter({
     name: 'deadline',
     position: 'attempt',
-    order: 100,
+    order: FILTER_ORDER.attempt.deadline,
     start(invocation) {
       const call = invocation as AttemptInvocation;
       const cap = attemptCapMs > 0 && call.idempotent ? attemptCapMs : 0;

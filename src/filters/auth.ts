@@ -1,5 +1,5 @@
 /**
- * `auth` (provider, order 250): the caller must prove who it is before anything else of the call runs
+ * `auth` (provider): the caller must prove who it is before anything else of the call runs
  * (its arguments are not even decoded). The credentials travel in the `authorization` attachment
  * (`Bearer <token>`); the filter takes them out of the attachments (no later filter, handler or log sees
  * them), asks each authenticator in turn, and sets `invocation.identity` from the first that knows the
@@ -9,7 +9,9 @@
  * With synchronous authenticators only (tokens, mutual TLS) the filter is a pair of hooks (no promise);
  * with one that may answer later (JWT) it wraps the rest of the chain.
  */
+
 import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { FILTER_ORDER } from '../core/filter-order.js';
 import type { Attachments, CallerIdentity, Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import { NO_ATTACHMENTS } from '../protocol/metadata.js';
@@ -21,8 +23,6 @@ import {
   credentialsOf,
 } from '../security/authenticator.js';
 import type { PeerCertificate } from '../security/peer-certificate.js';
-
-export const AUTH_FILTER_ORDER = 250;
 
 /**
  * What the filter reads of a provider's invocation beyond the attachments: the client certificate of
@@ -115,7 +115,7 @@ export function authFilter(options: AuthFilterOptions): NamedFilter {
     return defineFilter({
       name: 'auth',
       position: 'provider',
-      order: AUTH_FILTER_ORDER,
+      order: FILTER_ORDER.provider.auth,
       start(invocation) {
         invocation.identity = ask(invocation, requestOf(invocation), 0) as CallerIdentity;
       },
@@ -124,7 +124,7 @@ export function authFilter(options: AuthFilterOptions): NamedFilter {
   return defineFilter({
     name: 'auth',
     position: 'provider',
-    order: AUTH_FILTER_ORDER,
+    order: FILTER_ORDER.provider.auth,
     filter: (next) => (invocation) => {
       let identity: CallerIdentity | Promise<CallerIdentity>;
       try {

@@ -1,12 +1,14 @@
 /**
- * `limit` (call, order 150, only where `limits` is configured on a reference or a method): the
+ * `limit` (call, only where `limits` is configured on a reference or a method): the
  * consumer's own limits, before the cluster strategy, so a refused call is never sent:
  * - `rate`: calls a second (a token bucket), refused with `RateLimited` and a retry-after hint;
  * - `actives`: calls in flight (Dubbo's `actives`), refused with `Overloaded`.
  * A reference's limits are shared by its methods; a method's are its own (both apply).
  */
+
 import { tickMonotonic } from '../core/clock.js';
 import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { FILTER_ORDER } from '../core/filter-order.js';
 import { RpcError } from '../core/rpc-error.js';
 import type { ConsumerLimits } from '../governance/limit-options.js';
 import { burstOf, createTokenBucket, type TokenBucket } from '../governance/token-bucket.js';
@@ -33,7 +35,7 @@ export function consumerLimitFilter(states: readonly ConsumerLimitState[]): Name
   return defineFilter({
     name: 'limit',
     position: 'call',
-    order: 150,
+    order: FILTER_ORDER.call.limit,
     start() {
       for (let i = 0; i < states.length; i++) {
         const state = states[i]!;
@@ -66,7 +68,7 @@ function rateOnlyFilter(states: readonly ConsumerLimitState[]): NamedFilter {
   return defineFilter({
     name: 'limit',
     position: 'call',
-    order: 150,
+    order: FILTER_ORDER.call.limit,
     start() {
       for (let i = 0; i < states.length; i++) {
         const state = states[i]!;

@@ -1,15 +1,15 @@
 /**
- * `credentials` (attempt, order 150): sends the consumer's credentials with every attempt, in the
+ * `credentials` (attempt): sends the consumer's credentials with every attempt, in the
  * `authorization` attachment (`Bearer <token>`), for the provider's `auth` filter. The token is fixed
  * (`consumer.credentials`, a reference's `filters: [credentialsFilter(token)]`) or comes from a function
  * called per attempt (a refreshed JWT). Credentials given for one call (`withOptions(ref, { credentials
  * })`) win over a filter's; a reference's filter wins over the app's (it runs after it).
  */
+
 import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { FILTER_ORDER } from '../core/filter-order.js';
 import { nonEmptyAttachments } from '../core/invocation.js';
 import { AUTH_ATTACHMENT, bearer } from '../security/authenticator.js';
-
-export const CREDENTIALS_FILTER_ORDER = 150;
 
 /** A fixed token, or a function returning the token to send now. */
 export type CredentialSource = string | (() => string);
@@ -26,7 +26,7 @@ export function credentialsFilter(source: CredentialSource): NamedFilter {
   return defineFilter({
     name: 'credentials',
     position: 'attempt',
-    order: CREDENTIALS_FILTER_ORDER,
+    order: FILTER_ORDER.attempt.credentials,
     start(invocation) {
       const attachments = invocation.attachments;
       if (alone !== undefined && nonEmptyAttachments(attachments) === undefined) {

@@ -1,12 +1,14 @@
 /**
- * `endpoint-stats` (attempt, order 300): the live counters of each provider that the latency- and
+ * `endpoint-stats` (attempt): the live counters of each provider that the latency- and
  * load-aware balancers read (calls in flight, mean latency of successful calls, error rate): a call
  * counts as in flight from its attempt's start, and its outcome is recorded once it was sent and ended
  * (an attempt refused before it reached the wire leaves no sample). One-way calls are not counted.
  * Always on: the balancers depend on it.
  */
+
 import { tickMonotonic } from '../core/clock.js';
 import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { FILTER_ORDER } from '../core/filter-order.js';
 import type { AttemptInvocation } from './attempt-invocation.js';
 import { isHealthy } from './health.js';
 
@@ -14,7 +16,7 @@ export function endpointStatsFilter(): NamedFilter {
   return defineFilter({
     name: 'endpoint-stats',
     position: 'attempt',
-    order: 300,
+    order: FILTER_ORDER.attempt['endpoint-stats'],
     start(invocation) {
       const call = invocation as AttemptInvocation;
       if (!call.oneway) call.endpoint!.stats.begin();

@@ -1,10 +1,12 @@
 /**
- * `executes` (provider, order 330, only where `limits.executes` is configured): calls of a method (or of
+ * `executes` (provider, only where `limits.executes` is configured): calls of a method (or of
  * a service, or of the whole app) executing at once, Dubbo's `executes`. One more is refused with
  * `Overloaded` before its arguments are decoded (consumers send it elsewhere: it never ran); the slot is
  * given back when the call ends.
  */
+
 import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { FILTER_ORDER } from '../core/filter-order.js';
 import { RpcError } from '../core/rpc-error.js';
 import type { ExecutionLimit } from '../governance/provider-limiters.js';
 
@@ -12,7 +14,7 @@ export function executesFilter(limits: readonly ExecutionLimit[]): NamedFilter {
   return defineFilter({
     name: 'executes',
     position: 'provider',
-    order: 330,
+    order: FILTER_ORDER.provider.executes,
     start() {
       for (let i = 0; i < limits.length; i++) {
         const limit = limits[i]!;

@@ -1,20 +1,22 @@
 /**
- * `metrics-call` (consumer, per call, order 50): counts every call a reference made, by outcome code, as its
+ * `metrics-call` (consumer, per call): counts every call a reference made, by outcome code, as its
  * caller saw it (after every retry and failover), with its latency, the calls in flight and the last
  * failure. Outermost of the per-call filters, so refusals by consumer-side limits and answers from a
- * cache are counted too. The per-attempt side is `metrics-client` (order 450).
+ * cache are counted too. The per-attempt side is `metrics-client`.
  */
+
 import { tickMonotonic } from '../core/clock.js';
 import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { FILTER_ORDER } from '../core/filter-order.js';
 import { RpcError } from '../core/rpc-error.js';
 import type { MethodMetrics } from '../observability/method-metrics.js';
-import { METRICS_FILTER_ORDER, type MeteredInvocation } from './metrics-server.js';
+import type { MeteredInvocation } from './metrics-server.js';
 
 export function metricsCallFilter(metrics: MethodMetrics): NamedFilter {
   return defineFilter({
     name: 'metrics-call',
     position: 'call',
-    order: METRICS_FILTER_ORDER,
+    order: FILTER_ORDER.call['metrics-call'],
     start(invocation) {
       metrics.inFlight++;
       (invocation as MeteredInvocation).meteredAt = tickMonotonic();

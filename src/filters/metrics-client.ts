@@ -1,10 +1,12 @@
 /**
- * `metrics-client` (consumer, per attempt, order 450): counts each attempt by provider address and
+ * `metrics-client` (consumer, per attempt): counts each attempt by provider address and
  * outcome code, and the retries (attempts after a call's first) and failovers (retries that went to
  * another provider than the attempt before). An attempt refused before this filter (by a filter in
  * front of it) is not an attempt here; its call is still counted by `metrics-call`.
  */
+
 import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { FILTER_ORDER } from '../core/filter-order.js';
 import { RpcError } from '../core/rpc-error.js';
 import type { MethodMetrics } from '../observability/method-metrics.js';
 import type { AttemptInvocation } from './attempt-invocation.js';
@@ -13,7 +15,7 @@ export function metricsClientFilter(metrics: MethodMetrics): NamedFilter {
   return defineFilter({
     name: 'metrics-client',
     position: 'attempt',
-    order: 450,
+    order: FILTER_ORDER.attempt['metrics-client'],
     start(invocation) {
       const call = invocation as AttemptInvocation;
       const address = call.remoteAddress ?? '';

@@ -1,18 +1,18 @@
 /**
- * `metrics-server` (provider, order 50): counts every call the provider was asked for, by outcome code, with
+ * `metrics-server` (provider): counts every call the provider was asked for, by outcome code, with
  * its latency, the calls in flight and the last failure (the app's metrics store; docs/observability.md).
  * Outermost of the provider's filters, so that refusals (`Shutdown`, `Timeout` at the deadline check,
  * `Unauthorized`, `RateLimited`, `Overloaded`) are counted by code as well as what the method answered.
  * A handful of increments per call and no clock reading of its own for a method that answers later (the
  * run's shared reading, core/clock.ts); on by default (`metrics: false` leaves it out).
  */
+
 import { tickMonotonic } from '../core/clock.js';
 import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { FILTER_ORDER } from '../core/filter-order.js';
 import type { Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import type { MethodMetrics } from '../observability/method-metrics.js';
-
-export const METRICS_FILTER_ORDER = 50;
 
 /** Where the filter keeps when it started measuring a call. */
 export interface MeteredInvocation extends Invocation {
@@ -30,7 +30,7 @@ export function metricsServerFilter(metrics: MethodMetrics): NamedFilter {
   return defineFilter({
     name: 'metrics-server',
     position: 'provider',
-    order: METRICS_FILTER_ORDER,
+    order: FILTER_ORDER.provider['metrics-server'],
     start(invocation) {
       const call = invocation as MeteredInvocation;
       metrics.inFlight++;

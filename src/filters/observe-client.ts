@@ -1,9 +1,11 @@
 /**
- * `observe` (attempt, order 200): publishes every attempt on the `callisto:client:call` diagnostics
+ * `observe` (attempt): publishes every attempt on the `callisto:client:call` diagnostics
  * channel (service, method, the provider's address or `injvm`, duration, error code), so retries show.
  * Nothing is measured while nobody subscribes.
  */
+
 import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { FILTER_ORDER } from '../core/filter-order.js';
 import { RpcError } from '../core/rpc-error.js';
 import { type ClientCallMessage, channels } from '../observability/channels.js';
 import type { AttemptInvocation } from './attempt-invocation.js';
@@ -12,7 +14,7 @@ export function observeClientFilter(): NamedFilter {
   return defineFilter({
     name: 'observe',
     position: 'attempt',
-    order: 200,
+    order: FILTER_ORDER.attempt.observe,
     start(invocation) {
       if (channels.clientCall.hasSubscribers)
         (invocation as AttemptInvocation).observedAt = performance.now();

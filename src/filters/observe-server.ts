@@ -1,9 +1,11 @@
 /**
- * `observe` (provider, order 400): publishes every call the provider executed on the
+ * `observe` (provider): publishes every call the provider executed on the
  * `callisto:server:call` diagnostics channel (service, method, caller, duration, error code). Nothing is
  * measured while nobody subscribes.
  */
+
 import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { FILTER_ORDER } from '../core/filter-order.js';
 import type { Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import { channels, type ServerCallMessage } from '../observability/channels.js';
@@ -17,7 +19,7 @@ export function observeServerFilter(): NamedFilter {
   return defineFilter({
     name: 'observe',
     position: 'provider',
-    order: 400,
+    order: FILTER_ORDER.provider.observe,
     start(invocation) {
       if (channels.serverCall.hasSubscribers)
         (invocation as ObservedInvocation).observedAt = performance.now();

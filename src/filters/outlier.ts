@@ -1,9 +1,11 @@
 /**
- * `outlier` (attempt, order 400, when `outlierDetection` is on): reports each sent attempt's outcome to
+ * `outlier` (attempt, when `outlierDetection` is on): reports each sent attempt's outcome to
  * the service's outlier detector (cluster/circuit-breaker.ts), which ejects failing providers from
  * selection. Business errors do not count against a provider.
  */
+
 import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { FILTER_ORDER } from '../core/filter-order.js';
 import type { AttemptInvocation } from './attempt-invocation.js';
 import { isHealthy } from './health.js';
 
@@ -16,7 +18,7 @@ export function outlierFilter(detector: OutcomeRecorder): NamedFilter {
   return defineFilter({
     name: 'outlier',
     position: 'attempt',
-    order: 400,
+    order: FILTER_ORDER.attempt.outlier,
     end(invocation, error) {
       const call = invocation as AttemptInvocation;
       if (call.oneway || !call.sent) return;

@@ -1,5 +1,5 @@
 /**
- * `cache` (call, order 100, on methods with `cache: { ttlMs, max, varyBy }`): the consumer's result
+ * `cache` (call, on methods with `cache: { ttlMs, max, varyBy }`): the consumer's result
  * cache of idempotent reads. Answers are kept by caller and arguments: the call's own credentials (the
  * `authorization` attachment a call made through `withOptions(ref, { credentials })` carries; the
  * reference's and the app's are added per attempt, after the cache, and are the same for every call)
@@ -11,9 +11,11 @@
  * Arguments larger than MAX_CACHE_KEY_BYTES serialized are not cached. A cached answer is the same object
  * for every caller: treat it as read-only.
  */
+
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { FILTER_ORDER } from '../core/filter-order.js';
 import type { Attachments, Invocation } from '../core/invocation.js';
 import { MAX_CACHE_KEY_BYTES, type ResultCacheOptions } from '../governance/cache-options.js';
 import { AUTH_ATTACHMENT } from '../security/authenticator.js';
@@ -66,7 +68,7 @@ export function createResultCache(
   const filter = defineFilter({
     name: 'cache',
     position: 'call',
-    order: 100,
+    order: FILTER_ORDER.call.cache,
     filter: (next) => (invocation) => {
       if ((invocation as CacheableInvocation).noCache === true) return next(invocation);
       const key = keyOf(invocation);

@@ -1,11 +1,13 @@
 /**
- * `tracing-client` (consumer, per call, order 190): a CLIENT span per call (retries and failovers inside it),
+ * `tracing-client` (consumer, per call): a CLIENT span per call (retries and failovers inside it),
  * child of the active context, named `service/method` with the RPC semantic conventions' attributes;
  * its W3C trace context goes to the provider in the call's attachments (`traceparent`, `tracestate`).
  * Nothing is done while no OpenTelemetry SDK is registered.
  */
+
 import { context, SpanKind } from '@opentelemetry/api';
 import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { FILTER_ORDER } from '../core/filter-order.js';
 import type { Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import {
@@ -17,8 +19,6 @@ import {
   TRACESTATE,
   traceparentOf,
 } from '../observability/tracing.js';
-
-export const TRACING_CLIENT_ORDER = 190;
 
 /** Where a tracing filter keeps its span. */
 export interface TracedInvocation extends Invocation {
@@ -33,7 +33,7 @@ export function tracingClientFilter(): NamedFilter {
   return defineFilter({
     name: 'tracing-client',
     position: 'call',
-    order: TRACING_CLIENT_ORDER,
+    order: FILTER_ORDER.call['tracing-client'],
     start(invocation) {
       const tracer = activeTracer();
       if (tracer === undefined) return;

@@ -1,12 +1,14 @@
 /**
- * `tracing-server` (provider, order 410): a SERVER span per execution, child of the caller's span (the W3C
+ * `tracing-server` (provider): a SERVER span per execution, child of the caller's span (the W3C
  * trace context in the call's attachments), named `service/method` with the RPC semantic conventions'
  * attributes; the rest of the chain and the method run with it as the active context, so calls the
  * method makes (and spans it starts) are its children. Nothing is done, and no promise is made, while
  * no OpenTelemetry SDK is registered.
  */
+
 import { context, SpanKind, trace } from '@opentelemetry/api';
 import type { NamedFilter, Step } from '../core/filter.js';
+import { FILTER_ORDER } from '../core/filter-order.js';
 import type { Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import {
@@ -16,8 +18,6 @@ import {
   extractParent,
   RPC_SYSTEM,
 } from '../observability/tracing.js';
-
-export const TRACING_SERVER_ORDER = 410;
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (
@@ -75,6 +75,6 @@ function tracingStep(next: Step<Invocation>): Step<Invocation> {
 export const tracingServerFilter: NamedFilter = Object.freeze({
   name: 'tracing-server',
   position: 'provider',
-  order: TRACING_SERVER_ORDER,
+  order: FILTER_ORDER.provider['tracing-server'],
   step: tracingStep,
 });

@@ -1,10 +1,12 @@
 /**
- * `validation` (provider, order 900, right before the method): arguments declared with a schema
+ * `validation` (provider, right before the method): arguments declared with a schema
  * (`methods: { m: { args: z.tuple([...]) } }`, any Standard Schema) are checked, and replaced by what the
  * schema returns; a mismatch is refused with `BadRequest`. Synchronous schemas cost no promise. Only
  * methods that declare a schema have it.
  */
+
 import type { NamedFilter, Step } from '../core/filter.js';
+import { FILTER_ORDER } from '../core/filter-order.js';
 import type { Invocation } from '../core/invocation.js';
 import type { ArgumentsSchema } from '../service/service-types.js';
 import { createArgumentsValidator } from '../service/validate-arguments.js';
@@ -15,7 +17,7 @@ export const VALIDATION_FILTER = 'validation';
 export const validationFilter: NamedFilter = Object.freeze({
   name: VALIDATION_FILTER,
   position: 'provider',
-  order: 900,
+  order: FILTER_ORDER.provider.validation,
 });
 
 /** The validating step before `next`, for the method `label` with `schema`. */

@@ -1,10 +1,12 @@
 /**
  * Faults a test kit provider answers with, injected through a provider filter (the same seam as any
- * filter, at order 450: after Callisto's admission and before the app's filters): a method fails with an
- * error code, or answers late, or never (until its caller's deadline, a cancel, or `heal`), for a number
- * of calls or until healed. Every call is recorded.
+ * filter, at `FILTER_ORDER.provider['test-kit-faults']`: after Callisto's admission and before the
+ * app's filters): a method fails with an error code, or answers late, or never (until its caller's
+ * deadline, a cancel, or `heal`), for a number of calls or until healed. Every call is recorded.
  */
+
 import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { FILTER_ORDER } from '../core/filter-order.js';
 import type { Invocation } from '../core/invocation.js';
 import { type ErrorCodeName, RpcError } from '../core/rpc-error.js';
 
@@ -104,7 +106,7 @@ export function createFaultPlan(name: string): FaultPlan {
     filter: defineFilter({
       name: 'test-kit-faults',
       position: 'provider',
-      order: 450,
+      order: FILTER_ORDER.provider['test-kit-faults'],
       filter: (next) => async (invocation) => {
         calls.push({
           method: invocation.method,
