@@ -6,10 +6,11 @@
  *   npx tsx bench/observe-hooks.ts
  */
 
+import type { AttemptInvocation } from '../src/filters/attempt-invocation.js';
 import { metricsCallFilter } from '../src/filters/metrics-call.js';
 import { metricsClientFilter } from '../src/filters/metrics-client.js';
-import { metricsServerFilter } from '../src/filters/metrics-server.js';
-import { tracingClientFilter } from '../src/filters/tracing-client.js';
+import { type MeteredInvocation, metricsServerFilter } from '../src/filters/metrics-server.js';
+import { type TracedInvocation, tracingClientFilter } from '../src/filters/tracing-client.js';
 import { tracingServerFilter } from '../src/filters/tracing-server.js';
 import type { Invocation, NamedFilter } from '../src/index.js';
 import { RpcError } from '../src/index.js';
@@ -36,9 +37,9 @@ const invocation = {
   attempts: 0,
   lastAttemptAddress: undefined,
   tracingSpan: undefined,
-} as unknown as Invocation & { attempts: number };
+} as unknown as MeteredInvocation & AttemptInvocation & TracedInvocation;
 
-function hooks(filters: NamedFilter[], fail: boolean): () => void {
+function hooks(filters: NamedFilter<typeof invocation>[], fail: boolean): () => void {
   const error = fail ? new RpcError('Timeout', 'late') : undefined;
   return () => {
     for (const filter of filters) filter.start?.(invocation);

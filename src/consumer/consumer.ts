@@ -129,8 +129,8 @@ function attemptBuiltins(
   config: ConsumerConfig,
   directory: Directory | undefined,
   metrics: MethodMetrics | undefined,
-): NamedFilter[] {
-  const builtin: NamedFilter[] = [
+): NamedFilter<ClientInvocation>[] {
+  const builtin: NamedFilter<ClientInvocation>[] = [
     attemptDeadlineFilter(label, config.attemptTimeoutMs),
     observeClientFilter(),
     endpointStatsFilter(),
@@ -441,7 +441,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
                 hasMock(options.mockImpl, name, declaration) ? mock() : undefined,
               );
           }
-          const callFilters = [...app.call, ...reference.call, ...own.call];
+          const callFilters: NamedFilter<ClientInvocation>[] = [...app.call, ...reference.call, ...own.call];
           if (metrics !== undefined) callFilters.push(metricsCallFilter(metrics));
           if (parts.tracing) callFilters.push(tracingClientFilter());
           const limitStates = [

@@ -7,23 +7,43 @@
  * - `call`: on the consumer, once per call, before the cluster strategy (which may make several attempts);
  * - `attempt`: on the consumer, once per attempt, after the balancer picked a provider, before the wire.
  *
- * A filter has one of two forms:
- * - wrapping: `filter: (next) => (invocation) => …`, free to do anything around the rest of the chain;
+ * A filter has one of two forms, as a chain sees it:
  * - hooks: `start(invocation)` before the rest (throw to refuse the call) and `end(invocation, error)`
  *   after it ended, both synchronous. Hooks cost no promise: a run of them at the head of a chain is
  *   called by the chain's runner around the rest, which is how Callisto's own filters (deadlines,
- *   admission, health, diagnostics) stay off the promise path.
+ *   admission, health, diagnostics) stay off the promise path; a run after a wrapping filter is one step
+ *   of the chain, which costs no promise either while the rest answers without one.
+ * - wrapping: a step around the rest of the chain. A user writes it as `filter: (next) => (invocation)
+ *   => …` with `next` returning a promise (the public `Filter`); Callisto's own give `step: (next) =>
+ *   (invocation) => …`, where both may answer with a value or a promise (no promise is made for a
+ *   synchronous rest). `defineFilter` turns a `filter` into a step, so a chain knows steps and hooks.
+ *
+ * A filter is typed by the invocation it reads (`NamedFilter<AdmittedInvocation>`): a chain compiled for
+ * an invocation type takes only filters whose invocation it is, so no filter needs to downcast one.
  *
  * Filters run in ascending `order` (ties keep the order they were given in: app, then service or
  * reference, then method). Callisto's own filters take the orders of core/filter-order.ts (the table
- * docs/filters.md shows); a user filter is `DEFAULT_FILTER_ORDER` (500) unless it says otherwise. A filter that is not configured is not in the chain at all.
+ * docs/filters.md shows); a user filter is `DEFAULT_FILTER_ORDER` (500) unless it says otherwise. A
+ * filter that is not configured is not in the chain at all.
  */
 import { DEFAULT_FILTER_ORDER, FILTER_ORDER, FILTER_POSITIONS, type FilterPosition } from './filter-order.js';
 import type { Filter, Invocation, Invoker } from './invocation.js';
 
 export { DEFAULT_FILTER_ORDER, FILTER_POSITIONS, type FilterPosition };
 
-export interface FilterSpec {
+/**
+ * What a step of a chain may return internally: a value or a promise of one (a synchronous
+ * implementation answers without a promise).
+ */
+export type Step<I extends Invocation = Invocation> = (invocation: I) => unknown;
+
+/**
+ * The wrapping form of Callisto's own filters: the rest of the chain in, the filter's step out. Generic
+ * in the chain's invocation, so that a filter reading an `I` fits every chain whose invocation is one.
+ */
+export type Wrap<I extends Invocation = Invocation> = <X extends I>(next: Step<X>) => Step<X>;
+
+export interface FilterSpec<I extends Invocation = Invocation> {
   /** Names the filter in messages and docs (`auth`, `metrics`). */
   readonly name: string;
   readonly position: FilterPosition;
@@ -32,26 +52,33 @@ export interface FilterSpec {
   /** The wrapping form. */
   readonly filter?: Filter;
   /** Hook form: before the rest of the chain; throw (an RpcError) to refuse the call. */
-  readonly start?: (invocation: Invocation) => void;
+  readonly start?: (invocation: I) => void;
   /** Hook form: after the rest ended; `error` is what it failed with, undefined on success. */
-  readonly end?: (invocation: Invocation, error: unknown) => void;
+  readonly end?: (invocation: I, error: unknown) => void;
   /**
    * @internal Callisto's own wrapping form: `(next) => step`, where a step may return a value or a
    * promise (no promise is made for a synchronous rest). Not for users (`filter` is theirs).
    */
-  readonly step?: (next: Step<Invocation>) => Step<Invocation>;
+  readonly step?: Wrap<I>;
 }
 
-/** A filter as the chain builder takes it (see `defineFilter`). */
-export interface NamedFilter extends FilterSpec {
+/**
+ * A filter as the chain builder takes it (see `defineFilter`), typed by the invocation its hooks or step
+ * read; a wrapping filter has its `step` (made from `filter` for a user's).
+ */
+export interface NamedFilter<I extends Invocation = Invocation> extends FilterSpec<I> {
   readonly order: number;
 }
 
 /** Either a named filter, or a plain `Filter` function (at its list's position, order 500). */
 export type FilterEntry = Filter | NamedFilter;
 
+/** What defineFilter made (a filter given again is not checked again). */
+const defined = new WeakSet<object>();
+
 /** Checks a filter spec and fills its order; throws a TypeError naming what is wrong. */
-export function defineFilter(spec: FilterSpec): NamedFilter {
+export function defineFilter<I extends Invocation = Invocation>(spec: FilterSpec<I>): NamedFilter<I> {
+  if (defined.has(spec)) return spec as NamedFilter<I>;
   const where = `filter ${JSON.stringify(spec?.name)}`;
   if (typeof spec !== 'object' || spec === null) throw new TypeError('defineFilter() takes a filter spec');
   if (typeof spec.name !== 'string' || spec.name === '')
@@ -64,10 +91,11 @@ export function defineFilter(spec: FilterSpec): NamedFilter {
   const order = spec.order ?? DEFAULT_FILTER_ORDER;
   if (!Number.isFinite(order)) throw new TypeError(`${where}: order must be a finite number`);
   const hooks = spec.start !== undefined || spec.end !== undefined;
-  if (hooks === (spec.filter !== undefined)) {
+  const forms = (hooks ? 1 : 0) + (spec.filter !== undefined ? 1 : 0) + (spec.step !== undefined ? 1 : 0);
+  if (forms !== 1) {
     throw new TypeError(`${where}: give either filter (a wrapping filter) or start/end hooks, not both`);
   }
-  for (const key of ['filter', 'start', 'end'] as const) {
+  for (const key of ['filter', 'start', 'end', 'step'] as const) {
     if (spec[key] !== undefined && typeof spec[key] !== 'function') {
       throw new TypeError(`${where}: ${key} must be a function`);
     }
@@ -80,35 +108,40 @@ export function defineFilter(spec: FilterSpec): NamedFilter {
       `${where}: a wrapping provider filter cannot take order ${order}: orders between ${admission} and ${decode} (admission and decode) take start/end hooks only; choose an order outside, or hooks`,
     );
   }
-  return Object.freeze({ ...spec, order });
+  const filter = spec.filter;
+  const step = spec.step ?? (filter === undefined ? undefined : userStep<I>(filter));
+  const named: NamedFilter<I> = Object.freeze({ ...spec, order, ...(step === undefined ? {} : { step }) });
+  defined.add(named);
+  return named;
+}
+
+/** A user's wrapping filter as a step: its `next` always answers with a promise, as `Filter` says. */
+function userStep<I extends Invocation>(filter: Filter): Wrap<I> {
+  // the chain passes the invocation it was given on; the user's filter sees it as an Invocation
+  return (next) => filter(asInvoker(next) as Invoker);
 }
 
 /** `entry` as a named filter at `position`; a named one must be at that position. */
 export function namedFilter(entry: FilterEntry, position: FilterPosition, where: string): NamedFilter {
   if (typeof entry === 'function') {
-    return { name: entry.name || 'anonymous', position, order: DEFAULT_FILTER_ORDER, filter: entry };
+    return defineFilter({ name: entry.name || 'anonymous', position, filter: entry });
   }
   if (entry?.position !== position) {
     throw new TypeError(
       `${where}: filter ${JSON.stringify(entry?.name)} is a ${entry?.position} filter; it cannot be used at the ${position} position`,
     );
   }
-  return entry;
+  // one not made by defineFilter (a literal object) is checked, and its `filter` made a step, here
+  return defineFilter(entry);
 }
 
 /** Sorts by order, keeping the given order among equals. */
-export function orderFilters(filters: readonly NamedFilter[]): NamedFilter[] {
+export function orderFilters<F extends { readonly order: number }>(filters: readonly F[]): F[] {
   return filters
     .map((filter, index) => ({ filter, index }))
     .sort((a, b) => a.filter.order - b.filter.order || a.index - b.index)
     .map(({ filter }) => filter);
 }
-
-/**
- * What a step of a chain may return internally: a value or a promise of one (a synchronous
- * implementation answers without a promise).
- */
-export type Step<I extends Invocation = Invocation> = (invocation: I) => unknown;
 
 /** Hook filters, as a chain's runner calls them. */
 export interface Hook<I extends Invocation = Invocation> {
@@ -134,79 +167,80 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   );
 }
 
-/** `step` as an Invoker: always a promise. */
-export function asInvoker<I extends Invocation>(step: Step<I>): Invoker {
+/** `step` as an invoker: always a promise. */
+export function asInvoker<I extends Invocation>(step: Step<I>): (invocation: I) => Promise<unknown> {
   return (invocation) => {
     try {
-      const result = step(invocation as I);
-      return isThenable(result) ? Promise.resolve(result) : Promise.resolve(result);
+      return Promise.resolve(step(invocation));
     } catch (error) {
       return Promise.reject(error);
     }
   };
 }
 
-/** A hook filter as a wrapping step (for hooks that come after a wrapping filter). */
-function hookAsStep<I extends Invocation>(hook: Hook<I>, next: Step<I>): Step<I> {
+/**
+ * A run of hook filters after a wrapping filter, as one step around `next`: started in order, ended in
+ * reverse once the rest ended. No promise of its own while the rest answers without one; one for the
+ * whole run when it answers with a promise.
+ */
+function hooksAsStep<I extends Invocation>(hooks: readonly Hook<I>[], next: Step<I>): Step<I> {
   return (invocation) => {
-    hook.start?.(invocation);
+    startHooks(hooks, invocation);
     let result: unknown;
     try {
       result = next(invocation);
     } catch (error) {
-      hook.end?.(invocation, error);
+      endHooks(hooks, invocation, error);
       throw error;
     }
     if (!isThenable(result)) {
-      hook.end?.(invocation, undefined);
+      endHooks(hooks, invocation, undefined);
       return result;
     }
     return Promise.resolve(result).then(
       (value) => {
-        hook.end?.(invocation, undefined);
+        endHooks(hooks, invocation, undefined);
         return value;
       },
       (error: unknown) => {
-        hook.end?.(invocation, error);
+        endHooks(hooks, invocation, error);
         throw error;
       },
     );
   };
 }
 
+const hookOf = <I extends Invocation>(filter: NamedFilter<I>): Hook<I> => ({
+  name: filter.name,
+  start: filter.start,
+  end: filter.end,
+});
+
 /**
- * Builds a chain from filters (any order: they are sorted) around `terminal`. Internal filters may be
- * given as `(next: Step) => Step` in `internal` (keyed by name): they may return values or promises.
+ * Builds a chain from filters (any order: they are sorted) around `terminal`: the hooks at its head for
+ * the runner, then the steps, each run of hooks between them one step.
  */
 export function compileChain<I extends Invocation>(
-  filters: readonly NamedFilter[],
+  filters: readonly NamedFilter<I>[],
   terminal: Step<I>,
-  internal: ReadonlyMap<string, (next: Step<I>) => Step<I>> = new Map(),
 ): CompiledChain<I> {
   const ordered = orderFilters(filters);
-  const isHook = (filter: NamedFilter) =>
-    filter.filter === undefined && filter.step === undefined && !internal.has(filter.name);
   let head = 0;
-  while (head < ordered.length && isHook(ordered[head]!)) head++;
-  const hooks: Hook<I>[] = ordered.slice(0, head).map((filter) => ({
-    name: filter.name,
-    start: filter.start as Hook<I>['start'],
-    end: filter.end as Hook<I>['end'],
-  }));
+  while (head < ordered.length && ordered[head]!.step === undefined) head++;
   let rest: Step<I> = terminal;
-  for (let i = ordered.length - 1; i >= head; i--) {
-    const filter = ordered[i]!;
-    const wrapInternal =
-      internal.get(filter.name) ?? (filter.step as ((next: Step<I>) => Step<I>) | undefined);
-    if (wrapInternal !== undefined) rest = wrapInternal(rest);
-    else if (filter.filter !== undefined) {
-      const inner = asInvoker(rest);
-      rest = filter.filter(inner) as Step<I>;
-    } else {
-      rest = hookAsStep({ name: filter.name, start: filter.start, end: filter.end } as Hook<I>, rest);
+  for (let i = ordered.length - 1; i >= head; ) {
+    const step = ordered[i]!.step;
+    if (step !== undefined) {
+      rest = step(rest);
+      i--;
+      continue;
     }
+    let first = i;
+    while (ordered[first - 1]!.step === undefined) first--; // ordered[head] is a step
+    rest = hooksAsStep(ordered.slice(first, i + 1).map(hookOf), rest);
+    i = first - 1;
   }
-  return { hooks, rest, names: ordered.map((filter) => filter.name) };
+  return { hooks: ordered.slice(0, head).map(hookOf), rest, names: ordered.map((filter) => filter.name) };
 }
 
 /** Runs the start hooks; on a refusal, the end hooks of those that started (in reverse), then rethrows. */

@@ -32,19 +32,17 @@ export interface AdmittedInvocation extends Invocation {
   readonly elements: number;
 }
 
-export function admissionFilter(): NamedFilter {
-  return defineFilter({
+export function admissionFilter(): NamedFilter<AdmittedInvocation> {
+  return defineFilter<AdmittedInvocation>({
     name: 'admission',
     position: 'provider',
     order: FILTER_ORDER.provider.admission,
     start(invocation) {
-      const call = invocation as AdmittedInvocation;
-      const refused = call.admission.admit(call.measureArguments());
+      const refused = invocation.admission.admit(invocation.measureArguments());
       if (refused !== undefined) throw new RpcError('Overloaded', refused);
     },
     end(invocation) {
-      const call = invocation as AdmittedInvocation;
-      call.admission.release(call.elements);
+      invocation.admission.release(invocation.elements);
     },
   });
 }

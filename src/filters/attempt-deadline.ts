@@ -20,13 +20,12 @@ export function attemptDeadlineFilter(
   label: string,
   attemptCapMs = 0,
   now: () => number = tickNow,
-): NamedFilter {
-  return defineFilter({
+): NamedFilter<AttemptInvocation> {
+  return defineFilter<AttemptInvocation>({
     name: 'deadline',
     position: 'attempt',
     order: FILTER_ORDER.attempt.deadline,
-    start(invocation) {
-      const call = invocation as AttemptInvocation;
+    start(call) {
       const cap = attemptCapMs > 0 && call.idempotent ? attemptCapMs : 0;
       if (call.deadline === 0) {
         call.attemptTimeoutMs = cap;

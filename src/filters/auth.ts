@@ -55,7 +55,7 @@ function takeCredentials(invocation: Invocation): string | undefined {
   return credentialsOf(raw);
 }
 
-export function authFilter(options: AuthFilterOptions): NamedFilter {
+export function authFilter(options: AuthFilterOptions): NamedFilter<AuthenticatedInvocation> {
   const { authenticators, onRefused } = options;
   if (authenticators.length === 0) throw new TypeError('authFilter: give at least one authenticator');
 
@@ -101,18 +101,18 @@ export function authFilter(options: AuthFilterOptions): NamedFilter {
     throw refuse(invocation, request, missing(request));
   };
 
-  const requestOf = (invocation: Invocation): AuthRequest => {
+  const requestOf = (invocation: AuthenticatedInvocation): AuthRequest => {
     return {
       service: invocation.service.name,
       method: invocation.method,
       credentials: takeCredentials(invocation),
       remoteAddress: invocation.remoteAddress ?? '',
-      peer: (invocation as AuthenticatedInvocation).peerCertificate,
+      peer: invocation.peerCertificate,
     };
   };
 
   if (!authenticators.some((authenticator) => authenticator.async === true)) {
-    return defineFilter({
+    return defineFilter<AuthenticatedInvocation>({
       name: 'auth',
       position: 'provider',
       order: FILTER_ORDER.provider.auth,
@@ -121,17 +121,13 @@ export function authFilter(options: AuthFilterOptions): NamedFilter {
       },
     });
   }
-  return defineFilter({
+  // a step: a refusal may be thrown, and an identity known at once costs no promise
+  return defineFilter<AuthenticatedInvocation>({
     name: 'auth',
     position: 'provider',
     order: FILTER_ORDER.provider.auth,
-    filter: (next) => (invocation) => {
-      let identity: CallerIdentity | Promise<CallerIdentity>;
-      try {
-        identity = ask(invocation, requestOf(invocation), 0);
-      } catch (error) {
-        return Promise.reject(error);
-      }
+    step: (next) => (invocation) => {
+      const identity = ask(invocation, requestOf(invocation), 0);
       if (typeof (identity as Promise<unknown>).then !== 'function') {
         invocation.identity = identity as CallerIdentity;
         return next(invocation);

@@ -15,13 +15,13 @@ export interface EncodedInvocation extends Invocation {
   decodeArguments(): void;
 }
 
-export function decodeArgumentsFilter(): NamedFilter {
-  return defineFilter({
+export function decodeArgumentsFilter(): NamedFilter<EncodedInvocation> {
+  return defineFilter<EncodedInvocation>({
     name: 'decode',
     position: 'provider',
     order: FILTER_ORDER.provider.decode,
     start(invocation) {
-      (invocation as EncodedInvocation).decodeArguments();
+      invocation.decodeArguments();
     },
   });
 }

@@ -12,17 +12,15 @@ import { FILTER_ORDER } from '../core/filter-order.js';
 import type { AttemptInvocation } from './attempt-invocation.js';
 import { isHealthy } from './health.js';
 
-export function endpointStatsFilter(): NamedFilter {
-  return defineFilter({
+export function endpointStatsFilter(): NamedFilter<AttemptInvocation> {
+  return defineFilter<AttemptInvocation>({
     name: 'endpoint-stats',
     position: 'attempt',
     order: FILTER_ORDER.attempt['endpoint-stats'],
-    start(invocation) {
-      const call = invocation as AttemptInvocation;
+    start(call) {
       if (!call.oneway) call.endpoint!.stats.begin();
     },
-    end(invocation, error) {
-      const call = invocation as AttemptInvocation;
+    end(call, error) {
       if (call.oneway) return;
       const stats = call.endpoint!.stats;
       if (call.sent) stats.end(tickMonotonic() - call.attemptStartedAt, isHealthy(error));

@@ -12,18 +12,18 @@ import { RpcError } from '../core/rpc-error.js';
 import type { MethodMetrics } from '../observability/method-metrics.js';
 import type { MeteredInvocation } from './metrics-server.js';
 
-export function metricsCallFilter(metrics: MethodMetrics): NamedFilter {
-  return defineFilter({
+export function metricsCallFilter(metrics: MethodMetrics): NamedFilter<MeteredInvocation> {
+  return defineFilter<MeteredInvocation>({
     name: 'metrics-call',
     position: 'call',
     order: FILTER_ORDER.call['metrics-call'],
     start(invocation) {
       metrics.inFlight++;
-      (invocation as MeteredInvocation).meteredAt = tickMonotonic();
+      invocation.meteredAt = tickMonotonic();
     },
     end(invocation, error) {
       metrics.inFlight--;
-      metrics.latency.observe(tickMonotonic() - (invocation as MeteredInvocation).meteredAt);
+      metrics.latency.observe(tickMonotonic() - invocation.meteredAt);
       if (error === undefined) metrics.ok++;
       else {
         const rpc = RpcError.from(error);

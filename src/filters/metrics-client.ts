@@ -11,13 +11,12 @@ import { RpcError } from '../core/rpc-error.js';
 import type { MethodMetrics } from '../observability/method-metrics.js';
 import type { AttemptInvocation } from './attempt-invocation.js';
 
-export function metricsClientFilter(metrics: MethodMetrics): NamedFilter {
-  return defineFilter({
+export function metricsClientFilter(metrics: MethodMetrics): NamedFilter<AttemptInvocation> {
+  return defineFilter<AttemptInvocation>({
     name: 'metrics-client',
     position: 'attempt',
     order: FILTER_ORDER.attempt['metrics-client'],
-    start(invocation) {
-      const call = invocation as AttemptInvocation;
+    start(call) {
       const address = call.remoteAddress ?? '';
       if (call.attempts > 0) {
         metrics.retries++;

@@ -26,19 +26,18 @@ export function outcomeCode(error: unknown): string {
   return RpcError.is(error) ? error.code : 'ProviderError';
 }
 
-export function metricsServerFilter(metrics: MethodMetrics): NamedFilter {
-  return defineFilter({
+export function metricsServerFilter(metrics: MethodMetrics): NamedFilter<MeteredInvocation> {
+  return defineFilter<MeteredInvocation>({
     name: 'metrics-server',
     position: 'provider',
     order: FILTER_ORDER.provider['metrics-server'],
-    start(invocation) {
-      const call = invocation as MeteredInvocation;
+    start(call) {
       metrics.inFlight++;
       metrics.bytesIn += call.requestBytes ?? 0;
       call.meteredAt = tickMonotonic();
     },
     end(invocation, error) {
-      const startedAt = (invocation as MeteredInvocation).meteredAt;
+      const startedAt = invocation.meteredAt;
       // A later run reads the clock once for every call ending in it; a call that ended in the run it
       // started in (a synchronous method) reads it itself: its latency includes the frames of the same
       // read that went before it, as it waited for them.

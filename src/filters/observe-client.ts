@@ -10,17 +10,15 @@ import { RpcError } from '../core/rpc-error.js';
 import { type ClientCallMessage, channels } from '../observability/channels.js';
 import type { AttemptInvocation } from './attempt-invocation.js';
 
-export function observeClientFilter(): NamedFilter {
-  return defineFilter({
+export function observeClientFilter(): NamedFilter<AttemptInvocation> {
+  return defineFilter<AttemptInvocation>({
     name: 'observe',
     position: 'attempt',
     order: FILTER_ORDER.attempt.observe,
     start(invocation) {
-      if (channels.clientCall.hasSubscribers)
-        (invocation as AttemptInvocation).observedAt = performance.now();
+      if (channels.clientCall.hasSubscribers) invocation.observedAt = performance.now();
     },
-    end(invocation, error) {
-      const call = invocation as AttemptInvocation;
+    end(call, error) {
       if (call.observedAt === 0) return;
       const message: ClientCallMessage = {
         service: call.service.name,

@@ -15,17 +15,15 @@ export interface ObservedInvocation extends Invocation {
   observedAt: number;
 }
 
-export function observeServerFilter(): NamedFilter {
-  return defineFilter({
+export function observeServerFilter(): NamedFilter<ObservedInvocation> {
+  return defineFilter<ObservedInvocation>({
     name: 'observe',
     position: 'provider',
     order: FILTER_ORDER.provider.observe,
     start(invocation) {
-      if (channels.serverCall.hasSubscribers)
-        (invocation as ObservedInvocation).observedAt = performance.now();
+      if (channels.serverCall.hasSubscribers) invocation.observedAt = performance.now();
     },
-    end(invocation, error) {
-      const call = invocation as ObservedInvocation;
+    end(call, error) {
       if (call.observedAt === 0) return;
       const message: ServerCallMessage = {
         service: call.service.name,

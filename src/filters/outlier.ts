@@ -14,13 +14,12 @@ export interface OutcomeRecorder {
   record(address: string, ok: boolean): void;
 }
 
-export function outlierFilter(detector: OutcomeRecorder): NamedFilter {
-  return defineFilter({
+export function outlierFilter(detector: OutcomeRecorder): NamedFilter<AttemptInvocation> {
+  return defineFilter<AttemptInvocation>({
     name: 'outlier',
     position: 'attempt',
     order: FILTER_ORDER.attempt.outlier,
-    end(invocation, error) {
-      const call = invocation as AttemptInvocation;
+    end(call, error) {
       if (call.oneway || !call.sent) return;
       detector.record(call.endpoint!.address, isHealthy(error));
     },

@@ -14,7 +14,7 @@
 
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { defineFilter, type NamedFilter } from '../core/filter.js';
+import { asInvoker, defineFilter, type NamedFilter } from '../core/filter.js';
 import { FILTER_ORDER } from '../core/filter-order.js';
 import type { Attachments, Invocation } from '../core/invocation.js';
 import { MAX_CACHE_KEY_BYTES, type ResultCacheOptions } from '../governance/cache-options.js';
@@ -31,7 +31,7 @@ interface Kept {
 }
 
 export interface ResultCache {
-  readonly filter: NamedFilter;
+  readonly filter: NamedFilter<CacheableInvocation>;
   /** Answers kept now (tests, admin). */
   readonly size: number;
 }
@@ -65,31 +65,35 @@ export function createResultCache(
     const args = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
     return `${callerOf(invocation.attachments)}|${args}`;
   };
-  const filter = defineFilter({
+  const filter = defineFilter<CacheableInvocation>({
     name: 'cache',
     position: 'call',
     order: FILTER_ORDER.call.cache,
-    filter: (next) => (invocation) => {
-      if ((invocation as CacheableInvocation).noCache === true) return next(invocation);
-      const key = keyOf(invocation);
-      if (key === undefined) return next(invocation);
-      const hit = kept.get(key);
-      if (hit !== undefined) return Promise.resolve(hit.value);
-      const shared = pending.get(key);
-      if (shared !== undefined) return shared;
-      const call = next(invocation).then(
-        (value) => {
-          pending.delete(key);
-          kept.set(key, { value });
-          return value;
-        },
-        (error: unknown) => {
-          pending.delete(key);
-          throw error;
-        },
-      );
-      pending.set(key, call);
-      return call;
+    // answers with a promise, hit or miss, as the per-call chain does
+    step: (rest) => {
+      const next = asInvoker(rest);
+      return (invocation) => {
+        if (invocation.noCache === true) return next(invocation);
+        const key = keyOf(invocation);
+        if (key === undefined) return next(invocation);
+        const hit = kept.get(key);
+        if (hit !== undefined) return Promise.resolve(hit.value);
+        const shared = pending.get(key);
+        if (shared !== undefined) return shared;
+        const call = next(invocation).then(
+          (value) => {
+            pending.delete(key);
+            kept.set(key, { value });
+            return value;
+          },
+          (error: unknown) => {
+            pending.delete(key);
+            throw error;
+          },
+        );
+        pending.set(key, call);
+        return call;
+      };
     },
   });
   return {

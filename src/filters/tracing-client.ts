@@ -29,8 +29,8 @@ type Span = import('@opentelemetry/api').Span;
 
 const CLIENT = { kind: SpanKind.CLIENT };
 
-export function tracingClientFilter(): NamedFilter {
-  return defineFilter({
+export function tracingClientFilter(): NamedFilter<TracedInvocation> {
+  return defineFilter<TracedInvocation>({
     name: 'tracing-client',
     position: 'call',
     order: FILTER_ORDER.call['tracing-client'],
@@ -48,7 +48,7 @@ export function tracingClientFilter(): NamedFilter {
           'callisto.service.version': invocation.service.version,
         });
       }
-      (invocation as TracedInvocation).tracingSpan = span;
+      invocation.tracingSpan = span;
       const state = span.spanContext().traceState?.serialize();
       invocation.attachments = {
         ...invocation.attachments,
@@ -56,8 +56,7 @@ export function tracingClientFilter(): NamedFilter {
         ...(state ? { [TRACESTATE]: state } : {}),
       };
     },
-    end(invocation, error) {
-      const call = invocation as TracedInvocation;
+    end(call, error) {
       const span = call.tracingSpan as Span | undefined;
       if (span === undefined) return;
       call.tracingSpan = undefined;

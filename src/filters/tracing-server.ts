@@ -7,7 +7,7 @@
  */
 
 import { context, SpanKind, trace } from '@opentelemetry/api';
-import type { NamedFilter, Step } from '../core/filter.js';
+import { defineFilter, type NamedFilter, type Step } from '../core/filter.js';
 import { FILTER_ORDER } from '../core/filter-order.js';
 import type { Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
@@ -29,7 +29,7 @@ const SERVER = { kind: SpanKind.SERVER };
 
 const codeOf = (error: unknown): string => (RpcError.is(error) ? error.code : 'ProviderError');
 
-function tracingStep(next: Step<Invocation>): Step<Invocation> {
+function tracingStep<I extends Invocation>(next: Step<I>): Step<I> {
   return (invocation) => {
     const tracer = activeTracer();
     if (tracer === undefined) return next(invocation);
@@ -72,7 +72,7 @@ function tracingStep(next: Step<Invocation>): Step<Invocation> {
 }
 
 /** The provider's tracing filter (a step of Callisto's: no promise for a synchronous method). */
-export const tracingServerFilter: NamedFilter = Object.freeze({
+export const tracingServerFilter: NamedFilter = defineFilter({
   name: 'tracing-server',
   position: 'provider',
   order: FILTER_ORDER.provider['tracing-server'],

@@ -49,6 +49,7 @@ import { checkSharedTransport, createProcessCluster, type ProcessCluster } from 
 import { reportReady, workerNumber, workerPort } from './process-worker.js';
 import type { ProvideOptions } from './provide-options.js';
 import { acceptedSerializers, createRpcServer, type RpcServer } from './server.js';
+import type { ServerInvocation } from './server-invocation.js';
 import { checkServerOptions, type ServerOptions } from './server-options.js';
 import { createServiceTable, type ExportedService, type ServiceTable } from './service-table.js';
 import { createServing } from './serving.js';
@@ -150,7 +151,7 @@ export function createProvider(parts: ProviderParts): Provider {
     addressShare: serverOptions.addressShare,
   });
   /** Callisto's own provider filters, the same for every method. */
-  const builtin: readonly NamedFilter[] = [
+  const builtin: readonly NamedFilter<ServerInvocation>[] = [
     shutdownFilter(serving),
     providerDeadlineFilter(),
     admissionFilter(),

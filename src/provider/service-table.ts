@@ -7,7 +7,7 @@
 import { type CompiledChain, compileChain, type NamedFilter, type Step } from '../core/filter.js';
 import { RpcError } from '../core/rpc-error.js';
 import { serviceKeyString } from '../core/service-key.js';
-import { VALIDATION_FILTER, validationFilter, validationStep } from '../filters/validation.js';
+import { validationFilter } from '../filters/validation.js';
 import {
   isForbiddenMethodName,
   type MethodDeclaration,
@@ -42,7 +42,7 @@ export interface ServiceTable {
   add(
     definition: ServiceDefinition<unknown>,
     implementation: object,
-    filtersOf: (method: string) => readonly NamedFilter[],
+    filtersOf: (method: string) => readonly NamedFilter<ServerInvocation>[],
     terminalOf?: (method: string, label: string) => Step<ServerInvocation> | undefined,
   ): ExportedService;
   /** Removes a service; calls to it then get ServiceNotFound. */
@@ -83,7 +83,7 @@ function exportMethod(
   definition: ServiceDefinition<unknown>,
   implementation: object,
   name: string,
-  filters: readonly NamedFilter[],
+  filters: readonly NamedFilter<ServerInvocation>[],
   terminal: Step<ServerInvocation> | undefined,
   asyncContext: boolean,
 ): ExportedMethod {
@@ -94,14 +94,10 @@ function exportMethod(
   const call: Step<ServerInvocation> =
     terminal ?? ((invocation) => run(invocation, () => fn.apply(implementation, invocation.args)));
   const schema = declaration.args;
-  const chain =
-    schema === undefined
-      ? compileChain(filters, call)
-      : compileChain(
-          [...filters, validationFilter],
-          call,
-          new Map([[VALIDATION_FILTER, validationStep<ServerInvocation>(label, schema)]]),
-        );
+  const chain = compileChain(
+    schema === undefined ? filters : [...filters, validationFilter(label, schema)],
+    call,
+  );
   return { name, label, declaration, chain };
 }
 
