@@ -13,7 +13,7 @@ import { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
 import type { Admission, AdmittedInvocation } from '../filters/admission.js';
 import type { AuthenticatedInvocation } from '../filters/auth.js';
-import type { EncodedInvocation } from '../filters/decode-arguments.js';
+import { argumentsNotDecoded, type EncodedInvocation } from '../filters/decode-arguments.js';
 import type { MeteredInvocation } from '../filters/metrics-server.js';
 import type { ObservedInvocation } from '../filters/observe-server.js';
 import type { PeerCertificate } from '../security/peer-certificate.js';
@@ -38,8 +38,7 @@ export class ServerInvocation
   #reader: ArgumentsReader | undefined;
   #body: Buffer | undefined;
   #flags = 0;
-  /** The arguments; decoded by the `decode` filter for a call from the wire. */
-  args: unknown[] = NO_ARGS;
+  #args: unknown[] = NO_ARGS;
   /** Set once a response (or a shutdown error) was sent for this call, or the caller cancelled it. */
   answered = false;
   /** performance.now() when the `observe` filter started measuring; 0 when nobody listens. */
@@ -103,6 +102,16 @@ export class ServerInvocation
     }
     this.elements = measured;
     return measured;
+  }
+
+  /** The arguments; decoded by the `decode` filter for a call from the wire (reading them before throws). */
+  get args(): unknown[] {
+    if (this.#reader !== undefined) throw argumentsNotDecoded(this.label);
+    return this.#args;
+  }
+
+  set args(value: unknown[]) {
+    this.#args = value;
   }
 
   decodeArguments(): void {
