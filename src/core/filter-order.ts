@@ -28,7 +28,12 @@ export interface FilterOrderEntry {
 /** The order of a user filter that names none, at every position. */
 const USER = 500;
 
-const user: FilterOrderEntry = { order: USER, when: 'yours', does: '', form: 'hooks or wraps' };
+const user: FilterOrderEntry = {
+  order: USER,
+  when: 'a filter you give that names no `order`',
+  does: '',
+  form: 'hooks or wraps',
+};
 
 const provider = {
   'metrics-server': {
@@ -105,7 +110,7 @@ const provider = {
   },
   'test-kit-faults': {
     order: 450,
-    when: "a test kit's providers (`callisto/testing`, docs/testing.md)",
+    when: "a test kit's providers (`callisto/testing`)",
     does: 'records every call and injects the faults the test scripted (errors, delays, hangs)',
     form: 'wraps',
   },
