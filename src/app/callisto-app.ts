@@ -220,6 +220,7 @@ function createApp(
           admin = createAdminServer(
             config.admin,
             observability.adminSource(() => ({ state, ready: app.ready })),
+            { logger },
           );
           await admin.listen();
         }
