@@ -25,7 +25,7 @@ export function metricsCallFilter(metrics: MethodMetrics): NamedFilter {
       if (error === undefined) metrics.ok++;
       else {
         const rpc = RpcError.from(error);
-        metrics.failed(rpc.code, rpc.message);
+        metrics.failed(rpc.code, rpc.message, error);
       }
     },
   });

@@ -47,7 +47,7 @@ export function metricsServerFilter(metrics: MethodMetrics): NamedFilter {
       metrics.inFlight--;
       metrics.latency.observe(now - startedAt);
       if (error === undefined) metrics.ok++;
-      else metrics.failed(outcomeCode(error), (error as Error)?.message ?? String(error));
+      else metrics.failed(outcomeCode(error), (error as Error)?.message ?? String(error), error);
     },
   });
 }
