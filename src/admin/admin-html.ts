@@ -1,8 +1,12 @@
 /**
  * The admin endpoints' JSON as a minimal HTML page, for a browser (`Accept: text/html`): objects become
  * definition tables, arrays of objects become tables with a column per key. No script, no external
- * resource; every value is escaped.
+ * resource; every value is escaped, and the page's content security policy allows its own stylesheet
+ * (by its hash) and nothing else.
  */
+import { createHash } from 'node:crypto';
+import { securityHeaders } from '../http/security-headers.js';
+
 const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function render(value: unknown, depth: number): string {
@@ -35,6 +39,13 @@ const STYLE =
   'body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse;margin:.2em 0}' +
   'th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}th{background:#f4f4f4}' +
   '.none{color:#999}nav a{margin-right:1em}';
+
+const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
+
+/** The headers a page is sent with: the security headers, with a policy that allows its stylesheet only. */
+export const PAGE_HEADERS: Readonly<Record<string, string>> = securityHeaders({
+  contentSecurityPolicy: `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; frame-ancestors 'none'`,
+});
 
 /** A page titled `title` showing `body` (the endpoint's JSON value). */
 export function htmlPage(title: string, body: unknown, links: readonly string[]): string {

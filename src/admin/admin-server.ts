@@ -19,13 +19,15 @@
  * `admin.headersTimeoutMs` is closed (checked every quarter of it, at most every second). With
  * `admin.tls` the port serves HTTPS only.
  */
-import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { sendAnswer, sendJson } from '../http/answer.js';
+import { createBearerCheck } from '../http/bearer-token.js';
 import { createConnectionCaps } from '../http/connection-caps.js';
-import { htmlPage } from './admin-html.js';
+import { createHttpListener } from '../http/http-listener.js';
+import { listenerTls } from '../http/listener-tls.js';
+import type { Logger } from '../observability/logger.js';
+import { htmlPage, PAGE_HEADERS } from './admin-html.js';
 import type { AdminConfig } from './admin-options.js';
-import { createListenerServer } from './admin-tls.js';
 
 /** What the admin endpoints read: the app implements it. */
 export interface AdminSource {
@@ -48,28 +50,22 @@ export interface AdminServer {
 
 export const ADMIN_PATHS = ['/health', '/ready', '/metrics', '/services', '/config', '/stats'] as const;
 
-function tokenMatches(header: string | undefined, token: string): boolean {
-  if (header === undefined || !header.startsWith('Bearer ')) return false;
-  const given = Buffer.from(header.slice('Bearer '.length));
-  const expected = Buffer.from(token);
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
-
 /** What the admin server reads of `admin.*` (the limits and TLS default to DEFAULT_ADMIN_CONFIG's). */
 export type AdminServerOptions = Pick<AdminConfig, 'host' | 'port' | 'token'> &
   Partial<Pick<AdminConfig, 'maxConnections' | 'maxConnectionsPerAddress' | 'headersTimeoutMs' | 'tls'>>;
 
-export function createAdminServer(options: AdminServerOptions, source: AdminSource): AdminServer {
-  let port = 0;
-  const sockets = new Set<Socket>();
+export interface AdminServerParts {
+  /** Certificate reloads and failed handshakes (rate-limited), refused connections (debug). */
+  readonly logger?: Logger | undefined;
+}
+
+export function createAdminServer(
+  options: AdminServerOptions,
+  source: AdminSource,
+  parts: AdminServerParts = {},
+): AdminServer {
   const headersTimeoutMs = options.headersTimeoutMs ?? 5_000;
-  const caps = createConnectionCaps(
-    {
-      maxConnections: options.maxConnections ?? 64,
-      maxConnectionsPerAddress: options.maxConnectionsPerAddress ?? 8,
-    },
-    'admin',
-  );
+  const authorized = createBearerCheck(options.token === '' ? undefined : options.token);
 
   const send = (
     request: http.IncomingMessage,
@@ -78,22 +74,23 @@ export function createAdminServer(options: AdminServerOptions, source: AdminSour
     title: string,
     body: unknown,
   ): void => {
-    const html = /\btext\/html\b/.test(request.headers.accept ?? '');
-    const text = html
-      ? htmlPage(`${source.application} ${title}`, body, ADMIN_PATHS)
-      : `${JSON.stringify(body, null, 2)}\n`;
-    response.writeHead(status, {
-      'content-type': html ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8',
-      'cache-control': 'no-store',
-      'x-content-type-options': 'nosniff',
+    if (!/\btext\/html\b/.test(request.headers.accept ?? '')) {
+      sendJson(response, status, body, { pretty: true, request });
+      return;
+    }
+    sendAnswer(response, {
+      status,
+      contentType: 'text/html; charset=utf-8',
+      body: htmlPage(`${source.application} ${title}`, body, ADMIN_PATHS),
+      headers: PAGE_HEADERS,
+      request,
     });
-    response.end(request.method === 'HEAD' ? undefined : text);
   };
 
   const handle = async (request: http.IncomingMessage, response: http.ServerResponse): Promise<void> => {
     // nothing is read from a request body
     request.resume();
-    if (options.token !== '' && !tokenMatches(request.headers.authorization, options.token)) {
+    if (!authorized(request)) {
       response.setHeader('www-authenticate', 'Bearer');
       send(request, response, 401, 'unauthorized', {
         error: 'Unauthorized',
@@ -121,8 +118,7 @@ export function createAdminServer(options: AdminServerOptions, source: AdminSour
       }
       case '/metrics': {
         const { contentType, text } = await source.metrics();
-        response.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' });
-        response.end(request.method === 'HEAD' ? undefined : text);
+        sendAnswer(response, { status: 200, contentType, body: text, request });
         return;
       }
       case '/services':
@@ -143,65 +139,53 @@ export function createAdminServer(options: AdminServerOptions, source: AdminSour
     }
   };
 
-  const serverOptions: http.ServerOptions = {
-    maxHeaderSize: 16 * 1024,
-    headersTimeout: headersTimeoutMs,
-    requestTimeout: headersTimeoutMs + 5_000,
-    keepAliveTimeout: 5_000,
-    // node checks the header and request timeouts this often (30 s by default: idle sockets lingered)
-    connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(headersTimeoutMs / 4))),
-  };
-  const server = createListenerServer(options.tls, 'admin.tls', serverOptions, (request, response) => {
-    handle(request, response).catch((error: unknown) => {
-      if (response.headersSent) response.destroy();
-      else
-        send(request, response, 500, 'error', {
-          error: 'Internal',
-          message: (error as Error)?.message ?? String(error),
-        });
-    });
-  });
-  server.prependListener('connection', (socket: Socket) => {
-    if (caps.admit(socket) !== undefined) {
-      socket.on('error', () => {});
-      socket.destroy();
-      return;
-    }
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
+  const listener = createHttpListener({
+    options: {
+      host: options.host,
+      port: options.port,
+      headersTimeoutMs,
+      // no body is read: the headers' time and 5 s
+      requestTimeoutMs: headersTimeoutMs + 5_000,
+      keepAliveTimeoutMs: 5_000,
+      // checked now: a missing file, half a pair, a key that is not the certificate's fail the start
+      tls: listenerTls(options.tls, { where: 'admin.tls', handshakeTimeoutMs: headersTimeoutMs }),
+    },
+    where: 'admin',
+    caps: createConnectionCaps(
+      {
+        maxConnections: options.maxConnections ?? 64,
+        maxConnectionsPerAddress: options.maxConnectionsPerAddress ?? 8,
+      },
+      'admin',
+    ),
+    onRefused: (remote, reason) => parts.logger?.debug(`admin refused ${remote}: ${reason}`),
+    logger: parts.logger,
+    handle(request, response) {
+      handle(request, response).catch((error: unknown) => {
+        if (response.headersSent) response.destroy();
+        else
+          send(request, response, 500, 'error', {
+            error: 'Internal',
+            message: (error as Error)?.message ?? String(error),
+          });
+      });
+    },
   });
 
   return {
     get port() {
-      return port;
+      return listener.port;
     },
     host: options.host,
-    listen() {
-      return new Promise((resolve, reject) => {
-        const onError = (error: Error) => {
-          reject(
-            new Error(
-              `admin endpoints: cannot listen on ${options.host}:${options.port} (${error.message}); set admin.port to a free port, or 0`,
-            ),
-          );
-        };
-        server.once('error', onError);
-        server.listen(options.port, options.host, () => {
-          server.off('error', onError);
-          port = (server.address() as AddressInfo).port;
-          resolve();
-        });
-      });
+    async listen() {
+      try {
+        await listener.listen();
+      } catch (error) {
+        throw new Error(
+          `admin endpoints: cannot listen on ${options.host}:${options.port} (${(error as Error).message}); set admin.port to a free port, or 0`,
+        );
+      }
     },
-    close() {
-      return new Promise((resolve) => {
-        if (!server.listening) {
-          resolve();
-          return;
-        }
-        server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
-      });
-    },
+    close: () => listener.close(0),
   };
 }

@@ -123,7 +123,7 @@ function createApp(
   const { config } = loaded;
   const serializers = createSerializerTable(extensions);
   const registries = createRegistrySet(extensions, config.registryTtlMs, logger);
-  const store = createMetricsStore(config.application);
+  const store = createMetricsStore(config.application, config.statsWindowMs);
   const counted = config.metrics ? store : undefined;
   let admin: AdminServer | undefined;
   const security = createSecuritySide(config, extensions, logger);
@@ -220,6 +220,7 @@ function createApp(
           admin = createAdminServer(
             config.admin,
             observability.adminSource(() => ({ state, ready: app.ready })),
+            { logger },
           );
           await admin.listen();
         }

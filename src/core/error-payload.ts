@@ -118,8 +118,35 @@ function nextRef(): string {
   return `${refPrefix}-${refCounter.toString(36)}`;
 }
 
+const references = new WeakMap<object, string>();
+
+/** The reference of `error`: made once, the same however often it is asked for. */
+export function referenceOf(error: Error): string {
+  let ref = references.get(error);
+  if (ref === undefined) {
+    ref = nextRef();
+    references.set(error, ref);
+  }
+  return ref;
+}
+
+/**
+ * The reference `error` was quoted to its caller under (and logged under, by the provider), if it was
+ * given one; for an error a provider sent, the reference its message quotes.
+ */
+export function knownReference(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const ref = references.get(error);
+  if (ref !== undefined) return ref;
+  const message = (error as { message?: unknown }).message;
+  if (typeof message !== 'string') return undefined;
+  return /\(a system error; details are in the provider's log under ref ([0-9a-z]+-[0-9a-z]+)\)/.exec(
+    message,
+  )?.[1];
+}
+
 function scrubbed(error: Error, options: ErrorPayloadOptions, status: number): ErrorPayloadResult {
-  const ref = nextRef();
+  const ref = referenceOf(error);
   const what = options.label ? `${options.label} failed` : 'the call failed';
   return {
     status,

@@ -7,6 +7,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sendAnswer } from '../http/answer.js';
+import { PAGE_CONTENT_SECURITY_POLICY, securityHeaders } from '../http/security-headers.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -15,10 +17,11 @@ const TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml',
 };
 
-/** What the page may load: its own files, nothing from elsewhere, no inline script. */
-const CONTENT_SECURITY_POLICY =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+/** The security headers of every listener, with the page's policy: its own files, no inline script. */
+const PAGE_HEADERS = securityHeaders({
+  contentSecurityPolicy: PAGE_CONTENT_SECURITY_POLICY,
+  cacheControl: 'no-cache',
+});
 
 export const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
 
@@ -78,16 +81,7 @@ export function loadAssets(dir = ASSETS_DIR, page: PageSettings = { secret: '', 
             : undefined;
       const file = name === undefined ? undefined : files.get(name);
       if (!file) return false;
-      response.writeHead(200, {
-        'content-type': file.type,
-        'content-length': file.body.length,
-        'content-security-policy': CONTENT_SECURITY_POLICY,
-        'x-content-type-options': 'nosniff',
-        'x-frame-options': 'DENY',
-        'referrer-policy': 'no-referrer',
-        'cache-control': 'no-cache',
-      });
-      response.end(file.body);
+      sendAnswer(response, { status: 200, contentType: file.type, body: file.body, headers: PAGE_HEADERS });
       return true;
     },
   };

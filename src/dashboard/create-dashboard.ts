@@ -13,7 +13,10 @@
  * only the page's own script can read. docs/dashboard.md, "Security".
  */
 import type http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { sendJson } from '../http/answer.js';
+import { createBearerCheck } from '../http/bearer-token.js';
+import { createBodyReader } from '../http/http-body.js';
+import type { HttpListener } from '../http/http-listener.js';
 import type { CallistoApp } from '../index.js';
 import { createRegistry, type Registry } from '../registry/index.js';
 import { ActionInputError, type Actions, createActions } from './actions.js';
@@ -26,11 +29,9 @@ import {
   checkOrigin,
   createHostCheck,
   createPageSecret,
-  createTokenCheck,
   HttpError,
   readJsonBody,
   sendError,
-  sendJson,
 } from './http-basics.js';
 import { createRegistryWatch, type RegistryWatch } from './registry-watch.js';
 import {
@@ -102,7 +103,8 @@ export async function createDashboard(
   };
   const declarations = createDeclarations(admin, gate);
   const caller = createTryCaller(deps.app, resolved.callTimeoutMs);
-  const authorized = createTokenCheck(resolved.token);
+  const authorized = createBearerCheck(resolved.token);
+  const bodies = createBodyReader(resolved, 'dashboard');
   const hostAllowed = createHostCheck(resolved.host, resolved.allowedHosts);
   /** A request that changes something: the token when there is one, else the page's secret. */
   const mayChange = (request: http.IncomingMessage) =>
@@ -134,7 +136,7 @@ export async function createDashboard(
         return configView(context, name, version, group);
       }
       case 'POST /api/call': {
-        const body = await readJsonBody(request, resolved.maxBodyBytes);
+        const body = await readJsonBody(request, bodies, resolved.maxBodyBytes);
         const { service, version, group } = (body ?? {}) as Record<string, unknown>;
         // only the services the registries list: a name of the page's choosing subscribes to nothing
         if (typeof service === 'string') {
@@ -148,7 +150,7 @@ export async function createDashboard(
         return caller.call(body);
       }
       case 'POST /api/action': {
-        const body = await readJsonBody(request, resolved.maxBodyBytes);
+        const body = await readJsonBody(request, bodies, resolved.maxBodyBytes);
         const { service, version, group } = (body ?? {}) as Record<string, unknown>;
         if (typeof service !== 'string') throw new HttpError(400, '"service" must be a string');
         const [watched] = keysNamed(
@@ -192,25 +194,25 @@ export async function createDashboard(
             );
           }
         }
-        sendJson(response, 200, await api(request, url), scrub);
+        sendJson(response, 200, await api(request, url), { scrub });
       } catch (error) {
         if (response.headersSent) {
           response.destroy();
           return;
         }
-        if (error instanceof HttpError) sendError(response, error, scrub);
+        if (error instanceof HttpError) sendError(request, response, error, scrub);
         else if (error instanceof TryInputError || error instanceof ActionInputError) {
-          sendError(response, new HttpError(400, error.message), scrub);
+          sendError(request, response, new HttpError(400, error.message), scrub);
         } else {
           log(`dashboard: ${request.method} ${url.pathname} failed: ${(error as Error).message}`);
-          sendError(response, new HttpError(500, (error as Error).message), scrub);
+          sendError(request, response, new HttpError(500, (error as Error).message), scrub);
         }
       }
     })();
   };
-  let listener: ReturnType<typeof createDashboardListener>;
+  let listener: HttpListener;
   try {
-    listener = createDashboardListener(resolved.tls, handle, log);
+    listener = createDashboardListener(resolved, handle, log);
   } catch (error) {
     stats.close();
     await watch.close();
@@ -218,15 +220,10 @@ export async function createDashboard(
     throw error;
   }
   scheme = listener.scheme;
-  const { server } = listener;
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
-  server.maxHeadersCount = 100;
 
   const close = async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    listener.close();
+    await listener.close(0);
+    bodies.close();
     await caller.close();
     stats.close();
     await watch.close();
@@ -235,15 +232,10 @@ export async function createDashboard(
   };
 
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(resolved.port, resolved.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listener.listen();
   } catch (error) {
-    listener.close();
+    await listener.close(0);
+    bodies.close();
     stats.close();
     await watch.close();
     await Promise.allSettled(registries.map(({ registry }) => registry.close()));
@@ -252,7 +244,7 @@ export async function createDashboard(
       throw new Error(`port ${resolved.port} on ${resolved.host} is in use: give another with --port`);
     throw error;
   }
-  const port = (server.address() as AddressInfo).port;
+  const port = listener.port;
   const host = resolved.host.includes(':') ? `[${resolved.host}]` : resolved.host;
   let closing: Promise<void> | undefined;
   return {

@@ -1,100 +1,60 @@
 /**
- * The dashboard's HTTP or HTTPS server, from its TLS options: the key, certificate and optional client
- * CA are PEM text or files (read and checked at start, so a bad file fails there, naming the option),
- * and files are re-read when they change (`reloadIntervalMs`): new connections use the new ones, open
- * connections stay (http/http-server-tls.ts does the serving, as for every HTTP listener of an app;
- * this file checks the dashboard's own options and names them in its errors).
+ * The dashboard's HTTP or HTTPS listener, built with the HTTP toolkit as every listener of an app is
+ * (src/http/): header, body and request timeouts, connections capped in all and per remote address,
+ * and TLS from its own options — the key, certificate and optional client CA are PEM text or files
+ * (read and checked at start, so a bad file fails there, naming the option), re-read when they change
+ * (`reloadIntervalMs`): new connections use the new ones, open connections stay.
  */
 import type http from 'node:http';
-import tls from 'node:tls';
-import { createHttpServer } from '../http/http-server-tls.js';
+import { createConnectionCaps } from '../http/connection-caps.js';
+import { createHttpListener, type HttpListener } from '../http/http-listener.js';
+import { listenerTls } from '../http/listener-tls.js';
 import type { Logger } from '../observability/logger.js';
-import { type PemSource, pemSource, readPem } from '../transport/tls-options.js';
 import {
   DashboardOptionError,
-  type DashboardTlsOptions,
   DEFAULT_DASHBOARD_OPTIONS,
+  type ResolvedDashboardOptions,
 } from './dashboard-options.js';
 
-export interface DashboardListener {
-  readonly server: http.Server;
-  readonly scheme: 'http' | 'https';
-  /** Stops watching the files (the server is closed by its owner). */
-  close(): void;
-}
-
-interface Sources {
-  readonly key: PemSource;
-  readonly cert: PemSource;
-  readonly ca: PemSource | undefined;
-}
-
-const contextOf = (sources: Sources): tls.SecureContextOptions => ({
-  key: readPem(sources.key),
-  cert: readPem(sources.cert),
-  ...(sources.ca ? { ca: readPem(sources.ca) } : {}),
-});
-
-/** The PEM sources, read and loaded once: a wrong file fails now with the option that names it. */
-function checkedSources(options: DashboardTlsOptions): Sources {
-  const source = (option: string, value: string): PemSource => {
-    const pem = pemSource(value)!;
-    try {
-      readPem(pem);
-    } catch (error) {
-      throw new DashboardOptionError(
-        option,
-        'file' in pem ? pem.file : '(PEM text)',
-        `PEM text or a readable file (${(error as Error).message})`,
-      );
-    }
-    return pem;
-  };
-  const sources: Sources = {
-    key: source('tls.key', options.key),
-    cert: source('tls.cert', options.cert),
-    ca: options.ca ? source('tls.ca', options.ca) : undefined,
-  };
-  try {
-    tls.createSecureContext(contextOf(sources));
-  } catch (error) {
-    throw new DashboardOptionError(
-      'tls.cert',
-      'file' in sources.cert ? sources.cert.file : '(PEM text)',
-      `a certificate whose private key is tls.key, in PEM form (${(error as Error).message})`,
-    );
-  }
-  return sources;
-}
+/** Request headers read (node drops the rest). */
+const MAX_HEADERS_COUNT = 100;
 
 export function createDashboardListener(
-  options: DashboardTlsOptions | undefined,
-  handler: http.RequestListener,
+  options: ResolvedDashboardOptions,
+  handle: (request: http.IncomingMessage, response: http.ServerResponse) => void,
   log: (message: string) => void,
-): DashboardListener {
+): HttpListener {
   const logger: Logger = {
     debug() {},
     info: (message) => log(`dashboard: ${message}`),
     warn: (message) => log(`dashboard: ${message}`),
     error: (message) => log(`dashboard: ${message}`),
   };
-  const sources = options === undefined ? undefined : checkedSources(options);
-  const served = createHttpServer({
-    http: {},
-    tls:
-      sources === undefined
-        ? undefined
-        : {
-            ...sources,
-            // with a client CA: only clients with a certificate it signed get past the handshake
-            requestCert: sources.ca !== undefined,
-            rejectUnauthorized: true,
-            reloadIntervalMs: options?.reloadIntervalMs ?? DEFAULT_DASHBOARD_OPTIONS.tlsReloadIntervalMs,
-            handshakeTimeoutMs: DEFAULT_DASHBOARD_OPTIONS.tlsHandshakeTimeoutMs,
-          },
-    logger,
-    where: () => 'the dashboard',
+  const tls = listenerTls(options.tls, {
+    where: 'tls',
+    error: (key, value, expected, problem) =>
+      new DashboardOptionError(key, value, problem === undefined ? expected : `${expected} (${problem})`),
+    reloadIntervalMs: options.tls?.reloadIntervalMs ?? DEFAULT_DASHBOARD_OPTIONS.tlsReloadIntervalMs,
+    handshakeTimeoutMs: DEFAULT_DASHBOARD_OPTIONS.tlsHandshakeTimeoutMs,
   });
-  served.server.on('request', handler);
-  return { server: served.server, scheme: served.scheme, close: () => served.close() };
+  return createHttpListener({
+    options: {
+      host: options.host,
+      port: options.port,
+      headersTimeoutMs: options.headersTimeoutMs,
+      bodyTimeoutMs: options.bodyTimeoutMs,
+      keepAliveTimeoutMs: 5_000,
+      maxHeadersCount: MAX_HEADERS_COUNT,
+      tls,
+    },
+    where: 'dashboard',
+    caps: createConnectionCaps(
+      { maxConnections: options.maxConnections, maxConnectionsPerAddress: options.maxConnectionsPerAddress },
+      'dashboard',
+    ),
+    // refused connections and malformed requests are answered, not logged (the log is the user's console)
+    onRefused() {},
+    logger,
+    handle,
+  });
 }

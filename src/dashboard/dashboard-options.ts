@@ -20,6 +20,17 @@ export interface DashboardOptions {
   readonly adminTimeoutMs?: number;
   /** Largest request body the API reads (a Try it call's arguments), bytes. Default 65536. */
   readonly maxBodyBytes?: number;
+  /** Time a connection has to send a request's headers, ms (then 408, closed). Default 10000. */
+  readonly headersTimeoutMs?: number;
+  /** Time a request's body has to arrive once its headers did, ms (then 408, closed). Default 10000. */
+  readonly bodyTimeoutMs?: number;
+  /** Connections at once; more are closed as they arrive. Default 128. */
+  readonly maxConnections?: number;
+  /**
+   * Connections at once from one remote address, so that one client's idle connections cannot shut
+   * the others out (a browser opens about 6 per page). Default 32.
+   */
+  readonly maxConnectionsPerAddress?: number;
   /** Timeout of a call made from the page when it names none, ms. Default 5000. */
   readonly callTimeoutMs?: number;
   /**
@@ -60,6 +71,10 @@ export interface ResolvedDashboardOptions {
   readonly refreshMs: number;
   readonly adminTimeoutMs: number;
   readonly maxBodyBytes: number;
+  readonly headersTimeoutMs: number;
+  readonly bodyTimeoutMs: number;
+  readonly maxConnections: number;
+  readonly maxConnectionsPerAddress: number;
   readonly callTimeoutMs: number;
   readonly allowedHosts: readonly string[];
   readonly adminAllow: readonly string[];
@@ -73,6 +88,10 @@ export const DEFAULT_DASHBOARD_OPTIONS = {
   refreshMs: 1_000,
   adminTimeoutMs: 2_000,
   maxBodyBytes: 64 * 1024,
+  headersTimeoutMs: 10_000,
+  bodyTimeoutMs: 10_000,
+  maxConnections: 128,
+  maxConnectionsPerAddress: 32,
   callTimeoutMs: 5_000,
   tlsReloadIntervalMs: 2_000,
   tlsHandshakeTimeoutMs: 10_000,
@@ -92,6 +111,8 @@ export class DashboardOptionError extends Error {
     super(`invalid dashboard option ${option} = ${JSON.stringify(value)}: expected ${expected}`);
   }
 }
+
+type NumericOption = Exclude<keyof DashboardOptions & keyof typeof DEFAULT_DASHBOARD_OPTIONS, 'host'>;
 
 function integer(option: string, value: number, min: number, max: number): number {
   if (!Number.isInteger(value) || value < min || value > max) {
@@ -123,6 +144,9 @@ export function resolveDashboardOptions(options: DashboardOptions): ResolvedDash
     );
   }
   const readOnly = options.readOnly ?? false;
+  /** A numeric option, its default filled in, checked against its range. */
+  const number = (option: NumericOption, min: number, max: number): number =>
+    integer(option, options[option] ?? DEFAULT_DASHBOARD_OPTIONS[option], min, max);
   checkExposure(host, { token: token !== undefined, tls, readOnly });
   return {
     registries,
@@ -131,28 +155,17 @@ export function resolveDashboardOptions(options: DashboardOptions): ResolvedDash
     adminAllow,
     tls,
     readOnly,
-    port: integer('port', options.port ?? DEFAULT_DASHBOARD_OPTIONS.port, 0, 65_535),
+    port: number('port', 0, 65_535),
     token,
     adminToken: options.adminToken,
-    refreshMs: integer('refreshMs', options.refreshMs ?? DEFAULT_DASHBOARD_OPTIONS.refreshMs, 100, 60_000),
-    adminTimeoutMs: integer(
-      'adminTimeoutMs',
-      options.adminTimeoutMs ?? DEFAULT_DASHBOARD_OPTIONS.adminTimeoutMs,
-      100,
-      60_000,
-    ),
-    maxBodyBytes: integer(
-      'maxBodyBytes',
-      options.maxBodyBytes ?? DEFAULT_DASHBOARD_OPTIONS.maxBodyBytes,
-      1024,
-      16 * 1024 * 1024,
-    ),
-    callTimeoutMs: integer(
-      'callTimeoutMs',
-      options.callTimeoutMs ?? DEFAULT_DASHBOARD_OPTIONS.callTimeoutMs,
-      1,
-      MAX_CALL_TIMEOUT_MS,
-    ),
+    refreshMs: number('refreshMs', 100, 60_000),
+    adminTimeoutMs: number('adminTimeoutMs', 100, 60_000),
+    maxBodyBytes: number('maxBodyBytes', 1024, 16 * 1024 * 1024),
+    headersTimeoutMs: number('headersTimeoutMs', 10, 600_000),
+    bodyTimeoutMs: number('bodyTimeoutMs', 10, 600_000),
+    maxConnections: number('maxConnections', 1, 1_000_000),
+    maxConnectionsPerAddress: number('maxConnectionsPerAddress', 1, 1_000_000),
+    callTimeoutMs: number('callTimeoutMs', 1, MAX_CALL_TIMEOUT_MS),
   };
 }
 

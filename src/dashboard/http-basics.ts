@@ -1,11 +1,14 @@
 /**
- * The small HTTP pieces the dashboard's server needs: JSON answers, a request body read within a byte
- * limit, the token check, and the checks that keep other web pages and re-bound DNS names from driving
- * a dashboard on this machine.
+ * What the dashboard's API adds to the HTTP toolkit (src/http/): its errors as `{"error": message}`,
+ * a JSON body read within the toolkit's bounds, and the checks that keep other web pages and re-bound
+ * DNS names from driving a dashboard on this machine.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP, isIPv4 } from 'node:net';
+import { sendJson } from '../http/answer.js';
+import type { BodyReader } from '../http/http-body.js';
+import { HttpRefusal } from '../http/http-request.js';
 
 /** An HTTP status with a message for the page. */
 export class HttpError extends Error {
@@ -18,88 +21,59 @@ export class HttpError extends Error {
   }
 }
 
-const SECURITY_HEADERS = {
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'x-frame-options': 'DENY',
-  'cache-control': 'no-store',
-};
-
-/** The answer as JSON; `scrub` rewrites the text before it is sent (secrets in addresses). */
-export function sendJson(
-  response: ServerResponse,
-  status: number,
-  value: unknown,
-  scrub: (text: string) => string = (text) => text,
-): void {
-  const body = scrub(JSON.stringify(value));
-  response.writeHead(status, {
-    ...SECURITY_HEADERS,
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-  });
-  response.end(body);
-}
-
+/**
+ * The error as `{"error": message}`; `scrub` rewrites the text before it is sent (secrets in
+ * addresses). When the request's body was not read to its end, the connection is closed after it.
+ */
 export function sendError(
+  request: IncomingMessage,
   response: ServerResponse,
   error: HttpError,
   scrub?: (text: string) => string,
 ): void {
-  sendJson(response, error.status, { error: error.message }, scrub);
-}
-
-/** The body, refused with 413 past `maxBytes` (from its length header, or as it arrives). */
-export function readBody(request: IncomingMessage, maxBytes: number): Promise<string> {
-  const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    return Promise.reject(new HttpError(413, `the request is larger than ${maxBytes} bytes`));
+  const closeAfter = !request.complete;
+  if (closeAfter) {
+    response.shouldKeepAlive = false;
+    response.once('finish', () => response.socket?.destroySoon());
   }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBytes) {
-        request.off('data', onData);
-        request.resume();
-        reject(new HttpError(413, `the request is larger than ${maxBytes} bytes`));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    request.on('data', onData);
-    request.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    request.once('error', reject);
-  });
+  sendJson(
+    response,
+    error.status,
+    { error: error.message },
+    { scrub, headers: closeAfter ? { connection: 'close' } : {} },
+  );
 }
 
-export async function readJsonBody(request: IncomingMessage, maxBytes: number): Promise<unknown> {
+/**
+ * The body as JSON, read by `bodies` (the toolkit's reader: at most `maxBodyBytes`, from its length
+ * header or as it arrives, within `bodyTimeoutMs`). Only `application/json`: a JSON content type
+ * cannot be sent across origins without a preflight this server never answers.
+ */
+export async function readJsonBody(
+  request: IncomingMessage,
+  bodies: BodyReader,
+  maxBytes: number,
+): Promise<unknown> {
   const type = request.headers['content-type'] ?? '';
-  // a JSON content type cannot be sent across origins without a preflight this server never answers
   if (!/^application\/json\b/i.test(type)) {
     throw new HttpError(415, 'send the request as application/json');
   }
-  const text = await readBody(request, maxBytes);
+  let body: Buffer;
   try {
-    return JSON.parse(text) as unknown;
+    body = await bodies.read(request);
+  } catch (error) {
+    if (!(error instanceof HttpRefusal)) throw error;
+    if (error.status === 413) throw new HttpError(413, `the request is larger than ${maxBytes} bytes`);
+    throw new HttpError(error.status, error.message);
+  }
+  try {
+    return JSON.parse(body.toString('utf8')) as unknown;
   } catch {
     throw new HttpError(400, 'the request body is not valid JSON');
   }
 }
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
-
-/** A token check in constant time (both sides hashed to the same length first). */
-export function createTokenCheck(token: string | undefined): (request: IncomingMessage) => boolean {
-  if (token === undefined) return () => true;
-  const expected = digest(token);
-  return (request) => {
-    const header = request.headers.authorization ?? '';
-    const match = /^Bearer\s+(\S+)$/i.exec(header);
-    return match !== null && timingSafeEqual(digest(match[1]!), expected);
-  };
-}
 
 /** Whether `name` (a host without its port) is this machine by construction, not by a DNS answer. */
 export function isLoopback(name: string): boolean {

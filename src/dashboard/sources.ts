@@ -29,7 +29,42 @@ export interface MethodStats {
   readonly failures: number;
   readonly inFlight: number;
   readonly latencyMs: { readonly p50: number; readonly p99: number };
-  readonly lastFailure?: { readonly time: number; readonly code: string; readonly message: string };
+  /** Min, max and mean of the latest window with calls (the one being filled, else the one before). */
+  readonly window?: WindowStats;
+  readonly lastFailure?: {
+    readonly time: number;
+    readonly code: string;
+    readonly message: string;
+    /** The reference the failure was quoted to its caller (and logged) under. */
+    readonly ref?: string;
+  };
+}
+
+/** One latency window of a `/stats` entry. */
+export interface WindowStats {
+  /** Its length, ms. */
+  readonly ms: number;
+  readonly calls: number;
+  readonly minMs: number;
+  readonly maxMs: number;
+  readonly meanMs: number;
+}
+
+/** A reference as Callisto makes them (`<pid>-<n>`, base 36). */
+const REF = /^[0-9a-z]{1,16}-[0-9a-z]{1,16}$/;
+
+/** The window of a `/stats` entry's `latencyWindow` the page shows: the current one, else the previous. */
+function windowOf(value: unknown): WindowStats | undefined {
+  if (!isRecord(value)) return undefined;
+  const chosen = [value['current'], value['previous']].find((w) => isRecord(w) && num(w['calls']) > 0);
+  if (!isRecord(chosen)) return undefined;
+  return {
+    ms: num(value['ms']),
+    calls: num(chosen['calls']),
+    minMs: num(chosen['minMs']),
+    maxMs: num(chosen['maxMs']),
+    meanMs: num(chosen['meanMs']),
+  };
 }
 
 export interface StatsAnswer {
@@ -156,6 +191,8 @@ export function parseStats(data: unknown): StatsAnswer {
       continue;
     const latency = isRecord(entry['latencyMs']) ? entry['latencyMs'] : {};
     const failure = isRecord(entry['lastFailure']) ? entry['lastFailure'] : undefined;
+    const window = windowOf(entry['latencyWindow']);
+    const ref = failure === undefined ? '' : str(failure['ref']);
     methods.push({
       side: entry['side'] === 'consumer' ? 'consumer' : 'provider',
       service: entry['service'],
@@ -166,6 +203,7 @@ export function parseStats(data: unknown): StatsAnswer {
       failures: num(entry['failures']),
       inFlight: num(entry['inFlight']),
       latencyMs: { p50: num(latency['p50']), p99: num(latency['p99']) },
+      ...(window === undefined ? {} : { window }),
       ...(failure === undefined
         ? {}
         : {
@@ -173,6 +211,7 @@ export function parseStats(data: unknown): StatsAnswer {
               time: num(failure['time']),
               code: str(failure['code']),
               message: str(failure['message']).slice(0, 1000),
+              ...(REF.test(ref) ? { ref } : {}),
             },
           }),
     });

@@ -15,6 +15,7 @@ import {
   type MethodStats,
   parseStats,
   type StatsAnswer,
+  type WindowStats,
 } from './sources.js';
 
 /** How long a key stays watched after the page last asked for it, ms. */
@@ -39,7 +40,12 @@ export interface MethodFigures {
   readonly failures: number;
   readonly inFlight: number;
   readonly points: MethodPoint[];
-  readonly lastFailure?: { time: number; code: string; message: string; provider: string };
+  /**
+   * Min, max and mean latency over every reporting provider's latest window with calls (the mean
+   * weighted by calls); absent before a window saw a call.
+   */
+  readonly window?: WindowStats;
+  readonly lastFailure?: { time: number; code: string; message: string; ref?: string; provider: string };
 }
 
 export interface ProviderFigures {
@@ -227,6 +233,7 @@ export function createStatsFeed(reader: AdminReader, gate: AdminGate, refreshMs:
       const providerFigures: Record<string, ProviderFigures> = {};
       const lastFailures = new Map<string, NonNullable<MethodFigures['lastFailure']>>();
       const totals = new Map<string, { calls: number; failures: number; inFlight: number }>();
+      const windows = new Map<string, WindowStats>();
       let reporting = 0;
       let withoutAdmin = 0;
       for (const record of providers) {
@@ -256,6 +263,9 @@ export function createStatsFeed(reader: AdminReader, gate: AdminGate, refreshMs:
           sum.failures += entry.failures;
           sum.inFlight += entry.inFlight;
           totals.set(entry.method, sum);
+          if (entry.window !== undefined) {
+            windows.set(entry.method, mergeWindows(windows.get(entry.method), entry.window));
+          }
           const failure = entry.lastFailure;
           const known = lastFailures.get(entry.method);
           if (failure && (!known || failure.time > known.time)) {
@@ -268,10 +278,12 @@ export function createStatsFeed(reader: AdminReader, gate: AdminGate, refreshMs:
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([method, sum]): MethodFigures => {
           const lastFailure = lastFailures.get(method);
+          const window = windows.get(method);
           return {
             method,
             ...sum,
             points: state.history.get(method) ?? [],
+            ...(window === undefined ? {} : { window }),
             ...(lastFailure === undefined ? {} : { lastFailure }),
           };
         });
@@ -281,5 +293,18 @@ export function createStatsFeed(reader: AdminReader, gate: AdminGate, refreshMs:
       closed = true;
       clearInterval(timer);
     },
+  };
+}
+
+/** Two providers' windows as one: the least min, the greatest max, the mean weighted by calls. */
+function mergeWindows(a: WindowStats | undefined, b: WindowStats): WindowStats {
+  if (a === undefined) return b;
+  const calls = a.calls + b.calls;
+  return {
+    ms: Math.max(a.ms, b.ms),
+    calls,
+    minMs: Math.min(a.minMs, b.minMs),
+    maxMs: Math.max(a.maxMs, b.maxMs),
+    meanMs: calls === 0 ? 0 : (a.meanMs * a.calls + b.meanMs * b.calls) / calls,
   };
 }

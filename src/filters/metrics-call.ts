@@ -27,7 +27,7 @@ export function metricsCallFilter(metrics: MethodMetrics): NamedFilter<MeteredIn
       if (error === undefined) metrics.ok++;
       else {
         const rpc = RpcError.from(error);
-        metrics.failed(rpc.code, rpc.message);
+        metrics.failed(rpc.code, rpc.message, error);
       }
     },
   });

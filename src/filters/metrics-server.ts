@@ -46,7 +46,7 @@ export function metricsServerFilter(metrics: MethodMetrics): NamedFilter<Metered
       metrics.inFlight--;
       metrics.latency.observe(now - startedAt);
       if (error === undefined) metrics.ok++;
-      else metrics.failed(outcomeCode(error), (error as Error)?.message ?? String(error));
+      else metrics.failed(outcomeCode(error), (error as Error)?.message ?? String(error), error);
     },
   });
 }

@@ -10,9 +10,6 @@
  * `server.trustedGateways`), so that the providers' per-address limits stay per client.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
-import { listenerServerTls } from '../admin/admin-tls.js';
-import type { ListenerTlsConfig } from '../admin/listener-tls-config.js';
 import { type AppOptions, type CallistoApp, callisto } from '../app/callisto-app.js';
 import { withOptions } from '../consumer/with-options.js';
 import { ConfigError } from '../core/config-error.js';
@@ -23,6 +20,8 @@ import { createBodyReader } from '../http/http-body.js';
 import { createHttpListener, type HttpListener, remoteOf } from '../http/http-listener.js';
 import { type HttpOptions, httpOptionsFrom } from '../http/http-options.js';
 import { HttpRefusal, readCallTarget } from '../http/http-request.js';
+import { listenerTls } from '../http/listener-tls.js';
+import type { ListenerTlsConfig } from '../http/listener-tls-config.js';
 import { createArgumentsReader } from '../provider/arguments-reader.js';
 import { FORWARDED_CLIENT_ATTACHMENT } from '../provider/forwarded-client.js';
 import { createGatewayRoutes } from './gateway-routes.js';
@@ -102,7 +101,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     'maxConnectionsPerAddress',
   );
   // checked now: a bad key or certificate fails createGateway, not its first connection
-  const tls = listenerServerTls(options.tls, 'createGateway.tls');
+  const tls = listenerTls(options.tls, { where: 'createGateway.tls' });
   const maxCalls = positive(options.maxConcurrentCalls, 10_000, 'maxConcurrentCalls');
   const defaultVersion = options.defaultVersion ?? '1.0.0';
   const app = await callisto({ application: 'callisto-gateway', ...options.app, registry });
@@ -197,11 +196,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     options: { ...http, tls },
     where: 'createGateway',
     logger: app.logger,
-    admit(socket: Socket) {
-      const refusal = caps.admit(socket);
-      if (refusal !== undefined) refused(remoteOf(socket), `connection refused: ${refusal}`);
-      return refusal === undefined;
-    },
+    caps,
     onRefused: refused,
     handle(request, response) {
       void serve(request, response);

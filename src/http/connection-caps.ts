@@ -1,7 +1,8 @@
 /**
- * Connection caps of an HTTP listener (the admin port, the gateway): at most `maxConnections` at once,
- * and at most `maxConnectionsPerAddress` from one remote address, so that one client holding idle or
- * half-open connections cannot take every place (a liveness probe refused is a restarted process).
+ * Connection caps of an HTTP listener (the admin port, the gateway, the dashboard; the provider's entry
+ * counts against `server.maxConnections` instead): at most `maxConnections` at once, and at most
+ * `maxConnectionsPerAddress` from one remote address, so that one client holding idle or half-open
+ * connections cannot take every place (a liveness probe refused is a restarted process).
  * A connection over a cap is closed as it arrives; a place is given back when its connection closes.
  */
 import type { Socket } from 'node:net';

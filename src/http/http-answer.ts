@@ -2,7 +2,8 @@
  * Writes the HTTP answers of the entry and the gateway: a result as JSON (the json serializer's tagged
  * format, so a Date, a bigint or a Map comes back as it left), 204 for a method that returns nothing,
  * and errors as `{"error":{"code","name","message","details"}}` with the status of http-status.ts.
- * Response attachments travel as `x-callisto-attachment-<key>` headers.
+ * Response attachments travel as `x-callisto-attachment-<key>` headers. Every answer goes out through
+ * answer.ts, with the security headers of every listener.
  */
 
 import type { ServerResponse } from 'node:http';
@@ -11,10 +12,10 @@ import type { ErrorPayload } from '../core/error-payload.js';
 import type { Attachments } from '../core/invocation.js';
 import type { ErrorCodeName } from '../core/rpc-error.js';
 import type { Serializer } from '../serialization/serializer.js';
+import { JSON_CONTENT, sendAnswer } from './answer.js';
 import { ATTACHMENT_PREFIX, type HttpRefusal } from './http-request.js';
 import { HTTP_STATUS } from './http-status.js';
-
-const JSON_CONTENT = 'application/json; charset=utf-8';
+import { SECURITY_HEADERS } from './security-headers.js';
 
 /** Header-safe attachment values only (a value with a line break or a control character is left out). */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
@@ -40,13 +41,8 @@ export function sendResult(
 ): void {
   if (response.headersSent || response.destroyed) return;
   setAttachments(response, attachments);
-  if (value === undefined) {
-    response.writeHead(204).end();
-    return;
-  }
-  const body = json.encode(value);
-  response.writeHead(200, { 'content-type': JSON_CONTENT, 'content-length': body.length });
-  response.end(body);
+  if (value === undefined) sendAnswer(response, { status: 204, contentType: JSON_CONTENT, body: undefined });
+  else sendAnswer(response, { status: 200, contentType: JSON_CONTENT, body: json.encode(value) });
 }
 
 export const PROTOBUF_CONTENT = 'application/x-protobuf';
@@ -60,8 +56,7 @@ export function sendEncoded(
 ): void {
   if (response.headersSent || response.destroyed) return;
   setAttachments(response, attachments);
-  response.writeHead(200, { 'content-type': contentType, 'content-length': body.length });
-  response.end(body);
+  sendAnswer(response, { status: 200, contentType, body });
 }
 
 /** Sends an error from a call (code and payload as the provider shaped them). */
@@ -82,12 +77,7 @@ export function sendError(
   } catch {
     body = json.encode({ error: { code, name: payload.name, message: payload.message, details: {} } });
   }
-  response.writeHead(status, {
-    ...extraHeaders,
-    'content-type': JSON_CONTENT,
-    'content-length': body.length,
-  });
-  response.end(body);
+  sendAnswer(response, { status, contentType: JSON_CONTENT, body, headers: extraHeaders });
 }
 
 /**
@@ -127,10 +117,14 @@ export function sendSocketError(socket: Socket, status: number, code: ErrorCodeN
   const body = Buffer.from(JSON.stringify({ error: { code, name: 'RpcError', message, details: {} } }));
   const reason = STATUS_TEXT[status] ?? 'Error';
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: ${JSON_CONTENT}\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${reason}\r\n${SOCKET_HEADERS}content-type: ${JSON_CONTENT}\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
   );
   socket.destroySoon?.();
 }
+
+const SOCKET_HEADERS = Object.entries(SECURITY_HEADERS)
+  .map(([name, value]) => `${name}: ${value}\r\n`)
+  .join('');
 
 const STATUS_TEXT: Readonly<Record<number, string>> = {
   400: 'Bad Request',

@@ -1,17 +1,21 @@
 /**
- * The node:http server under the provider's HTTP entry and the gateway: header and request timeouts,
- * keep-alive, what node refuses before a request exists answered as JSON (malformed, headers too large,
- * headers too slow), connections admitted or refused as they arrive (before a TLS handshake), answers in
- * flight tracked for a graceful close. HTTPS when the options carry TLS (http-server-tls.ts); plaintext
- * next to the app's TLS only when asked for (`plaintext`), with a warning naming the port.
+ * The HTTP server of every HTTP listener (the provider's entry, the gateway, the admin port, the
+ * dashboard): header and request timeouts and keep-alive (server-timeouts.ts), what node refuses before
+ * a request exists answered as JSON (malformed, headers too large, headers too slow), connections
+ * admitted or refused as they arrive (before a TLS handshake: connection-caps.ts, or the listener's own
+ * `admit`), answers in flight tracked for a graceful close. HTTPS when the options carry TLS
+ * (http-server-tls.ts); plaintext next to the app's TLS only when asked for (`plaintext`), with a
+ * warning naming the port.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from '../observability/logger.js';
 import type { PeerCertificate } from '../security/peer-certificate.js';
+import type { ServerTlsOptions } from '../transport/tls-options.js';
+import type { ConnectionCaps } from './connection-caps.js';
 import { sendSocketError } from './http-answer.js';
-import type { HttpOptions } from './http-options.js';
 import { createHttpServer } from './http-server-tls.js';
+import { serverTimeouts } from './server-timeouts.js';
 
 export interface HttpListener {
   /** The port listened on (the real one when configured as 0), once listening. */
@@ -31,12 +35,35 @@ export interface HttpListener {
   destroy(): void;
 }
 
+/** What a listener is built with (the entry's and the gateway's HttpOptions are such). */
+export interface HttpListenerOptions {
+  /** Port; 0 picks a free one. */
+  readonly port: number;
+  readonly host: string;
+  /** Time a connection has to send a request's headers, ms; then 408 and closed. */
+  readonly headersTimeoutMs: number;
+  /** Idle time of a kept-alive connection, ms. */
+  readonly keepAliveTimeoutMs: number;
+  /** The body's own timeout, ms (http-body.ts), when the listener reads bodies. Default 0. */
+  readonly bodyTimeoutMs?: number | undefined;
+  /** node's backstop for a whole request, ms. Default the headers' and the body's timeouts and 1 s. */
+  readonly requestTimeoutMs?: number | undefined;
+  /** Headers read of a request (node drops the rest). Default node's (2000). */
+  readonly maxHeadersCount?: number | undefined;
+  /** Serve plaintext although TLS is configured for the app (`plaintext: true`): warned about at start. */
+  readonly plaintext?: boolean | undefined;
+  /** Serve HTTPS with these; undefined serves plaintext HTTP. */
+  readonly tls?: ServerTlsOptions | undefined;
+}
+
 export interface HttpListenerParts {
-  readonly options: HttpOptions;
-  /** Where the limits' key names come from in messages (`server.http`, `createGateway`). */
+  readonly options: HttpListenerOptions;
+  /** Where the limits' key names come from in messages (`server.http`, `createGateway`, `admin`). */
   readonly where: string;
-  /** A TCP connection arrived (before any TLS handshake): false closes it at once. */
-  admit(socket: Socket): boolean;
+  /** Connections in all and per address: one over is closed as it arrives (told to `onRefused`). */
+  readonly caps?: ConnectionCaps | undefined;
+  /** A TCP connection arrived (before any TLS handshake; within `caps`): false closes it at once. */
+  readonly admit?: ((socket: Socket) => boolean) | undefined;
   /** A request or connection was refused for what it carries or does (logged, rate-limited). */
   onRefused(remote: string, reason: string): void;
   handle(request: IncomingMessage, response: ServerResponse, connection: HttpConnection): void;
@@ -63,21 +90,30 @@ export function createHttpListener(parts: HttpListenerParts): HttpListener {
   let port = options.port;
   let closing: Promise<void> | undefined;
 
+  const { caps, admit } = parts;
   const served = createHttpServer({
-    http: {
-      headersTimeout: options.headersTimeoutMs,
-      // the body has its own timer (http-body.ts); this is node's backstop for the whole request
-      requestTimeout: options.headersTimeoutMs + options.bodyTimeoutMs + 1_000,
-      keepAliveTimeout: options.keepAliveTimeoutMs,
-      connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(options.headersTimeoutMs / 4))),
-    },
+    http: serverTimeouts({
+      headersTimeoutMs: options.headersTimeoutMs,
+      // a body has its own timer (http-body.ts); this is node's backstop for the whole request
+      requestTimeoutMs:
+        options.requestTimeoutMs ?? options.headersTimeoutMs + (options.bodyTimeoutMs ?? 0) + 1_000,
+      keepAliveTimeoutMs: options.keepAliveTimeoutMs,
+    }),
     tls: options.tls,
-    admit: parts.admit,
+    admit(socket) {
+      const refusal = caps?.admit(socket);
+      if (refusal !== undefined) {
+        parts.onRefused(remoteOf(socket), `connection refused: ${refusal}`);
+        return false;
+      }
+      return admit === undefined || admit(socket);
+    },
     logger: parts.logger,
     where: () => `${where} (${options.host}:${port})`,
     onReload: parts.onReload,
   });
   const server = served.server;
+  if (options.maxHeadersCount !== undefined) server.maxHeadersCount = options.maxHeadersCount;
 
   // What node:http refuses before a request exists: answered as JSON too, then closed.
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {

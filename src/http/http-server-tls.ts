@@ -1,12 +1,12 @@
 /**
- * One node:http or node:https server for any HTTP listener of an app (the provider's HTTP entry; the
- * admin endpoints, the gateway and the dashboard can use it the same way): "TLS means TLS on every
- * port". Given the app's resolved `server.tls` it serves HTTPS with those certificates — reloaded when
- * their files change, as the `tls` transport's are —, asks for client certificates when `server.tls`
- * does, and reads them from each connection's own TLS socket; connections are admitted as they arrive,
- * before their handshake, and a handshake that fails or does not finish within
- * `server.tls.handshakeTimeoutMs` closes its connection (logged, rate-limited). Without TLS it is a
- * plain node:http server.
+ * One node:http or node:https server for every HTTP listener (http-listener.ts: the provider's HTTP
+ * entry, the admin endpoints, the gateway and the dashboard): "TLS means TLS on every port". Given the
+ * app's resolved `server.tls` (or a listener's own, listener-tls.ts) it serves HTTPS with those
+ * certificates — reloaded when their files change, as the `tls` transport's are —, asks for client
+ * certificates when the options do, and reads them from each connection's own TLS socket; connections
+ * are admitted as they arrive, before their handshake, and a handshake that fails or does not finish
+ * within `handshakeTimeoutMs` closes its connection (logged, rate-limited). Without TLS it is a plain
+ * node:http server.
  *
  * ```ts
  * const served = createHttpServer({ http: { headersTimeout: 10_000 }, tls, admit, logger, where: () => 'admin' });

@@ -4,7 +4,7 @@
  * read them when asked. Codes are RpcError codes, `OK` for success.
  */
 import type { ServiceKey } from '../core/service-key.js';
-import { LatencyHistogram } from './latency-histogram.js';
+import { WindowedLatency } from './latency-window.js';
 
 export type MetricSide = 'provider' | 'consumer';
 
@@ -13,6 +13,8 @@ export interface LastFailure {
   readonly time: number;
   readonly code: string;
   readonly message: string;
+  /** What failed (not shown): the reference it was quoted under is read from it (error-payload.ts). */
+  readonly error?: unknown;
 }
 
 /** Per provider address (consumer side), attempts by code. */
@@ -36,7 +38,8 @@ export class MethodMetrics {
   /** Failed calls by code (refusals included). */
   readonly failures = new Map<string, number>();
   inFlight = 0;
-  readonly latency = new LatencyHistogram();
+  /** Latency: the histogram, and min, max and mean since start and per window. */
+  readonly latency: WindowedLatency;
   lastFailure: LastFailure | undefined = undefined;
   /** Consumer: attempts after the first of a call. */
   retries = 0;
@@ -52,7 +55,11 @@ export class MethodMetrics {
     readonly side: MetricSide,
     readonly service: ServiceKey,
     readonly method: string,
-  ) {}
+    /** Length of a latency window, ms (`statsWindowMs`). */
+    windowMs?: number,
+  ) {
+    this.latency = new WindowedLatency(windowMs);
+  }
 
   get calls(): number {
     let calls = this.ok;
@@ -60,13 +67,14 @@ export class MethodMetrics {
     return calls;
   }
 
-  /** A call ended with `code` (not OK). */
-  failed(code: string, message: string, now: number = Date.now()): void {
+  /** A call ended with `code` (not OK); `error` is what it failed with. */
+  failed(code: string, message: string, error?: unknown, now: number = Date.now()): void {
     this.failures.set(code, (this.failures.get(code) ?? 0) + 1);
     this.lastFailure = {
       time: now,
       code,
       message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message,
+      error,
     };
   }
 

@@ -33,7 +33,8 @@ export interface MetricsStore {
   gauges(): readonly GaugeSource[];
 }
 
-export function createMetricsStore(application: string): MetricsStore {
+/** `windowMs`: the length of the latency windows /stats reports (`statsWindowMs`). */
+export function createMetricsStore(application: string, windowMs?: number): MetricsStore {
   const byKey = new Map<string, MethodMetrics>();
   const gauges: GaugeSource[] = [];
   return {
@@ -47,6 +48,7 @@ export function createMetricsStore(application: string): MetricsStore {
           side,
           { name: service.name, version: service.version, group: service.group },
           method,
+          windowMs,
         );
         byKey.set(key, metrics);
       }

@@ -11,6 +11,8 @@ export const observabilityConfigSchema = z.strictObject({
   tracing: z.boolean(),
   /** Keep callContext() for the whole of a provider method, past its first await (AsyncLocalStorage; costs a little per call, docs/observability.md). Default false. */
   asyncCallContext: z.boolean(),
+  /** Length of the windows /stats (the admin page, the dashboard) reports each method's min, max and mean latency over, ms: the window being filled and the whole one before it. Default 60000. */
+  statsWindowMs: z.number().int().min(100),
 });
 
 export type ObservabilityConfig = z.infer<typeof observabilityConfigSchema>;
@@ -19,4 +21,5 @@ export const DEFAULT_OBSERVABILITY_CONFIG: ObservabilityConfig = {
   metrics: true,
   tracing: true,
   asyncCallContext: false,
+  statsWindowMs: 60_000,
 };

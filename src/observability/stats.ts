@@ -1,8 +1,13 @@
 /**
  * The admin `/stats` feed (the dashboard reads it): per method and side, cumulative since the app
  * started — calls, failures, by code, in flight, latency percentiles (from the latency histogram,
- * interpolated inside buckets, cumulative since start), and the last failure.
+ * interpolated inside buckets) with the min, max and mean —, the min, max and mean latency per window
+ * (`statsWindowMs`: the window being filled and the whole one before it), and the last failure with the
+ * reference it was quoted to its caller under (a scrubbed system error: the provider's log line names
+ * it too).
  */
+import { knownReference } from '../core/error-payload.js';
+import type { WindowFigures } from './latency-window.js';
 import type { MetricsStore } from './metrics-store.js';
 
 export interface MethodStats {
@@ -15,10 +20,14 @@ export interface MethodStats {
   failures: number;
   inFlight: number;
   byCode: Record<string, number>;
-  latencyMs: { p50: number; p90: number; p99: number };
+  /** Since the app started. */
+  latencyMs: { p50: number; p90: number; p99: number; min: number; max: number; mean: number };
+  /** Min, max and mean per window of `ms`: the one being filled, and the whole one before it. */
+  latencyWindow: { ms: number; current?: WindowFigures; previous?: WindowFigures };
   retries?: number;
   failovers?: number;
-  lastFailure?: { time: number; code: string; message: string };
+  /** `ref`: the reference the failure was quoted to its caller under, when it was given one. */
+  lastFailure?: { time: number; code: string; message: string; ref?: string };
 }
 
 export interface StatsFeed {
@@ -31,6 +40,13 @@ export interface StatsFeed {
 
 const round = (ms: number): number => Math.round(ms * 1000) / 1000;
 
+const roundFigures = (figures: WindowFigures): WindowFigures => ({
+  ...figures,
+  minMs: round(figures.minMs),
+  maxMs: round(figures.maxMs),
+  meanMs: round(figures.meanMs),
+});
+
 export function statsFeed(store: MetricsStore, now: number = Date.now()): StatsFeed {
   return {
     application: store.application,
@@ -39,6 +55,8 @@ export function statsFeed(store: MetricsStore, now: number = Date.now()): StatsF
     startTime: store.startTime,
     methods: store.methods().map((m) => {
       const calls = m.calls;
+      const overall = m.latency.overall();
+      const { current, previous } = m.latency.windows();
       const stats: MethodStats = {
         side: m.side,
         service: m.service.name,
@@ -53,13 +71,30 @@ export function statsFeed(store: MetricsStore, now: number = Date.now()): StatsF
           p50: round(m.latency.quantileMs(0.5)),
           p90: round(m.latency.quantileMs(0.9)),
           p99: round(m.latency.quantileMs(0.99)),
+          min: round(overall.minMs),
+          max: round(overall.maxMs),
+          mean: round(overall.meanMs),
+        },
+        latencyWindow: {
+          ms: m.latency.windowMs,
+          ...(current === undefined ? {} : { current: roundFigures(current) }),
+          ...(previous === undefined ? {} : { previous: roundFigures(previous) }),
         },
       };
       if (m.side === 'consumer') {
         stats.retries = m.retries;
         stats.failovers = m.failovers;
       }
-      if (m.lastFailure !== undefined) stats.lastFailure = { ...m.lastFailure };
+      const last = m.lastFailure;
+      if (last !== undefined) {
+        const ref = knownReference(last.error);
+        stats.lastFailure = {
+          time: last.time,
+          code: last.code,
+          message: last.message,
+          ...(ref === undefined ? {} : { ref }),
+        };
+      }
       return stats;
     }),
   };

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import tls from 'node:tls';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CallistoApp } from '../../src/index.js';
 import type { Registry } from '../../src/registry/index.js';
@@ -306,5 +307,36 @@ describe('admin endpoints over TLS (admin.tls)', () => {
     await expect(mismatched.start()).rejects.toThrow(
       /admin\.tls\.key must be the private key of admin\.tls\.cert/,
     );
+  });
+
+  it('reload their certificate when the files change (as server.tls does), without a restart', async () => {
+    const cert = path.join(dir, 'admin.pem');
+    const key = path.join(dir, 'admin.key');
+    fs.copyFileSync(pki.server.cert, cert);
+    fs.copyFileSync(pki.server.key, key);
+    const app = await testApp({ admin: { enabled: true, tls: { key, cert } } });
+    await app.start();
+    /** The fingerprint of the certificate a new connection is served. */
+    const served = (): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const socket = tls.connect(
+          { host: '127.0.0.1', port: app.adminPort!, rejectUnauthorized: false },
+          () => {
+            resolve(socket.getPeerCertificate().fingerprint256);
+            socket.destroy();
+          },
+        );
+        socket.once('error', reject);
+      });
+    const before = await served();
+    const next = pki.issueServer('admin-rotated');
+    fs.copyFileSync(next.key, key);
+    fs.copyFileSync(next.cert, cert);
+    // checked every 2 s (server.tls.reloadIntervalMs's default)
+    const after = await waitFor(async () => {
+      const now = await served();
+      return now !== before ? now : undefined;
+    }, 10_000);
+    expect(after).not.toBe(before);
   });
 });

@@ -61,7 +61,25 @@ function lastFailure(method) {
     { class: 'failure' },
     h('strong', {}, f.code),
     ` ${f.message} `,
+    f.ref ? h('span', { class: 'failure-ref' }, `ref ${f.ref} `) : null,
     h('span', { class: 'muted' }, `(${f.provider}, ${formatTime(f.time)})`),
+  );
+}
+
+/** Min, mean and max latency of the latest window with calls (every reporting provider's). */
+function latencyWindow(method) {
+  const w = method.figures?.window;
+  if (!w) return h('span', { class: 'muted' }, '-');
+  return h(
+    'span',
+    {
+      class: 'latency-window',
+      title: `${w.calls} calls in a window of ${formatNumber(w.ms / 1000, 0)} s: min / mean / max`,
+      'data-min': String(w.minMs),
+      'data-mean': String(w.meanMs),
+      'data-max': String(w.maxMs),
+    },
+    `${formatNumber(w.minMs, 2)} / ${formatNumber(w.meanMs, 2)} / ${ms(w.maxMs)}`,
   );
 }
 
@@ -230,12 +248,13 @@ export function mountOverview(main, banner, name) {
       ? h('p', { class: 'muted' }, 'The providers declare no method (any name may be called: see Try it).')
       : table(
           null,
-          ['Method', 'Declaration', 'Calls', 'Failed', 'Mock', 'Last failure'],
+          ['Method', 'Declaration', 'Calls', 'Failed', 'Latency min / mean / max', 'Mock', 'Last failure'],
           key.methods.map((m) => [
             h('code', {}, m.name),
             declarationText(m),
             m.figures ? String(m.figures.calls) : '-',
             m.figures ? String(m.figures.failures) : '-',
+            latencyWindow(m),
             m.mock === 'off' ? h('span', { class: 'muted' }, 'off') : badge(m.mock, 'warn'),
             lastFailure(m),
           ]),

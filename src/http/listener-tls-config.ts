@@ -1,6 +1,6 @@
 /**
  * A listener's own TLS keys as configuration writes them (`admin.tls`, the gateway's `tls`): kept apart
- * from admin-tls.ts so that the public option types that name it need no Node.js type declarations.
+ * from listener-tls.ts so that the public option types that name it need no Node.js type declarations.
  */
 export interface ListenerTlsConfig {
   /** The private key, PEM text or a file path; '' for none. */
