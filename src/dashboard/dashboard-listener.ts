@@ -7,9 +7,8 @@
  */
 import type http from 'node:http';
 import tls from 'node:tls';
-import { createHttpServer } from '../http/http-server-tls.js';
-import type { Logger } from '../observability/logger.js';
-import { type PemSource, pemSource, readPem } from '../transport/tls-options.js';
+import type { Logger } from '../index.js';
+import { createHttpServer, type PemSource, pemSource, readPem } from '../internal.js';
 import {
   DashboardOptionError,
   type DashboardTlsOptions,
