@@ -11,13 +11,13 @@ import { API, type Project } from 'typescript/unstable/sync';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const SRC = path.join(ROOT, 'src');
 
-/** Runs `use` over the project of `tsconfig.json`, then closes the compiler. */
-export function withProject<T>(use: (project: Project) => T): T {
+/** Runs `use` over the project of `tsconfig` (default the repository's tsconfig.json), then closes the compiler. */
+export function withProject<T>(use: (project: Project) => T, tsconfig = path.join(ROOT, 'tsconfig.json')): T {
   const api = new API({ cwd: ROOT });
   try {
-    const snapshot = api.updateSnapshot({ openProjects: [path.join(ROOT, 'tsconfig.json')] });
+    const snapshot = api.updateSnapshot({ openProjects: [tsconfig] });
     const project = snapshot.getProjects()[0];
-    if (project === undefined) throw new Error('the TypeScript compiler opened no project for tsconfig.json');
+    if (project === undefined) throw new Error(`the TypeScript compiler opened no project for ${tsconfig}`);
     return use(project);
   } finally {
     api.close();
