@@ -1,7 +1,9 @@
 /**
- * Checks the shape of `src/` (docs/architecture.md, "Layers"): no import cycles between files, and no
- * import from a lower layer into a higher one. Type-only imports count too. `npx tsx
- * scripts/check-imports.ts` prints what it finds and exits 1 on a problem; test/architecture runs it.
+ * Checks the shape of `src/` (docs/architecture.md, "Layers"): no import cycles between files, no
+ * import from a lower layer into a higher one, and Callisto's own tools (the CLI, the dashboard, the
+ * NestJS module and the helpers they share) reach the layers below the entry points through an entry
+ * only (`ENTRIES`), never a deep path. Type-only imports count too. `npx tsx scripts/check-imports.ts`
+ * prints what it finds and exits 1 on a problem; test/architecture runs it.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,13 +24,38 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['provider', 'consumer', 'http', 'admin'],
   ['app'],
   ['decorators', 'gateway'],
-  ['index.ts', 'extend.ts', 'testing'],
+  ['index.ts', 'extend.ts', 'internal.ts', 'testing'],
   ['tools'],
   ['nestjs', 'cli', 'dashboard'],
 ];
 
+/** The entry points (package.json `exports`): what the folders of `ENTRY_USERS` import Callisto through. */
+export const ENTRIES: readonly string[] = [
+  'index.ts',
+  'extend.ts',
+  'internal.ts',
+  'registry/index.ts',
+  'testing/index.ts',
+];
+
+/** Built on the entry points: they import the layers below the entries only through `ENTRIES`. */
+export const ENTRY_USERS: readonly string[] = ['tools', 'nestjs', 'cli', 'dashboard'];
+
+const ENTRY_LAYER = LAYERS.findIndex((entries) => entries.includes('index.ts'));
+
+function srcPath(file: string): string {
+  return path.relative(srcDir, file).split(path.sep).join('/');
+}
+
+/** `file` is in one of `ENTRY_USERS` and imports `target`, below the entries, not through an entry. */
+function isDeep(file: string, target: string): boolean {
+  const from = srcPath(file);
+  if (!ENTRY_USERS.some((folder) => from.startsWith(`${folder}/`))) return false;
+  return layerOf(target) < ENTRY_LAYER && !ENTRIES.includes(srcPath(target));
+}
+
 function layerOf(file: string): number {
-  const relative = path.relative(srcDir, file).split(path.sep).join('/');
+  const relative = srcPath(file);
   let best = -1;
   let bestLength = -1;
   LAYERS.forEach((entries, layer) => {
@@ -73,6 +100,8 @@ function importsOf(file: string): string[] {
 export interface ImportReport {
   cycles: string[][];
   upward: string[];
+  /** Imports of the CLI, dashboard, NestJS module or tools that bypass the entries (`ENTRIES`). */
+  deep: string[];
 }
 
 export function checkImports(): ImportReport {
@@ -82,9 +111,11 @@ export function checkImports(): ImportReport {
   );
   const rel = (file: string) => path.relative(root, file);
   const upward: string[] = [];
+  const deep: string[] = [];
   for (const [file, targets] of graph) {
     for (const target of targets) {
       if (layerOf(target) > layerOf(file)) upward.push(`${rel(file)} -> ${rel(target)}`);
+      else if (isDeep(file, target)) deep.push(`${rel(file)} -> ${rel(target)}`);
     }
   }
   // Tarjan's strongly connected components: every component of more than one file is a cycle.
@@ -118,13 +149,14 @@ export function checkImports(): ImportReport {
     }
   };
   for (const file of graph.keys()) if (!index.has(file)) visit(file);
-  return { cycles, upward: upward.sort() };
+  return { cycles, upward: upward.sort(), deep: deep.sort() };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { cycles, upward } = checkImports();
+  const { cycles, upward, deep } = checkImports();
   for (const cycle of cycles) console.log(`cycle: ${cycle.join(' <-> ')}`);
   for (const line of upward) console.log(`upward: ${line}`);
-  console.log(`${cycles.length} cycles, ${upward.length} upward imports`);
-  process.exit(cycles.length + upward.length > 0 ? 1 : 0);
+  for (const line of deep) console.log(`deep: ${line} (import it through src/internal.ts or another entry)`);
+  console.log(`${cycles.length} cycles, ${upward.length} upward imports, ${deep.length} deep imports`);
+  process.exit(cycles.length + upward.length + deep.length > 0 ? 1 : 0);
 }

@@ -54,18 +54,30 @@ export function describeOverrides(
   return lines;
 }
 
+/** What a control command does, for `runControl`. */
+export interface ControlAction {
+  /** The command, as `--json` output names it (`weight`, `overrides clear`). */
+  readonly command: string;
+  /** What it does, for messages: `cannot <doing>: …`. */
+  readonly doing: string;
+  /** The change, through the registry's control, for the service's version and group. */
+  readonly change: (control: RegistryControl, key: { version: string; group: string }) => Promise<void>;
+  /** The sentence printed once it is done (a function: read after the change). */
+  readonly done: string | (() => string);
+}
+
 /**
- * Opens the registry, runs `change` through its control, then prints `done` and the overrides in force.
- * A refused change (an unregistered provider) exits 1; a bad value 2; an unreachable registry 3.
+ * Opens the registry, runs `action.change` through its control, then prints `action.done` and the
+ * overrides in force. A refused change (an unregistered provider) exits 1; a bad value 2; an unreachable
+ * registry 3.
  */
 export async function runControl(
   io: CliIo,
   service: string,
   options: ControlOptions,
-  action: { readonly command: string; readonly doing: string },
-  change: (control: RegistryControl, key: { version: string; group: string }) => Promise<void>,
-  done: string | (() => string),
+  action: ControlAction,
 ): Promise<void> {
+  const { change, done } = action;
   const output: Output = createOutput(io, { json: options.json ?? false });
   const app = await openCliApp(options, output);
   try {

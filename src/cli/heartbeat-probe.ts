@@ -7,7 +7,7 @@
  */
 import net from 'node:net';
 import tls from 'node:tls';
-import { describeTlsFailure } from '../transport/tls.js';
+import { describeTlsFailure } from '../internal.js';
 
 const HEADER_BYTES = 20;
 const MAGIC = [0xca, 0x11] as const;

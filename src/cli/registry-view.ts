@@ -3,7 +3,6 @@
  * and for one key its providers (a one-off subscription: the records as consumers see them, invalid
  * entries skipped and logged by the registry) and its consumers (`consumers(key)`).
  */
-import { distance } from 'fastest-levenshtein';
 import type { ServiceKey } from '../index.js';
 import type {
   ConsumerRecord,
@@ -46,25 +45,6 @@ export async function readKey(registry: Registry, key: ServiceKey, withOverrides
   const consumers = registry.consumers ? await registry.consumers(key) : [];
   const overrides = withOverrides && registry.readOverrides ? await registry.readOverrides(key) : undefined;
   return { key, providers, consumers, overrides };
-}
-
-/** The names closest to `name` (a typo, another case, the name without its package), for messages. */
-export function similarNames(name: string, names: Iterable<string>): string[] {
-  const lower = name.toLowerCase();
-  const found = new Set<string>();
-  for (const candidate of names) {
-    const other = candidate.toLowerCase();
-    const tail = other.slice(other.lastIndexOf('.') + 1);
-    if (
-      other === lower ||
-      tail === lower ||
-      other.endsWith(`.${lower}`) ||
-      distance(lower, other) <= Math.max(2, Math.floor(name.length / 5))
-    ) {
-      found.add(candidate);
-    }
-  }
-  return [...found].sort();
 }
 
 /** `example.UserService 1.0.0`, `example.UserService 1.0.0 group blue`. */

@@ -302,22 +302,30 @@ export function createClientConnection(
     const timeoutMs = call.attemptTimeoutMs;
     lastCallAt = tickNow();
     if (call.oneway) {
-      writer.request(
-        id,
-        flags | FrameFlag.OneWay,
-        route.serializer.id,
-        route.prefix,
+      writer.request({
+        requestId: id,
+        flags: flags | FrameFlag.OneWay,
+        serializer: route.serializer.id,
+        routePrefix: route.prefix,
         timeoutMs,
-        call.attachments,
+        attachments: call.attachments,
         body,
-      );
+      });
       call.sent = true;
       call.answered(undefined);
       return;
     }
     pending.add(id, call, signal === undefined ? undefined : () => cancel(id));
     if (timeoutMs > 0) wheel.add(id, lastCallAt + timeoutMs);
-    writer.request(id, flags, route.serializer.id, route.prefix, timeoutMs, call.attachments, body);
+    writer.request({
+      requestId: id,
+      flags,
+      serializer: route.serializer.id,
+      routePrefix: route.prefix,
+      timeoutMs,
+      attachments: call.attachments,
+      body,
+    });
     call.sent = true;
     watch.busy(lastCallAt);
   };

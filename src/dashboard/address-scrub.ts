@@ -3,7 +3,7 @@
  * text the dashboard shows or logs goes through `scrub`, which writes each such address, wherever it
  * appears (a list, an error message, a provider's configuration), in its redacted form.
  */
-import { HIDDEN, redactAddress } from '../security/redact.js';
+import { HIDDEN, redactAddress } from '../internal.js';
 
 export type Scrub = (text: string) => string;
 

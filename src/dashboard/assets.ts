@@ -7,8 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sendAnswer } from '../http/answer.js';
-import { PAGE_CONTENT_SECURITY_POLICY, securityHeaders } from '../http/security-headers.js';
+import { PAGE_CONTENT_SECURITY_POLICY, securityHeaders, sendAnswer } from '../internal.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

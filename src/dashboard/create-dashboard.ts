@@ -13,11 +13,9 @@
  * only the page's own script can read. docs/dashboard.md, "Security".
  */
 import type http from 'node:http';
-import { sendJson } from '../http/answer.js';
-import { createBearerCheck } from '../http/bearer-token.js';
-import { createBodyReader } from '../http/http-body.js';
-import type { HttpListener } from '../http/http-listener.js';
 import type { CallistoApp } from '../index.js';
+import type { HttpListener } from '../internal.js';
+import { createBearerCheck, createBodyReader, sendJson } from '../internal.js';
 import { createRegistry, type Registry } from '../registry/index.js';
 import { ActionInputError, type Actions, createActions } from './actions.js';
 import { createAddressScrub } from './address-scrub.js';

@@ -6,10 +6,8 @@
  * (`reloadIntervalMs`): new connections use the new ones, open connections stay.
  */
 import type http from 'node:http';
-import { createConnectionCaps } from '../http/connection-caps.js';
-import { createHttpListener, type HttpListener } from '../http/http-listener.js';
-import { listenerTls } from '../http/listener-tls.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../index.js';
+import { createConnectionCaps, createHttpListener, type HttpListener, listenerTls } from '../internal.js';
 import {
   DashboardOptionError,
   DEFAULT_DASHBOARD_OPTIONS,

@@ -6,9 +6,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP, isIPv4 } from 'node:net';
-import { sendJson } from '../http/answer.js';
-import type { BodyReader } from '../http/http-body.js';
-import { HttpRefusal } from '../http/http-request.js';
+import type { BodyReader } from '../internal.js';
+import { HttpRefusal, sendJson } from '../internal.js';
 
 /** An HTTP status with a message for the page. */
 export class HttpError extends Error {

@@ -3,9 +3,9 @@
  * overrides: the list of services, one service's page, the providers' configuration.
  */
 
-import { similarNames } from '../cli/registry-view.js';
 import type { ServiceKey } from '../index.js';
 import type { ProviderRecord } from '../registry/index.js';
+import { similarNames } from '../tools/similar-names.js';
 import type { Actions } from './actions.js';
 import type { AdminGate } from './admin-gate.js';
 import { HttpError } from './http-basics.js';

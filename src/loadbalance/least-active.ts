@@ -5,20 +5,20 @@
  * never silently degrades to random.
  */
 import type { Endpoint, LoadBalancer, LoadBalancerOptions } from './load-balancer.js';
-import { createTieSet, pickLowestCost } from './tie-set.js';
+import { createLowestCostPicker } from './tie-set.js';
 import { createWeightTable, loadWeights } from './weight-table.js';
 
 const activeCalls = (endpoint: Endpoint): number => endpoint.stats.active;
 
 export function createLeastActiveLoadBalancer(options: LoadBalancerOptions): LoadBalancer {
   const table = createWeightTable();
-  const ties = createTieSet();
+  const lowest = createLowestCostPicker(activeCalls);
   return {
     select(endpoints) {
       const n = endpoints.length;
       if (n === 1) return endpoints[0]!;
       const weights = loadWeights(table, endpoints, options).weights;
-      return endpoints[pickLowestCost(ties, endpoints, weights, activeCalls, undefined, options.random())]!;
+      return endpoints[lowest.pick(endpoints, weights, undefined, options.random())]!;
     },
   };
 }

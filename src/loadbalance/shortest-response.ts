@@ -6,19 +6,19 @@
  */
 import { expectedWait, fastestMeasured } from './expected-latency.js';
 import type { LoadBalancer, LoadBalancerOptions } from './load-balancer.js';
-import { createTieSet, pickLowestCost } from './tie-set.js';
+import { createLowestCostPicker } from './tie-set.js';
 import { createWeightTable, loadWeights } from './weight-table.js';
 
 export function createShortestResponseLoadBalancer(options: LoadBalancerOptions): LoadBalancer {
   const table = createWeightTable();
-  const ties = createTieSet();
+  const lowest = createLowestCostPicker(expectedWait);
   return {
     select(endpoints) {
       const n = endpoints.length;
       if (n === 1) return endpoints[0]!;
       const weights = loadWeights(table, endpoints, options).weights;
       const fallback = fastestMeasured(endpoints, weights);
-      return endpoints[pickLowestCost(ties, endpoints, weights, expectedWait, fallback, options.random())]!;
+      return endpoints[lowest.pick(endpoints, weights, fallback, options.random())]!;
     },
   };
 }

@@ -61,33 +61,39 @@ export function pickTie(ties: TieSet, r: number): number {
   return ties.indexes[count - 1]!;
 }
 
-/**
- * The index of the lowest-cost endpoint among those with a positive weight, ties broken by weighted
- * random: the whole of a "least something" balancer's pick. `cost` gets `context` so callers need no
- * closure per pick.
- */
-export function pickLowestCost<E, C>(
-  ties: TieSet,
-  endpoints: readonly E[],
-  weights: ArrayLike<number>,
+/** The whole of a "least something" balancer's pick, made once per balancer instance. */
+export interface LowestCostPicker<E, C> {
+  /**
+   * The index of the lowest-cost endpoint among those with a positive weight (`weights`, same
+   * positions), ties broken by weighted random with `r`, a draw in [0, 1). The cost function gets
+   * `context`, so callers need no closure per pick.
+   */
+  pick(endpoints: readonly E[], weights: ArrayLike<number>, context: C, r: number): number;
+}
+
+/** A picker by `cost`, with a tie set of its own: a pick allocates nothing. */
+export function createLowestCostPicker<E, C>(
   cost: (endpoint: E, context: C) => number,
-  context: C,
-  r: number,
-): number {
-  const n = endpoints.length;
-  clearTies(ties, n);
-  let lowest = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < n; i++) {
-    const w = weights[i]!;
-    if (w <= 0) continue;
-    const c = cost(endpoints[i]!, context);
-    if (c < lowest) {
-      lowest = c;
+): LowestCostPicker<E, C> {
+  const ties = createTieSet();
+  return {
+    pick(endpoints, weights, context, r) {
+      const n = endpoints.length;
       clearTies(ties, n);
-    } else if (c > lowest) {
-      continue;
-    }
-    addTie(ties, i, w);
-  }
-  return pickTie(ties, r);
+      let lowest = Number.POSITIVE_INFINITY;
+      for (let i = 0; i < n; i++) {
+        const w = weights[i]!;
+        if (w <= 0) continue;
+        const c = cost(endpoints[i]!, context);
+        if (c < lowest) {
+          lowest = c;
+          clearTies(ties, n);
+        } else if (c > lowest) {
+          continue;
+        }
+        addTie(ties, i, w);
+      }
+      return pickTie(ties, r);
+    },
+  };
 }

@@ -14,11 +14,8 @@
  * references to inject with `@InjectReference(definition)`.
  */
 import type { DynamicModule, FactoryProvider, ModuleMetadata } from '@nestjs/common';
-import type { CallistoApp } from '../app/callisto-app.js';
-import type { ReferenceOptions } from '../consumer/reference-options.js';
-import { checkDefinition, keyOf } from '../decorators/check-definition.js';
-import { type ClassOf, serviceDeclarationsOf } from '../decorators/rpc-service.js';
-import type { ServiceDefinition } from '../service/define-service.js';
+import type { CallistoApp, ClassOf, ReferenceOptions, ServiceDefinition } from '../index.js';
+import { checkDefinition, keyOf, serviceDeclarationsOf } from '../internal.js';
 import { CallistoCoreModule, type CallistoModuleOptions, createNestApp } from './core-module.js';
 import { CallistoFeatureModule, type FeatureServices } from './feature-module.js';
 import { nestReference } from './nest-reference.js';

@@ -11,8 +11,7 @@
  * under this package's standard-decorator build.
  */
 import { type BeforeApplicationShutdown, Inject, Module, type OnApplicationBootstrap } from '@nestjs/common';
-import { type AppOptions, type CallistoApp, callisto } from '../app/callisto-app.js';
-import { ConfigError } from '../core/config-error.js';
+import { type AppOptions, type CallistoApp, ConfigError, callisto } from '../index.js';
 import { CALLISTO_APP } from './tokens.js';
 
 /** `CallistoModule.forRoot()` options: those of `callisto()`. */

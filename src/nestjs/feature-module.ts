@@ -7,9 +7,7 @@
  */
 import { Inject, Module, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import type { CallistoApp } from '../app/callisto-app.js';
-import { registerDecorated } from '../decorators/register-decorated.js';
-import type { ClassOf } from '../decorators/rpc-service.js';
+import { type CallistoApp, type ClassOf, registerDecorated } from '../index.js';
 import { CALLISTO_APP, CALLISTO_FEATURE } from './tokens.js';
 
 /** What one forFeature() keeps for its module. */

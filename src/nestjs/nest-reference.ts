@@ -4,8 +4,8 @@
  * name with a remote method: so hook names answer `undefined` there, and a definition that declares a
  * method with a hook's name is refused (Nest would call it at startup and shutdown).
  */
-import { serviceKeyString } from '../core/service-key.js';
-import type { ServiceDefinition } from '../service/define-service.js';
+import type { ServiceDefinition } from '../index.js';
+import { serviceKeyString } from '../internal.js';
 
 const NEST_HOOKS: ReadonlySet<string> = new Set([
   'onModuleInit',

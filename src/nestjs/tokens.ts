@@ -3,9 +3,8 @@
  * definition for its reference (`@InjectReference(UserServiceDef)`).
  */
 import { Inject } from '@nestjs/common';
-import { serviceKeyString } from '../core/service-key.js';
-import { checkDefinition } from '../decorators/check-definition.js';
-import type { ServiceDefinition } from '../service/define-service.js';
+import type { ServiceDefinition } from '../index.js';
+import { checkDefinition, serviceKeyString } from '../internal.js';
 
 /** The token of the app `CallistoModule.forRoot()` builds (a `CallistoApp`). */
 export const CALLISTO_APP = 'callisto:app';

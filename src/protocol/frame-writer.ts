@@ -26,24 +26,37 @@ export interface FrameSink {
   readonly pendingBytes: number;
 }
 
+/** A request frame (docs/protocol.md): its header fields, its metadata and its body. */
+export interface RequestFrame {
+  readonly requestId: number;
+  /** `FrameFlag` bits (one-way, compressed, …). */
+  readonly flags: number;
+  /** The serializer id of the body. */
+  readonly serializer: number;
+  /** The encoded route (service, version, group, method), made once per method. */
+  readonly routePrefix: Buffer;
+  /** The caller's deadline for this attempt; 0 for none. */
+  readonly timeoutMs: number;
+  readonly attachments: Attachments | undefined;
+  readonly body: Uint8Array;
+}
+
+/** A response frame: the answer to `requestId`. */
+export interface ResponseFrame {
+  readonly requestId: number;
+  /** The serializer id of the body. */
+  readonly serializer: number;
+  /** 0 for a result, an error code for an error payload. */
+  readonly status: number;
+  readonly body: Uint8Array;
+  /** `FrameFlag` bits; default 0. */
+  readonly flags?: number;
+  readonly attachments?: Attachments | undefined;
+}
+
 export interface FrameWriter {
-  request(
-    requestId: number,
-    flags: number,
-    serializer: number,
-    routePrefix: Buffer,
-    timeoutMs: number,
-    attachments: Attachments | undefined,
-    body: Uint8Array,
-  ): void;
-  response(
-    requestId: number,
-    serializer: number,
-    status: number,
-    body: Uint8Array,
-    flags?: number,
-    attachments?: Attachments,
-  ): void;
+  request(frame: RequestFrame): void;
+  response(frame: ResponseFrame): void;
   heartbeat(requestId: number, pong: boolean): void;
   /** An event frame; `requestId` names the call it is about (0 for none). */
   event(name: string, serializer: number, body: Uint8Array, requestId?: number): void;
@@ -87,16 +100,8 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
     return at;
   };
 
-  const header = (
-    at: number,
-    kind: number,
-    flags: number,
-    serializer: number,
-    status: number,
-    requestId: number,
-    metaLength: number,
-    bodyLength: number,
-  ): void => {
+  /** The header's first 8 bytes: magic, version, kind, flags, serializer, status. */
+  const head = (at: number, kind: number, flags: number, serializer: number, status: number): void => {
     batch[at] = MAGIC_0;
     batch[at + 1] = MAGIC_1;
     batch[at + 2] = PROTOCOL_VERSION;
@@ -105,6 +110,10 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
     batch[at + 5] = serializer;
     batch[at + 6] = status;
     batch[at + 7] = 0;
+  };
+
+  /** The header's last 12 bytes: the request id and the lengths of the metadata and the body. */
+  const lengths = (at: number, requestId: number, metaLength: number, bodyLength: number): void => {
     batch.writeUInt32BE(requestId >>> 0, at + 8);
     batch.writeUInt32BE(metaLength, at + 12);
     batch.writeUInt32BE(bodyLength, at + 16);
@@ -115,32 +124,36 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
   };
 
   return {
-    request(requestId, flags, serializer, routePrefix, timeoutMs, attachments, body) {
+    request({ requestId, flags, serializer, routePrefix, timeoutMs, attachments, body }) {
       const metaLength = routePrefix.length + 4 + attachmentsByteLength(attachments);
       const at = reserve(HEADER_BYTES + metaLength + body.length);
-      header(at, FrameKind.Request, flags, serializer, STATUS_OK, requestId, metaLength, body.length);
+      head(at, FrameKind.Request, flags, serializer, STATUS_OK);
+      lengths(at, requestId, metaLength, body.length);
       let offset = at + HEADER_BYTES;
       offset += routePrefix.copy(batch, offset);
       offset = batch.writeUInt32BE(timeoutMs, offset);
       offset = writeAttachments(batch, offset, attachments);
       copyBody(body, offset);
     },
-    response(requestId, serializer, status, body, flags = 0, attachments) {
+    response({ requestId, serializer, status, body, flags = 0, attachments }) {
       const metaLength = attachments === undefined ? 0 : attachmentsByteLength(attachments);
       const at = reserve(HEADER_BYTES + metaLength + body.length);
-      header(at, FrameKind.Response, flags, serializer, status, requestId, metaLength, body.length);
+      head(at, FrameKind.Response, flags, serializer, status);
+      lengths(at, requestId, metaLength, body.length);
       if (attachments !== undefined) writeAttachments(batch, at + HEADER_BYTES, attachments);
       copyBody(body, at + HEADER_BYTES + metaLength);
     },
     heartbeat(requestId, pong) {
       const at = reserve(HEADER_BYTES);
-      header(at, FrameKind.Heartbeat, pong ? FrameFlag.Pong : 0, 0, STATUS_OK, requestId, 0, 0);
+      head(at, FrameKind.Heartbeat, pong ? FrameFlag.Pong : 0, 0, STATUS_OK);
+      lengths(at, requestId, 0, 0);
     },
     event(name, serializer, body, requestId = 0) {
       const nameBytes = Buffer.from(name, 'utf8');
       const metaLength = 2 + nameBytes.length;
       const at = reserve(HEADER_BYTES + metaLength + body.length);
-      header(at, FrameKind.Event, 0, serializer, STATUS_OK, requestId, metaLength, body.length);
+      head(at, FrameKind.Event, 0, serializer, STATUS_OK);
+      lengths(at, requestId, metaLength, body.length);
       batch.writeUInt16BE(nameBytes.length, at + HEADER_BYTES);
       nameBytes.copy(batch, at + HEADER_BYTES + 2);
       copyBody(body, at + HEADER_BYTES + metaLength);

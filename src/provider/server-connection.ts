@@ -128,7 +128,7 @@ export function serveConnection(
     } catch {
       body = target.encode({ name: payload.name, message: payload.message, details: {} });
     }
-    writer.response(id, target.id, status, body, 0, attachments);
+    writer.response({ requestId: id, serializer: target.id, status, body, attachments });
   };
 
   /** Sends a result; compressed only for a consumer that said it takes compressed answers. */
@@ -157,7 +157,14 @@ export function serveConnection(
     }
     const compressed = acceptsCompressed ? framed.compress(body) : undefined;
     const flags = compressed ? FrameFlag.Compressed : 0;
-    writer.response(id, serializer.id, 0, compressed ?? body, flags, attachments);
+    writer.response({
+      requestId: id,
+      serializer: serializer.id,
+      status: 0,
+      body: compressed ?? body,
+      flags,
+      attachments,
+    });
   };
 
   /** The consumer gave the call up: abort its handler's signal; the answer would go nowhere, skip it. */

@@ -275,12 +275,11 @@ function createZooKeeperDriver(zk: ZkModule, context: RegistryContext): Registry
     reopenTimer = undefined;
     if (state === 'closed') return;
     let everConnected = false;
-    const s = openZkSession(
-      zk,
+    const s = openZkSession(zk, {
       connectionString,
-      options.ttlMs,
+      sessionTimeoutMs: options.ttlMs,
       backoff,
-      (zkState: ZkState) => {
+      onState: (zkState: ZkState) => {
         if (s !== session || state === 'closed') return;
         if (zkState === zk.State.SYNC_CONNECTED) {
           everConnected = true;
@@ -304,10 +303,10 @@ function createZooKeeperDriver(zk: ZkModule, context: RegistryContext): Registry
           replace(s, 'authentication failed');
         }
       },
-      (reason) => {
+      onAttemptFailed: (reason) => {
         if (s === session && state === 'connecting') context.setStatus('disconnected', reason);
       },
-    );
+    });
     session = s;
   };
 

@@ -88,15 +88,22 @@ export interface ZkSession {
   close(timeoutMs: number): Promise<void>;
 }
 
-export function openZkSession(
-  zk: ZkModule,
-  connectionString: string,
-  sessionTimeoutMs: number,
-  backoff: Backoff,
-  onState: (state: ZkState) => void,
+/** What a session is opened with. */
+export interface ZkSessionInit {
+  /** `host:port,host:port/chroot`, as the library takes it. */
+  readonly connectionString: string;
+  /** The session timeout asked of the servers. */
+  readonly sessionTimeoutMs: number;
+  /** The wait between connection attempts (reset on each successful connection). */
+  readonly backoff: Backoff;
+  /** Told each state the library reports (connected, disconnected, expired, auth failed). */
+  readonly onState: (state: ZkState) => void;
   /** Told why each connection attempt failed (the library itself reports nothing before a first success). */
-  onAttemptFailed: (reason: string) => void = () => {},
-): ZkSession {
+  readonly onAttemptFailed?: (reason: string) => void;
+}
+
+export function openZkSession(zk: ZkModule, init: ZkSessionInit): ZkSession {
+  const { connectionString, sessionTimeoutMs, backoff, onState, onAttemptFailed = () => {} } = init;
   const client = zk.createClient(connectionString, {
     sessionTimeout: sessionTimeoutMs,
     spinDelay: 1_000,

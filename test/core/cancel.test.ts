@@ -111,7 +111,15 @@ describe('deadlines on the provider', () => {
     const raw = await rawFrameSocket(provider.address);
     try {
       const route = encodeRoutePrefix('test.Waiter', '1.0.0', '', 'wait');
-      raw.writer.request(3, 0, msgpack.id, route, 150, undefined, msgpack.encode(['deadline']));
+      raw.writer.request({
+        requestId: 3,
+        flags: 0,
+        serializer: msgpack.id,
+        routePrefix: route,
+        timeoutMs: 150,
+        attachments: undefined,
+        body: msgpack.encode(['deadline']),
+      });
       const frames = await raw.until((frame) => frame.kind === FrameKind.Response && frame.requestId === 3);
       expect(frames.at(-1)!.status).toBe(ErrorCode.Timeout);
     } finally {

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { builtinExtensions, type Serializer } from '../../src/extend.js';
-import { BUILTIN_EXTENSION_NAMES, ConfigError, defineService } from '../../src/index.js';
+import { BUILTIN_EXTENSION_NAMES, builtinExtensions, type Serializer } from '../../src/extend.js';
+import { ConfigError, defineService } from '../../src/index.js';
 import { closeAll, testApp } from '../support/apps.js';
 
 afterEach(closeAll);

@@ -87,14 +87,15 @@ const NEST_CLASSIC_TSCONFIG = {
   },
 };
 
-/** A file that imports from every subpath (`callisto/nestjs` for its types: Nest is not installed). */
+/** A file that imports from every subpath (`callisto/nestjs` for its types: Nest is not installed; `callisto/internal` too). */
 const EVERY_SUBPATH = [
   "import { callisto, defineService } from 'callisto';",
   "import { createFileRegistry } from 'callisto/registry';",
   "import { createMemoryTransport, type Serializer } from 'callisto/extend';",
   "import { createTestKit } from 'callisto/testing';",
   "import type { CallistoModuleOptions } from 'callisto/nestjs';",
-  'export type Used = [Serializer, CallistoModuleOptions];',
+  "import type { LoadedConfig } from 'callisto/internal';",
+  'export type Used = [Serializer, CallistoModuleOptions, LoadedConfig];',
   "const GreeterDef = defineService<{ hi(name: string): Promise<string> }>('test.Greeter', { methods: { hi: {} } });",
   'console.log(typeof callisto, typeof createFileRegistry, createMemoryTransport().name, typeof createTestKit, GreeterDef.name);',
   '',

@@ -47,7 +47,15 @@ const prefix = encodeRoutePrefix('demo.Echo', '1.0.0', '', 'say');
 function requests(count: number, bodySize = 10): Buffer {
   return encode((writer) => {
     for (let i = 1; i <= count; i++) {
-      writer.request(i, 0, 2, prefix, 1000, { trace: `t${i}` }, Buffer.alloc(bodySize, i % 256));
+      writer.request({
+        requestId: i,
+        flags: 0,
+        serializer: 2,
+        routePrefix: prefix,
+        timeoutMs: 1000,
+        attachments: { trace: `t${i}` },
+        body: Buffer.alloc(bodySize, i % 256),
+      });
     }
   });
 }
@@ -198,7 +206,15 @@ describe('frame decoder memory', () => {
         (sizes, cuts) => {
           const bytes = encode((writer) => {
             for (const [i, size] of sizes.entries()) {
-              writer.request(i + 1, 0, 2, prefix, 0, undefined, Buffer.alloc(size, i));
+              writer.request({
+                requestId: i + 1,
+                flags: 0,
+                serializer: 2,
+                routePrefix: prefix,
+                timeoutMs: 0,
+                attachments: undefined,
+                body: Buffer.alloc(size, i),
+              });
             }
           });
           const budget = createByteBudget(64 * 1024 * 1024);

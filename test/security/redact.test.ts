@@ -1,6 +1,7 @@
 /** redactConfig: what shows configuration shows no secret (the CLI's `config explain` uses it). */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, callisto, DEFAULT_CONFIG, HIDDEN, redactConfig } from '../../src/index.js';
+import { ConfigError, callisto, DEFAULT_CONFIG } from '../../src/index.js';
+import { HIDDEN, redactConfig } from '../../src/internal.js';
 import { parseRegistryAddress } from '../../src/registry/registry-address.js';
 import { redactAddress } from '../../src/security/redact.js';
 

@@ -73,7 +73,15 @@ export async function rawFrameSocket(
     frames,
     request(id, service, method, args, flags = 0) {
       const prefix = encodeRoutePrefix(service, '1.0.0', '', method);
-      writer.request(id, flags, msgpack.id, prefix, 10_000, undefined, msgpack.encode(args));
+      writer.request({
+        requestId: id,
+        flags,
+        serializer: msgpack.id,
+        routePrefix: prefix,
+        timeoutMs: 10_000,
+        attachments: undefined,
+        body: msgpack.encode(args),
+      });
     },
     ping(id) {
       writer.heartbeat(id, false);

@@ -1,6 +1,7 @@
 /** `callisto config explain`: the effective configuration and where each value comes from. */
 import { Command } from 'commander';
-import { ConfigError, callisto, DEFAULT_CONFIG, loadConfigWithSources, redactConfig } from '../../index.js';
+import { ConfigError, callisto, DEFAULT_CONFIG } from '../../index.js';
+import { loadConfigWithSources, redactConfig } from '../../internal.js';
 import { configMistake } from '../cli-app.js';
 import { addCommonOptions, type CommonOptions } from '../options.js';
 import { type CliIo, createOutput } from '../output.js';

@@ -1,8 +1,7 @@
 /** `callisto dashboard --registry <address>[,<address>…]`: serves the web dashboard (src/dashboard/). */
 import { Command } from 'commander';
-import { splitAddressList } from '../../core/address-list.js';
 import { createDashboard, DashboardOptionError, DEFAULT_DASHBOARD_OPTIONS } from '../../dashboard/index.js';
-import { redactAddress } from '../../security/redact.js';
+import { redactAddress, splitAddressList } from '../../internal.js';
 import { usageError } from '../../tools/exit-codes.js';
 import { openCliApp } from '../cli-app.js';
 import { addCommonOptions, collect, integerIn, milliseconds } from '../options.js';

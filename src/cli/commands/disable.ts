@@ -24,17 +24,16 @@ export function disableCommand(io: CliIo): Command {
   return addControlOptions(command)
     .addHelpText('after', EXAMPLES)
     .action((service: string, options: DisableOptions) =>
-      runControl(
-        io,
-        service,
-        options,
-        { command: 'disable', doing: 'disable' },
-        (control, key) =>
+      runControl(io, service, options, {
+        command: 'disable',
+        doing: 'disable',
+        change: (control, key) =>
           control.disable(service, {
             ...key,
             ...(options.provider === undefined ? {} : { provider: options.provider }),
           }),
-        options.provider === undefined ? `disabled ${service}` : `disabled provider ${options.provider}`,
-      ),
+        done:
+          options.provider === undefined ? `disabled ${service}` : `disabled provider ${options.provider}`,
+      }),
     );
 }

@@ -9,10 +9,14 @@
 import fs from 'node:fs';
 import tls from 'node:tls';
 import { Command } from 'commander';
+import {
+  type ClientTlsConfig,
+  clientContextOptions,
+  noClientTlsMessage,
+  resolveClientTls,
+} from '../../internal.js';
 import type { ProviderRecord, ServiceListing } from '../../registry/index.js';
 import { CliError, CommandExit, ExitCode, usageError } from '../../tools/exit-codes.js';
-import { noClientTlsMessage } from '../../transport/tls.js';
-import { type ClientTlsConfig, clientContextOptions, resolveClientTls } from '../../transport/tls-options.js';
 import { openCliApp } from '../cli-app.js';
 import { type ProbeTls, probeProvider } from '../heartbeat-probe.js';
 import { addCommonOptions, addRegistryOption, type CommonOptions, milliseconds } from '../options.js';

@@ -23,17 +23,15 @@ export function enableCommand(io: CliIo): Command {
   return addControlOptions(command)
     .addHelpText('after', EXAMPLES)
     .action((service: string, options: EnableOptions) =>
-      runControl(
-        io,
-        service,
-        options,
-        { command: 'enable', doing: 'enable' },
-        (control, key) =>
+      runControl(io, service, options, {
+        command: 'enable',
+        doing: 'enable',
+        change: (control, key) =>
           control.enable(service, {
             ...key,
             ...(options.provider === undefined ? {} : { provider: options.provider }),
           }),
-        options.provider === undefined ? `enabled ${service}` : `enabled provider ${options.provider}`,
-      ),
+        done: options.provider === undefined ? `enabled ${service}` : `enabled provider ${options.provider}`,
+      }),
     );
 }

@@ -2,12 +2,13 @@
 import { Command } from 'commander';
 import type { ProviderRecord, ServiceListing, ServiceOverrides } from '../../registry/index.js';
 import { CliError, ExitCode, unreachableError } from '../../tools/exit-codes.js';
+import { similarNames } from '../../tools/similar-names.js';
 import { openCliApp } from '../cli-app.js';
 import { describeOverrides } from '../control-run.js';
 import { addCommonOptions, addRegistryOption, type CommonOptions, milliseconds } from '../options.js';
 import { type CliIo, createOutput, type Output } from '../output.js';
 import { openRegistry, registryAddressOf } from '../registry-connection.js';
-import { type KeyView, keyLabel, listServices, readKey, similarNames } from '../registry-view.js';
+import { type KeyView, keyLabel, listServices, readKey } from '../registry-view.js';
 import { formatTable } from '../table.js';
 import { formatAge, formatTime } from '../time-text.js';
 

@@ -34,13 +34,11 @@ export function mockCommand(io: CliIo): Command {
       }
       const service = target.slice(0, dot);
       const method = target.slice(dot + 1);
-      return runControl(
-        io,
-        service,
-        options,
-        { command: 'mock', doing: 'switch the mock' },
-        (control, key) => control.setMock(service, method, mode, key),
-        `mock of ${method} ${mode === 'off' ? 'switched off' : `set to ${mode}`}`,
-      );
+      return runControl(io, service, options, {
+        command: 'mock',
+        doing: 'switch the mock',
+        change: (control, key) => control.setMock(service, method, mode, key),
+        done: `mock of ${method} ${mode === 'off' ? 'switched off' : `set to ${mode}`}`,
+      });
     });
 }

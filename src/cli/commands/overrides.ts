@@ -141,22 +141,20 @@ export function overridesCommand(io: CliIo): Command {
     .option('--stale', 'only entries naming providers not registered now');
   addControlOptions(clear).action((service: string, options: ClearOptions) => {
     let removed: string[] = [];
-    return runControl(
-      io,
-      service,
-      options,
-      { command: 'overrides clear', doing: 'clear the overrides' },
-      async (control, key) => {
+    return runControl(io, service, options, {
+      command: 'overrides clear',
+      doing: 'clear the overrides',
+      change: async (control, key) => {
         if (options.stale) removed = await control.removeStale(service, key);
         else await control.clear(service, key);
       },
-      () =>
+      done: () =>
         !options.stale
           ? `cleared the overrides of ${service}`
           : removed.length > 0
             ? `removed the stale overrides of ${removed.join(', ')}`
             : 'no override named a provider that is gone',
-    );
+    });
   });
   return command.addCommand(ls).addCommand(clear);
 }

@@ -26,13 +26,11 @@ export function weightCommand(io: CliIo): Command {
   return addControlOptions(command)
     .addHelpText('after', EXAMPLES)
     .action((service: string, weight: number, options: WeightOptions) =>
-      runControl(
-        io,
-        service,
-        options,
-        { command: 'weight', doing: 'set the weight' },
-        (control, key) => control.setWeight(service, options.provider, weight, key),
-        `weight of ${options.provider} set to ${weight}`,
-      ),
+      runControl(io, service, options, {
+        command: 'weight',
+        doing: 'set the weight',
+        change: (control, key) => control.setWeight(service, options.provider, weight, key),
+        done: `weight of ${options.provider} set to ${weight}`,
+      }),
     );
 }
