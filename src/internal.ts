@@ -26,7 +26,6 @@ export { createConnectionCaps } from './http/connection-caps.js';
 export { type BodyReader, createBodyReader } from './http/http-body.js';
 export { createHttpListener, type HttpListener } from './http/http-listener.js';
 export { HttpRefusal } from './http/http-request.js';
-export { createHttpServer, type HttpServer, type HttpServerParts } from './http/http-server-tls.js';
 export { listenerTls } from './http/listener-tls.js';
 export { PAGE_CONTENT_SECURITY_POLICY, securityHeaders } from './http/security-headers.js';
 export { HIDDEN, redactAddress, redactConfig } from './security/redact.js';
@@ -34,8 +33,5 @@ export { describeTlsFailure, noClientTlsMessage } from './transport/tls.js';
 export {
   type ClientTlsConfig,
   clientContextOptions,
-  type PemSource,
-  pemSource,
-  readPem,
   resolveClientTls,
 } from './transport/tls-options.js';
