@@ -351,14 +351,7 @@ console.log('serving ' + app.address);
       const dir = tempDir('callisto-git-');
       dirs.push(dir);
       fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'git-app', private: true }));
-      await npm(dir, [
-        'install',
-        '--prefer-offline',
-        '--no-audit',
-        '--no-fund',
-        '--loglevel=error',
-        `git+file://${REPO}#${head}`,
-      ]);
+      await installTarball(dir, `git+file://${REPO}#${head}`);
       const root = path.join(dir, 'node_modules/callisto');
       expect(fs.existsSync(path.join(root, 'dist/index.js'))).toBe(true);
       expect(fs.existsSync(path.join(root, 'LICENSE'))).toBe(true);

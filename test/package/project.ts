@@ -62,7 +62,7 @@ export function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-/** Installs the tarball into `dir`, with `extra` packages in the same install (dependencies from the npm cache when there). */
+/** Installs the tarball (or any npm package spec, such as a git URL) into `dir`, with `extra` packages in the same install (dependencies from the npm cache when there). */
 export async function installTarball(dir: string, tarball: string, extra: string[] = []): Promise<void> {
   await npm(dir, [
     'install',
