@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_CONFIG } from '../src/app/config/callisto-config.js';
 import { configEnvName } from '../src/app/config/load-config.js';
+import { replaceTable, writeOrCheckTable } from './docs-table.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CONFIG_SOURCE = path.join(root, 'src/app/config/callisto-config.ts');
@@ -193,24 +194,19 @@ export function renderKeyTable(
 
 /** `docs` with its key table (the block of lines starting with `| key |`) replaced by `table`. */
 export function withKeyTable(docs: string, table: string): string {
-  const lines = docs.split('\n');
-  const start = lines.findIndex((line) => line.startsWith('| key | default | environment |'));
-  if (start === -1) throw new Error('docs/configuration.md has no "| key | default | environment |" table');
-  let end = start;
-  while (end < lines.length && lines[end]!.startsWith('|')) end++;
-  return [...lines.slice(0, start), table, ...lines.slice(end)].join('\n');
+  return replaceTable(docs, {
+    header: '| key | default | environment |',
+    table,
+    page: 'docs/configuration.md',
+  });
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const docs = fs.readFileSync(CONFIG_DOCS, 'utf8');
-  const updated = withKeyTable(docs, renderKeyTable());
-  if (process.argv.includes('--check')) {
-    if (updated !== docs) {
-      console.error('docs/configuration.md is stale: run npx tsx scripts/config-docs.ts');
-      process.exit(1);
-    }
-  } else if (updated !== docs) {
-    fs.writeFileSync(CONFIG_DOCS, updated);
-    console.log('docs/configuration.md: key table rewritten');
-  }
+  writeOrCheckTable({
+    file: CONFIG_DOCS,
+    page: 'docs/configuration.md',
+    what: 'key table',
+    command: 'npx tsx scripts/config-docs.ts',
+    update: (docs) => withKeyTable(docs, renderKeyTable()),
+  });
 }
