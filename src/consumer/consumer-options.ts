@@ -76,7 +76,7 @@ export const consumerConfigSchema = z.strictObject({
   ejectAfterFailures: positiveInt,
   /** First ejection period, ms, doubled on repeated ejections; then one probe call is let through. Default 10000. */
   ejectionMs: positiveInt,
-  /** Directory where the last known provider lists are kept for registry outages; '' disables. Default '.callisto/snapshots'. */
+  /** Directory where the last known provider lists are kept for registry outages, one file per registry and service (`<dir>/<registry>/<service>.json`, the registry's folder named from its address without credentials); '' disables. Default '.callisto/snapshots'. */
   snapshotDir: z.string(),
   /** Do not apply a sudden change to zero providers while their connections are healthy. Default true. */
   emptyProtection: z.boolean(),
