@@ -295,6 +295,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
     )({
       ...DEFAULT_LOAD_BALANCER_OPTIONS,
       warmupMs: config.warmupMs,
+      effectiveWeight: config.effectiveWeight,
       hashArguments: methodOptions.hashArguments ?? DEFAULT_LOAD_BALANCER_OPTIONS.hashArguments,
     });
     const retryPolicy = retryPolicyFor(extensions, config);
