@@ -5,6 +5,7 @@
  * serve (services, configuration with sources, stats, readiness).
  */
 import type { AdminSource } from '../admin/admin-server.js';
+import type { Consumer } from '../consumer/consumer.js';
 import type { Directory } from '../consumer/directory.js';
 import type { ProviderEndpoint } from '../consumer/endpoint.js';
 import type { ServiceKey } from '../core/service-key.js';
@@ -22,7 +23,6 @@ import { redactConfig } from '../security/redact.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import type { CallistoConfig } from './config/callisto-config.js';
 import { DEFAULT_CONFIG } from './config/callisto-config.js';
-import type { ConsumerSide } from './consumer-side.js';
 import { endpointWeights } from './endpoint-weights.js';
 import type { ProviderSide } from './provider-side.js';
 
@@ -44,7 +44,7 @@ export interface ObservabilityParts {
   readonly config: CallistoConfig;
   readonly sourceOf: (key: string) => string | undefined;
   readonly provider: ProviderSide;
-  readonly consumer: ConsumerSide;
+  readonly consumer: Consumer;
   readonly registries: RegistrySet;
   /** The app's metrics store (the sides' filters count into it). */
   readonly store: MetricsStore;

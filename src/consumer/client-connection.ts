@@ -220,7 +220,8 @@ export function createClientConnection(
     if (call === undefined) return; // timed out or cancelled already
     let value: unknown;
     try {
-      if (frame.meta.length > 0) call.responseAttachments = readAttachments(frame.meta, 0).attachments;
+      if (frame.meta.length > 0)
+        call.attempt.responseAttachments = readAttachments(frame.meta, 0).attachments;
       value = readAnswer(frame, call.route.serializer, jsonSerializer, answerLimits);
     } catch (error) {
       const message = `cannot decode the response of ${call.route.label} from ${address}: ${messageOf(error)}`;
@@ -299,7 +300,7 @@ export function createClientConnection(
       flags |= FrameFlag.Compressed;
     }
     const id = allocateId();
-    const timeoutMs = call.attemptTimeoutMs;
+    const timeoutMs = call.attempt.timeoutMs;
     lastCallAt = tickNow();
     if (call.oneway) {
       writer.request({
@@ -311,7 +312,7 @@ export function createClientConnection(
         attachments: call.attachments,
         body,
       });
-      call.sent = true;
+      call.attempt.sent = true;
       call.answered(undefined);
       return;
     }
@@ -326,7 +327,7 @@ export function createClientConnection(
       attachments: call.attachments,
       body,
     });
-    call.sent = true;
+    call.attempt.sent = true;
     watch.busy(lastCallAt);
   };
 
@@ -367,17 +368,15 @@ export function createClientConnection(
       return readyPromise ?? Promise.reject(closedError());
     },
     send,
-    call(route, args, attachments, timeoutMs, signal, oneway) {
+    call(route, args, options = {}) {
       return new Promise<unknown>((resolve, reject) =>
         send({
           route,
           args,
-          attachments,
-          attemptTimeoutMs: timeoutMs,
-          signal,
-          oneway,
-          sent: false,
-          responseAttachments: NO_ATTACHMENTS,
+          attachments: options.attachments,
+          signal: options.signal,
+          oneway: options.oneway ?? false,
+          attempt: { timeoutMs: options.timeoutMs ?? 0, sent: false, responseAttachments: NO_ATTACHMENTS },
           answered: resolve,
           failed: reject,
         }),
