@@ -2,12 +2,13 @@
  * @internal An app's parts, for Callisto's own tests and tools (and an admin view later): not part of
  * the app's public type. Kept beside the app, not on it.
  */
+
+import type { Provider } from '../provider/provider.js';
 import type { RegistrySet } from '../registry/registry-set.js';
 import type { ConsumerSide } from './consumer-side.js';
-import type { ProviderSide } from './provider-side.js';
 
 export interface AppInternals {
-  readonly provider: ProviderSide;
+  readonly provider: Provider;
   readonly consumer: ConsumerSide;
   readonly registries: RegistrySet;
 }
