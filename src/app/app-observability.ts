@@ -17,6 +17,7 @@ import {
   registerCallistoMetrics,
 } from '../observability/prometheus.js';
 import { statsFeed } from '../observability/stats.js';
+import type { Provider } from '../provider/provider.js';
 import type { ConsumerRecord } from '../registry/provider-record.js';
 import type { RegistrySet } from '../registry/registry-set.js';
 import { redactConfig } from '../security/redact.js';
@@ -24,7 +25,6 @@ import type { ServiceDefinition } from '../service/define-service.js';
 import type { CallistoConfig } from './config/callisto-config.js';
 import { DEFAULT_CONFIG } from './config/callisto-config.js';
 import { endpointWeights } from './endpoint-weights.js';
-import type { ProviderSide } from './provider-side.js';
 
 export type EndpointState = 'healthy' | 'warming' | 'ejected' | 'disabled' | 'draining';
 const ENDPOINT_STATES: readonly EndpointState[] = ['healthy', 'warming', 'ejected', 'disabled', 'draining'];
@@ -43,7 +43,7 @@ export interface AppObservability {
 export interface ObservabilityParts {
   readonly config: CallistoConfig;
   readonly sourceOf: (key: string) => string | undefined;
-  readonly provider: ProviderSide;
+  readonly provider: Provider;
   readonly consumer: Consumer;
   readonly registries: RegistrySet;
   /** The app's metrics store (the sides' filters count into it). */
@@ -118,7 +118,10 @@ export function createAppObservability(parts: ObservabilityParts): AppObservabil
     name: 'callisto_server_connections',
     help: 'Consumer connections open to this provider',
     type: 'gauge',
-    collect: () => (provider.server ? [{ labels: {}, value: provider.server.connectionCount }] : []),
+    collect: () => {
+      const count = provider.connectionCount;
+      return count === undefined ? [] : [{ labels: {}, value: count }];
+    },
   });
   store.addGauge({
     name: 'callisto_client_connections',

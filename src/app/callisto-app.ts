@@ -13,8 +13,11 @@ import { createExtensionRegistry, type ExtensionRegistry } from '../extension/ex
 import { createConsoleLogger, type Logger } from '../observability/logger.js';
 import { createMetricsStore } from '../observability/metrics-store.js';
 import { detachCallistoMetrics, type Registry } from '../observability/prometheus.js';
+import { activeTracer } from '../observability/tracing.js';
 import { onPrimaryRequest } from '../provider/process-worker.js';
 import type { ProvideOptions } from '../provider/provide-options.js';
+import { createProvider } from '../provider/provider.js';
+import { resolveProviderOptions } from '../provider/provider-options.js';
 import { createRegistrySet } from '../registry/registry-set.js';
 import { createSerializerTable } from '../serialization/serializer-table.js';
 import type { ServiceDefinition } from '../service/define-service.js';
@@ -28,7 +31,6 @@ import { type LoadConfigOptions, type LoadedConfig, loadConfigWithSources } from
 import { keepInternals } from './internals.js';
 import { listeningLine } from './listening-line.js';
 import { loadExtensionModules } from './load-extensions.js';
-import { createProviderSide } from './provider-side.js';
 import { createSecuritySide } from './security-side.js';
 import { gracefulShutdown } from './shutdown.js';
 
@@ -128,17 +130,20 @@ function createApp(
   const counted = config.metrics ? store : undefined;
   let admin: AdminServer | undefined;
   const security = createSecuritySide(config, extensions, logger);
-  const provider = createProviderSide(
-    config,
-    extensions,
+  const serverTransport = security.serverTransport;
+  const provider = createProvider({
+    options: resolveProviderOptions(config, serverTransport),
+    transport: () => extensions.get('transport', serverTransport)(),
     serializers,
     registries,
-    [...security.providerFilters, ...(filters.provider ?? [])],
+    filters: filters.provider ?? [],
     logger,
-    counted,
-    () => (admin ? { host: admin.host, port: admin.port } : undefined),
-    security.serverTransport,
-  );
+    metrics: counted,
+    // the tracing filters only where an SDK was registered first (as OpenTelemetry asks): free otherwise
+    tracing: config.tracing && activeTracer() !== undefined,
+    auth: security.serverAuth,
+    admin: () => (admin ? { host: admin.host, port: admin.port } : undefined),
+  });
   const consumer = createConsumer({
     config,
     extensions: security.consumerExtensions,
@@ -195,7 +200,7 @@ function createApp(
     },
     worker: provider.worker,
     get httpPort() {
-      return provider.http?.port;
+      return provider.httpPort;
     },
     get adminPort() {
       return admin?.port;
@@ -235,7 +240,7 @@ function createApp(
       const listening = listeningLine({
         application: config.application,
         rpc: provider.advertisedAddress,
-        http: provider.http === undefined ? undefined : `${config.server.http.host}:${provider.http.port}`,
+        http: provider.httpPort === undefined ? undefined : `${config.server.http.host}:${provider.httpPort}`,
         admin: admin?.port === undefined ? undefined : `${config.admin.host}:${admin.port}`,
       });
       if (listening !== undefined) logger.info(listening);
@@ -279,10 +284,7 @@ function createApp(
       void admin?.close();
       if (metricsRegistry !== undefined) detachCallistoMetrics(store, metricsRegistry);
       consumer.destroy();
-      provider.server?.destroy();
-      provider.destroyExecutors();
-      provider.processes?.destroy();
-      provider.http?.destroy();
+      provider.destroy();
       void registries.close();
     },
     handleSignals() {
@@ -308,15 +310,7 @@ function createApp(
       }
       return app;
     },
-    async restartWorkers() {
-      const processes = provider.processes;
-      if (processes === undefined) {
-        throw new Error(
-          'restartWorkers() restarts the worker processes of server.workers > 1, on their primary, once started',
-        );
-      }
-      await processes.restart();
-    },
+    restartWorkers: () => provider.restartWorkers(),
     [Symbol.asyncDispose]: () => app.close(),
   };
   keepInternals(app, { provider, consumer, registries });

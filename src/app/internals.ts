@@ -4,11 +4,11 @@
  */
 
 import type { Consumer } from '../consumer/consumer.js';
+import type { Provider } from '../provider/provider.js';
 import type { RegistrySet } from '../registry/registry-set.js';
-import type { ProviderSide } from './provider-side.js';
 
 export interface AppInternals {
-  readonly provider: ProviderSide;
+  readonly provider: Provider;
   readonly consumer: Consumer;
   readonly registries: RegistrySet;
 }

@@ -1,20 +1,17 @@
 /**
  * The security of an app, composed from its configuration (docs/security.md): the `tls` transport with
  * the app's `server.tls` and `consumer.tls` (registered in the app's extensions, unless the app brought
- * its own `tls`), the provider filters `auth`, `access` and `access-log` from `server.auth` and
- * `server.accessLog` (the consumer's `credentials` filter is in the consumer's chain table,
- * consumer/consumer-chain.ts). Every mistake is a ConfigError when the app is built.
+ * its own `tls`), and `server.auth` resolved (its authenticators and access rules, which the provider's
+ * `auth` and `access` filters use: provider/provider-chain.ts; the consumer's `credentials` filter is in
+ * the consumer's chain table, consumer/consumer-chain.ts). Every mistake is a ConfigError when the app
+ * is built.
  */
 
 import { ConfigError } from '../core/config-error.js';
 import type { NamedFilter } from '../core/filter.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
-import { accessLogFilter } from '../filters/access-log.js';
-import { accessRulesFilter } from '../filters/access-rules.js';
-import { authFilter } from '../filters/auth.js';
 import type { Logger } from '../observability/logger.js';
-import { createRateLimitedLog } from '../observability/rate-limited-log.js';
-import { resolveServerAuth } from '../security/auth-options.js';
+import { resolveServerAuth, type ServerAuthOptions } from '../security/auth-options.js';
 import { BUILTIN_TRANSPORTS } from '../transport/index.js';
 import { createTlsTransport, type TlsTransport } from '../transport/tls.js';
 import { pemSource, readPem, resolveClientTls, resolveServerTls } from '../transport/tls-options.js';
@@ -27,8 +24,8 @@ export interface SecuritySide {
   readonly serverTransport: string;
   /** The extensions the consumer connects with: with consumer.tls, `tcp` is TLS too (no plaintext). */
   readonly consumerExtensions: ExtensionRegistry;
-  /** `access-log`, `auth`, `access`, as configured (none when not). */
-  readonly providerFilters: readonly NamedFilter[];
+  /** `server.auth` resolved (authenticators, access rules), when it authenticates anyone. */
+  readonly serverAuth: ServerAuthOptions | undefined;
 }
 
 export function createSecuritySide(
@@ -69,37 +66,15 @@ export function createSecuritySide(
     consumerExtensions.register('transport', 'tcp', () => upgraded);
   }
 
-  const providerFilters: NamedFilter[] = [];
-  const logged = config.server.accessLog;
-  if (logged.length > 0) {
-    const all = logged.includes('*');
-    const names = new Set(logged);
-    providerFilters.push(
-      accessLogFilter({
-        write: (line) => logger.info(line),
-        ...(all ? {} : { services: (service: string) => names.has(service) }),
-      }),
-    );
-  }
-  const auth = resolveServerAuth(config.server.auth, serverTls?.requestCert === true, (value) =>
+  const serverAuth = resolveServerAuth(config.server.auth, serverTls?.requestCert === true, (value) =>
     readPem(pemSource(value)!),
   );
-  if (auth !== undefined) {
-    const refusals = createRateLimitedLog((message) => logger.warn(message));
-    providerFilters.push(
-      authFilter({
-        authenticators: auth.authenticators,
-        onRefused: (message) => refusals.warn('auth', message),
-      }),
-      accessRulesFilter({ rules: auth.rules, defaultAccess: auth.defaultAccess }),
-    );
-  }
 
   return {
     tls,
     serverTransport: serverTls !== undefined ? 'tls' : transportName,
     consumerExtensions,
-    providerFilters,
+    serverAuth,
   };
 }
 

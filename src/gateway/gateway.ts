@@ -118,15 +118,19 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const fail = (response: ServerResponse, error: unknown): void => {
     if (RpcError.is(error)) {
       const code: ErrorCodeName = error.code;
-      sendError(response, json, code, {
-        name: error.remoteName ?? error.name,
-        message: error.message,
-        details: error.details,
+      sendError(response, {
+        json,
+        code,
+        payload: { name: error.remoteName ?? error.name, message: error.message, details: error.details },
       });
       return;
     }
     log.warn(`gateway: unexpected failure: ${messageOf(error)}`);
-    sendError(response, json, 'Internal', { name: 'Error', message: 'the gateway failed', details: {} });
+    sendError(response, {
+      json,
+      code: 'Internal',
+      payload: { name: 'Error', message: 'the gateway failed', details: {} },
+    });
   };
 
   const serve = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {

@@ -59,25 +59,36 @@ export function sendEncoded(
   sendAnswer(response, { status: 200, contentType, body });
 }
 
-/** Sends an error from a call (code and payload as the provider shaped them). */
-export function sendError(
-  response: ServerResponse,
-  json: Serializer,
-  code: ErrorCodeName,
-  payload: ErrorPayload,
-  attachments?: Attachments,
-  extraHeaders: Readonly<Record<string, string>> = {},
-  status: number = HTTP_STATUS[code],
-): void {
+/** An error answer: its code and payload (as the provider shaped them), headers and status. */
+export interface ErrorAnswer {
+  /** The json serializer the body is written in. */
+  readonly json: Serializer;
+  readonly code: ErrorCodeName;
+  readonly payload: ErrorPayload;
+  /** Response attachments, as `x-callisto-attachment-<key>` headers. */
+  readonly attachments?: Attachments | undefined;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Default: the code's status (http-status.ts). */
+  readonly status?: number;
+}
+
+/** Sends an error from a call. */
+export function sendError(response: ServerResponse, answer: ErrorAnswer): void {
   if (response.headersSent || response.destroyed) return;
-  setAttachments(response, attachments);
+  const { json, code, payload } = answer;
+  setAttachments(response, answer.attachments);
   let body: Uint8Array;
   try {
     body = json.encode({ error: { code, ...payload } });
   } catch {
     body = json.encode({ error: { code, name: payload.name, message: payload.message, details: {} } });
   }
-  sendAnswer(response, { status, contentType: JSON_CONTENT, body, headers: extraHeaders });
+  sendAnswer(response, {
+    status: answer.status ?? HTTP_STATUS[code],
+    contentType: JSON_CONTENT,
+    body,
+    headers: answer.headers ?? {},
+  });
 }
 
 /**
@@ -94,15 +105,13 @@ export function sendRefusal(
     response.shouldKeepAlive = false;
     response.once('finish', () => response.socket?.destroySoon());
   }
-  sendError(
-    response,
+  sendError(response, {
     json,
-    refusal.code,
-    { name: 'RpcError', message: refusal.message, details: {} },
-    undefined,
-    { ...refusal.headers, ...(closeAfter ? { connection: 'close' } : {}) },
-    refusal.status,
-  );
+    code: refusal.code,
+    payload: { name: 'RpcError', message: refusal.message, details: {} },
+    headers: { ...refusal.headers, ...(closeAfter ? { connection: 'close' } : {}) },
+    status: refusal.status,
+  });
 }
 
 /**

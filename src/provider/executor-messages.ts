@@ -19,20 +19,23 @@ export interface ThreadData {
   readonly service: string;
 }
 
+/** One call sent to a thread (loop -> thread). */
+export interface ThreadCall {
+  readonly t: 'call';
+  readonly id: number;
+  readonly service: ServiceKey;
+  readonly method: string;
+  readonly args: unknown[];
+  readonly attachments: Attachments;
+  readonly deadline: number;
+  readonly oneway: boolean;
+  readonly idempotent: boolean;
+  readonly remoteAddress: string | undefined;
+}
+
 /** Loop -> thread. */
 export type ToThread =
-  | {
-      readonly t: 'call';
-      readonly id: number;
-      readonly service: ServiceKey;
-      readonly method: string;
-      readonly args: unknown[];
-      readonly attachments: Attachments;
-      readonly deadline: number;
-      readonly oneway: boolean;
-      readonly idempotent: boolean;
-      readonly remoteAddress: string | undefined;
-    }
+  | ThreadCall
   | { readonly t: 'cancel'; readonly id: number; readonly code: ErrorCodeName; readonly message: string };
 
 /** Thread -> loop. */

@@ -10,22 +10,37 @@ import { type Attachments, type Invocation, nonEmptyAttachments } from '../core/
 import { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
 import { runInCallContext } from './call-context.js';
-import { type FromThread, recordThrown, type ThreadData, type ToThread } from './executor-messages.js';
+import {
+  type FromThread,
+  recordThrown,
+  type ThreadCall,
+  type ThreadData,
+  type ToThread,
+} from './executor-messages.js';
 
 /** One call as the handler sees it in the thread. */
 class ThreadInvocation implements Invocation {
   readonly #controller = new AbortController();
   #responseAttachments: Attachments | undefined;
-  constructor(
-    readonly service: ServiceKey,
-    readonly method: string,
-    readonly args: unknown[],
-    public attachments: Attachments,
-    public deadline: number,
-    readonly oneway: boolean,
-    readonly idempotent: boolean,
-    public remoteAddress: string | undefined,
-  ) {}
+  readonly service: ServiceKey;
+  readonly method: string;
+  readonly args: unknown[];
+  public attachments: Attachments;
+  public deadline: number;
+  readonly oneway: boolean;
+  readonly idempotent: boolean;
+  public remoteAddress: string | undefined;
+  /** From the loop's message for the call (executor-messages.ts). */
+  constructor(call: ThreadCall) {
+    this.service = call.service;
+    this.method = call.method;
+    this.args = call.args;
+    this.attachments = call.attachments;
+    this.deadline = call.deadline;
+    this.oneway = call.oneway;
+    this.idempotent = call.idempotent;
+    this.remoteAddress = call.remoteAddress;
+  }
   get signal(): AbortSignal {
     return this.#controller.signal;
   }
@@ -95,16 +110,7 @@ if (typeof implementation === 'string') {
       return;
     }
     const { id } = message;
-    const invocation = new ThreadInvocation(
-      message.service,
-      message.method,
-      message.args,
-      message.attachments,
-      message.deadline,
-      message.oneway,
-      message.idempotent,
-      message.remoteAddress,
-    );
+    const invocation = new ThreadInvocation(message);
     running.set(id, invocation);
     const fn = implementation[message.method]!;
     let result: unknown;

@@ -4,16 +4,14 @@
  * the app's and the service's filters, validation) and with errors shaped as over the wire: a caller
  * cannot tell the difference, except for speed and arguments passed by reference.
  */
-import { fromErrorPayload, toErrorPayload } from '../core/error-payload.js';
-import type { Attachments } from '../core/invocation.js';
+import { fromErrorPayload } from '../core/error-payload.js';
 import type { LocalCall, LocalHandle, LocalProvider } from '../core/local-call.js';
 import { RpcError } from '../core/rpc-error.js';
 import { serviceKeyString } from '../core/service-key.js';
 import type { Admission } from '../filters/admission.js';
 import { NO_ATTACHMENTS } from '../protocol/metadata.js';
-import { type DispatchDone, dispatch } from './dispatch.js';
+import { createProviderEntry, type ScrubbedError } from './entry.js';
 import type { PeerSlot } from './peer-limits.js';
-import { ServerInvocation } from './server-invocation.js';
 import { methodNotFound, type ServiceTable } from './service-table.js';
 import type { Serving } from './serving.js';
 
@@ -26,16 +24,20 @@ export interface LocalCallOptions {
   readonly exposeStack: boolean;
   readonly exposeErrors: 'declared' | 'all';
   /** A handler's system error was not shown to the caller; it is logged here under `ref`. */
-  onScrubbed(label: string, ref: string, error: Error, attachments?: Attachments): void;
+  onScrubbed(scrubbed: ScrubbedError): void;
+}
+
+/** What `createLocalCalls()` is built from. */
+export interface LocalCallsParts {
+  readonly table: ServiceTable;
+  readonly serving: Serving;
+  readonly options: LocalCallOptions;
 }
 
 const NOTHING_TO_CANCEL: LocalHandle = { cancel() {} };
 
-export function createLocalCalls(
-  table: ServiceTable,
-  serving: Serving,
-  options: LocalCallOptions,
-): LocalCalls {
+export function createLocalCalls(parts: LocalCallsParts): LocalCalls {
+  const { table, serving, options } = parts;
   let slot: PeerSlot | undefined;
   /** The in-process caller's hold on the limits, taken on first use like a connection's. */
   const admission = (): Admission => {
@@ -46,28 +48,27 @@ export function createLocalCalls(
     return slot;
   };
 
-  const done: DispatchDone = (invocation, error, value) => {
-    invocation.finish();
-    serving.ended();
-    const call = invocation.origin as LocalCall;
-    if (invocation.answered || invocation.oneway) return;
-    invocation.answered = true;
-    call.responseAttachments = invocation.answerAttachments ?? NO_ATTACHMENTS;
-    if (error === undefined) {
-      call.answered(value);
-      return;
-    }
-    // Errors take the same shape as over the wire, so callers cannot tell the difference.
-    const { status, payload, scrubbed } = toErrorPayload(error, {
+  // Errors take the same shape as over the wire (entry.ts), so callers cannot tell the difference.
+  const entry = createProviderEntry(
+    {
       exposeStack: options.exposeStack,
-      exposure: options.exposeErrors,
-      declared: invocation.declared,
-      label: invocation.label,
-    });
-    if (scrubbed !== undefined)
-      options.onScrubbed(invocation.label, scrubbed.ref, scrubbed.error, invocation.attachments);
-    call.failed(fromErrorPayload(status, payload));
-  };
+      exposeErrors: options.exposeErrors,
+      onScrubbed: options.onScrubbed,
+    },
+    {
+      ended: () => serving.ended(),
+      answer(invocation, value) {
+        const call = invocation.origin as LocalCall;
+        call.responseAttachments = invocation.answerAttachments ?? NO_ATTACHMENTS;
+        call.answered(value);
+      },
+      fail(invocation, error) {
+        const call = invocation.origin as LocalCall;
+        call.responseAttachments = invocation.answerAttachments ?? NO_ATTACHMENTS;
+        call.failed(fromErrorPayload(error.status, error.payload));
+      },
+    },
+  );
 
   return {
     provides(key) {
@@ -87,25 +88,18 @@ export function createLocalCalls(
         call.failed(methodNotFound(exported, call.method));
         return NOTHING_TO_CANCEL;
       }
-      const invocation = new ServerInvocation(
-        exported.definition,
-        method.name,
-        method.label,
-        { ...call.attachments },
-        call.deadline,
-        call.oneway,
-        call.idempotent,
-        'injvm',
-        0,
-        undefined,
-        admission(),
-        undefined,
-      );
-      invocation.args = call.args as unknown[];
-      invocation.declared = exported.definition.errors;
-      invocation.origin = call;
       call.sent = true;
-      dispatch(method.chain, invocation, done);
+      const invocation = entry.call({
+        method,
+        attachments: { ...call.attachments },
+        deadline: call.deadline,
+        oneway: call.oneway,
+        idempotent: call.idempotent,
+        remoteAddress: 'injvm',
+        admission: admission(),
+        args: call.args as unknown[],
+        origin: call,
+      });
       return {
         cancel(reason) {
           if (invocation.answered) return;

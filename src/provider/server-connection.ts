@@ -7,7 +7,6 @@
  * elements are counted, and the call takes its connection's share of the execution slots and of the
  * decoded-elements budget (peer-limits.ts).
  */
-import { type ErrorDeclaration, toErrorPayload } from '../core/error-payload.js';
 import type { Attachments } from '../core/invocation.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import { serviceKeyString } from '../core/service-key.js';
@@ -18,14 +17,12 @@ import { decodeRequestTail, decodeRoute, routePrefixLength } from '../protocol/m
 import type { Serializer } from '../serialization/serializer.js';
 import type { ByteStream } from '../transport/transport.js';
 import { createArgumentsReader } from './arguments-reader.js';
-import { type DispatchDone, dispatch } from './dispatch.js';
+import { createProviderEntry, type ShapedError } from './entry.js';
 import { forwardedClient, hostOf, plainAddress } from './forwarded-client.js';
 import type { PeerSlot } from './peer-limits.js';
 import type { ServerContext } from './server-context.js';
-import { ServerInvocation } from './server-invocation.js';
+import type { ServerInvocation } from './server-invocation.js';
 import { type ExportedMethod, type ExportedService, methodNotFound } from './service-table.js';
-
-const NO_DECLARED_ERRORS: readonly ErrorDeclaration[] = [];
 
 export interface ServerConnection {
   readonly remoteAddress: string;
@@ -102,60 +99,48 @@ export function serveConnection(
   );
   const writer = framed.writer;
 
-  /** Answers `id` with `error`; a handler's error is shaped by the service's declared errors. */
-  const fail = (
-    id: number,
-    serializer: Serializer,
-    error: unknown,
-    declared: readonly ErrorDeclaration[] = NO_DECLARED_ERRORS,
-    label?: string,
-    attachments?: Attachments,
-    requestAttachments?: Attachments,
-  ): void => {
-    const { status, payload, scrubbed } = toErrorPayload(error, {
-      exposeStack: ctx.options.exposeStack,
-      exposure: ctx.options.exposeErrors,
-      declared,
-      label,
-    });
-    if (scrubbed !== undefined)
-      ctx.onScrubbed(remoteAddress, label ?? '', scrubbed.ref, scrubbed.error, requestAttachments);
+  /** Writes a shaped error as the response to `id` (in json for a format that carries only messages). */
+  const writeError = (answer: ErrorAnswer): void => {
+    const { payload } = answer.error;
     // a format that carries only a method's messages (protobuf) writes its errors in json
-    const target = serializer.errors ?? serializer;
+    const target = answer.serializer.errors ?? answer.serializer;
     let body: Uint8Array;
     try {
       body = target.encode(payload);
     } catch {
       body = target.encode({ name: payload.name, message: payload.message, details: {} });
     }
-    writer.response({ requestId: id, serializer: target.id, status, body, attachments });
+    writer.response({
+      requestId: answer.id,
+      serializer: target.id,
+      status: answer.error.status,
+      body,
+      attachments: answer.attachments,
+    });
   };
 
+  /** Answers `id` with an error refused before any method ran (no declared errors, no label). */
+  const refuse = (id: number, serializer: Serializer, error: unknown): void =>
+    writeError({ id, serializer, error: entry.shape(error, { remote: remoteAddress }) });
+
   /** Sends a result; compressed only for a consumer that said it takes compressed answers. */
-  const answer = (
-    id: number,
-    serializer: Serializer,
-    label: string,
-    value: unknown,
-    acceptsCompressed: boolean,
-    attachments: Attachments | undefined,
-  ): void => {
+  const answer = (invocation: ServerInvocation, value: unknown): void => {
+    const serializer = invocation.serializer!;
+    const attachments = invocation.answerAttachments;
+    const id = invocation.requestId;
     let body: Uint8Array;
     try {
       body = value === undefined ? EMPTY_BODY : serializer.encode(value);
     } catch (error) {
       // The handler succeeded; failing to put its result on the wire is Callisto's failure.
-      fail(
-        id,
-        serializer,
-        new RpcError('Internal', `cannot encode the result of ${label}: ${messageOf(error)}`),
-        undefined,
-        undefined,
-        attachments,
+      const failure = new RpcError(
+        'Internal',
+        `cannot encode the result of ${invocation.label}: ${messageOf(error)}`,
       );
+      writeError({ id, serializer, error: entry.shape(failure, { remote: remoteAddress }), attachments });
       return;
     }
-    const compressed = acceptsCompressed ? framed.compress(body) : undefined;
+    const compressed = invocation.acceptsCompressed ? framed.compress(body) : undefined;
     const flags = compressed ? FrameFlag.Compressed : 0;
     writer.response({
       requestId: id,
@@ -166,6 +151,32 @@ export function serveConnection(
       attachments,
     });
   };
+
+  /** The wire's side of the provider entry (entry.ts): tracking by request id, answers as frames. */
+  const entry = createProviderEntry(
+    {
+      exposeStack: ctx.options.exposeStack,
+      exposeErrors: ctx.options.exposeErrors,
+      // the connection's own address (a gateway's forwarded client is in the call's fields)
+      onScrubbed: (scrubbed) => ctx.onScrubbed({ ...scrubbed, remote: remoteAddress }),
+    },
+    {
+      began: (invocation) => executing.set(invocation.requestId, invocation),
+      ended(invocation) {
+        executing.delete(invocation.requestId);
+        if (invocation.hasSignal) withSignals.delete(invocation);
+        ctx.onCallEnded();
+      },
+      answer,
+      fail: (invocation, error) =>
+        writeError({
+          id: invocation.requestId,
+          serializer: invocation.serializer!,
+          error,
+          attachments: invocation.answerAttachments,
+        }),
+    },
+  );
 
   /** The consumer gave the call up: abort its handler's signal; the answer would go nowhere, skip it. */
   const onCancel = (id: number): void => {
@@ -222,7 +233,7 @@ export function serveConnection(
     const serializer = ctx.serializers[frame.serializer];
     if (serializer === undefined) {
       if (!oneway) {
-        fail(
+        refuse(
           id,
           ctx.fallbackSerializer,
           new RpcError('BadRequest', `serializer id ${frame.serializer} is not accepted here`),
@@ -233,7 +244,7 @@ export function serveConnection(
     const prefixLength = routePrefixLength(frame.meta);
     if (prefixLength < 0) {
       if (!oneway)
-        fail(id, serializer, new RpcError('BadRequest', 'malformed request metadata: truncated route'));
+        refuse(id, serializer, new RpcError('BadRequest', 'malformed request metadata: truncated route'));
       return;
     }
     // Consecutive calls usually target the same method: compare bytes instead of decoding strings.
@@ -248,7 +259,7 @@ export function serveConnection(
       routeCache = route.error === undefined ? route : undefined;
     }
     if (route.error !== undefined) {
-      if (!oneway) fail(id, serializer, route.error);
+      if (!oneway) refuse(id, serializer, route.error);
       return;
     }
     const exported = route.exported!;
@@ -258,7 +269,7 @@ export function serveConnection(
       try {
         bodies = serializer.forMethod(exported.definition, method.name, 'provider');
       } catch (error) {
-        if (!oneway) fail(id, ctx.fallbackSerializer, new RpcError('BadRequest', messageOf(error)));
+        if (!oneway) refuse(id, ctx.fallbackSerializer, new RpcError('BadRequest', messageOf(error)));
         return;
       }
     }
@@ -267,63 +278,27 @@ export function serveConnection(
       meta = decodeRequestTail(frame.meta, prefixLength);
     } catch (error) {
       if (!oneway)
-        fail(id, serializer, new RpcError('BadRequest', `malformed request metadata: ${messageOf(error)}`));
+        refuse(id, serializer, new RpcError('BadRequest', `malformed request metadata: ${messageOf(error)}`));
       return;
     }
     const deadline = meta.timeoutMs > 0 ? chunkTime + meta.timeoutMs : 0;
     const client = forwardedClient(meta.attachments, fromGateway);
-    const invocation = new ServerInvocation(
-      exported.definition,
-      method.name,
-      method.label,
-      meta.attachments,
+    entry.call({
+      method,
+      attachments: meta.attachments,
       deadline,
       oneway,
-      method.declaration.idempotent ?? false,
-      client ?? remoteAddress,
-      id,
-      bodies,
-      client === undefined ? slot : ctx.limits.forwarded(hostOf(client)),
-      trackSignal,
-    );
-    invocation.encoded(argumentsReader, frame.body, frame.flags);
-    invocation.peerCertificate = peerCertificate;
-    invocation.declared = exported.definition.errors;
-    invocation.acceptsCompressed = (frame.flags & FrameFlag.AcceptsCompressed) !== 0;
-    executing.set(id, invocation);
-    dispatch(method.chain, invocation, done);
-  };
-
-  /** A call ended (refused by a filter, failed or answered): answer it, unless it needs none. */
-  const done: DispatchDone = (invocation, error, value) => {
-    executing.delete(invocation.requestId);
-    if (invocation.hasSignal) withSignals.delete(invocation);
-    invocation.finish();
-    ctx.onCallEnded();
-    if (invocation.oneway || invocation.answered) return;
-    invocation.answered = true;
-    const serializer = invocation.serializer!;
-    const attachments = invocation.answerAttachments;
-    if (error !== undefined) {
-      fail(
-        invocation.requestId,
-        serializer,
-        error,
-        invocation.declared,
-        invocation.label,
-        attachments,
-        invocation.attachments,
-      );
-    } else {
-      answer(
-        invocation.requestId,
-        serializer,
-        invocation.label,
-        value,
-        invocation.acceptsCompressed,
-        attachments,
-      );
-    }
+      remoteAddress: client ?? remoteAddress,
+      requestId: id,
+      serializer: bodies,
+      admission: client === undefined ? slot : ctx.limits.forwarded(hostOf(client)),
+      onSignal: trackSignal,
+      reader: argumentsReader,
+      body: frame.body,
+      flags: frame.flags,
+      peerCertificate,
+      acceptsCompressed: (frame.flags & FrameFlag.AcceptsCompressed) !== 0,
+    });
   };
 
   const goAway = (reconnect = false): void => {
@@ -344,7 +319,7 @@ export function serveConnection(
         if (invocation.answered || invocation.oneway) continue;
         invocation.answered = true;
         invocation.abort(error);
-        fail(invocation.requestId, invocation.serializer!, error);
+        refuse(invocation.requestId, invocation.serializer!, error);
       }
     },
     end(graceMs) {
@@ -367,6 +342,14 @@ export function serveConnection(
       socket.destroy();
     },
   };
+}
+
+/** An error response to write. */
+interface ErrorAnswer {
+  readonly id: number;
+  readonly serializer: Serializer;
+  readonly error: ShapedError;
+  readonly attachments?: Attachments | undefined;
 }
 
 interface RouteEntry {

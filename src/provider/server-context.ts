@@ -4,10 +4,10 @@
  * inflating), and where it reports what it refused or closed.
  */
 
-import type { Attachments } from '../core/invocation.js';
 import type { ByteBudget } from '../protocol/byte-budget.js';
 import type { DecodeLimits } from '../serialization/decode-limits.js';
 import type { Serializer } from '../serialization/serializer.js';
+import type { ScrubbedError } from './entry.js';
 import type { PeerLimits } from './peer-limits.js';
 import type { ServerOptions } from './server-options.js';
 import type { ServiceTable } from './service-table.js';
@@ -32,5 +32,5 @@ export interface ServerContext {
   /** Reports a request refused for what it carries (the connection is kept), for logging. */
   onRefused(remote: string, reason: string): void;
   /** Reports a handler's system error that callers were not shown, under `ref`, for logging. */
-  onScrubbed(remote: string, label: string, ref: string, error: Error, attachments?: Attachments): void;
+  onScrubbed(scrubbed: ScrubbedError): void;
 }

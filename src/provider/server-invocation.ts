@@ -21,6 +21,53 @@ import type { Serializer } from '../serialization/serializer.js';
 import type { ArgumentsReader } from './arguments-reader.js';
 
 const NO_ARGS: unknown[] = [];
+
+/** The method a call is for, as the service table exported it (service-table.ts `ExportedMethod`). */
+export interface InvokedMethod {
+  /** The service's definition (its key and its declared errors). */
+  readonly service: ServiceKey & { readonly errors: readonly ErrorDeclaration[] };
+  readonly name: string;
+  readonly label: string;
+  readonly declaration: { readonly idempotent?: boolean | undefined };
+}
+
+/**
+ * What an entry (provider/entry.ts) builds a server invocation from: the method (its key, label,
+ * idempotence and declared errors come from it) and what the call carries.
+ */
+export interface ServerInvocationInit {
+  readonly method: InvokedMethod;
+  readonly attachments: Attachments;
+  /** Epoch ms after which the caller gave up; 0 for none. */
+  readonly deadline: number;
+  readonly oneway: boolean;
+  /** The caller's address (`injvm` in-process). */
+  readonly remoteAddress: string;
+  /** Whether the caller marked the call idempotent (in-process). Default: the method's declaration. */
+  readonly idempotent?: boolean;
+  /** The request id of the entry's framing (0 where it has none). */
+  readonly requestId?: number;
+  /** The serializer the arguments are read and the answer written in (none in-process). */
+  readonly serializer?: Serializer | undefined;
+  /** The caller's hold on the provider's limits. */
+  readonly admission: Admission;
+  /** Told when a filter or the handler first reads `signal` (the entry then tracks the call for aborts). */
+  readonly onSignal?: ((invocation: ServerInvocation) => void) | undefined;
+  /** The client certificate the call's own connection presented. */
+  readonly peerCertificate?: PeerCertificate | undefined;
+  /** The consumer takes a compressed answer. */
+  readonly acceptsCompressed?: boolean;
+  /** The entry's own handle on the caller (the in-process call, the HTTP response). */
+  readonly origin?: unknown;
+  /** Arguments already decoded (in-process). */
+  readonly args?: unknown[];
+  /** Reads the encoded arguments `body` (from the wire, HTTP): measured by admission, decoded by decode. */
+  readonly reader?: ArgumentsReader;
+  /** The request's encoded argument bytes (a view of the frame, valid while the start hooks run). */
+  readonly body?: Buffer;
+  /** The frame's flags (compressed or not). */
+  readonly flags?: number;
+}
 const NO_ERRORS: readonly ErrorDeclaration[] = [];
 
 export class ServerInvocation
@@ -60,24 +107,41 @@ export class ServerInvocation
   /** The client certificate the call's own connection presented (mutual TLS), for the `auth` filter. */
   peerCertificate: PeerCertificate | undefined = undefined;
 
-  constructor(
-    readonly service: ServiceKey,
-    readonly method: string,
-    /** `Service.method`, for messages. */
-    readonly label: string,
-    public attachments: Attachments,
-    public deadline: number,
-    readonly oneway: boolean,
-    readonly idempotent: boolean,
-    public remoteAddress: string,
-    readonly requestId: number,
-    /** The serializer the answer is written in (none in-process). */
-    readonly serializer: Serializer | undefined,
-    /** The caller's hold on the provider's limits. */
-    readonly admission: Admission,
-    onSignal: ((invocation: ServerInvocation) => void) | undefined,
-  ) {
-    this.#onSignal = onSignal;
+  readonly service: ServiceKey;
+  readonly method: string;
+  /** `Service.method`, for messages. */
+  readonly label: string;
+  public attachments: Attachments;
+  public deadline: number;
+  readonly oneway: boolean;
+  readonly idempotent: boolean;
+  public remoteAddress: string;
+  readonly requestId: number;
+  /** The serializer the answer is written in (none in-process). */
+  readonly serializer: Serializer | undefined;
+  /** The caller's hold on the provider's limits. */
+  readonly admission: Admission;
+
+  constructor(init: ServerInvocationInit) {
+    const { method } = init;
+    this.service = method.service;
+    this.method = method.name;
+    this.label = method.label;
+    this.idempotent = init.idempotent ?? method.declaration.idempotent ?? false;
+    this.declared = method.service.errors;
+    this.attachments = init.attachments;
+    this.deadline = init.deadline;
+    this.oneway = init.oneway;
+    this.remoteAddress = init.remoteAddress;
+    this.requestId = init.requestId ?? 0;
+    this.serializer = init.serializer;
+    this.admission = init.admission;
+    this.#onSignal = init.onSignal;
+    if (init.peerCertificate !== undefined) this.peerCertificate = init.peerCertificate;
+    if (init.acceptsCompressed === true) this.acceptsCompressed = true;
+    if (init.origin !== undefined) this.origin = init.origin;
+    if (init.args !== undefined) this.#args = init.args;
+    if (init.reader !== undefined) this.encoded(init.reader, init.body!, init.flags ?? 0);
   }
 
   /**

@@ -6,11 +6,11 @@
  * those connecting from now on), `drain(timeoutMs)` (wait for calls in flight), `close()` (close every
  * connection once its consumer has closed its side, or after a grace period). `destroy()` is immediate.
  */
-import type { Attachments } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import { createByteBudget } from '../protocol/byte-budget.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ByteStream, Transport, TransportListener } from '../transport/transport.js';
+import type { ScrubbedError } from './entry.js';
 import type { PeerSlot } from './peer-limits.js';
 import { type ServerConnection, serveConnection } from './server-connection.js';
 import type { ServerContext } from './server-context.js';
@@ -49,7 +49,7 @@ export interface RpcServerHooks {
   /** A connection was refused as it arrived (connection caps), or a request for what it carries. */
   onRefused?(remote: string, reason: string): void;
   /** A handler's system error was not shown to the caller; it is reported here under `ref`. */
-  onScrubbed?(remote: string, label: string, ref: string, error: Error, attachments?: Attachments): void;
+  onScrubbed?(scrubbed: ScrubbedError): void;
 }
 
 /**
@@ -103,8 +103,8 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
     onRefused(remote, reason) {
       hooks.onRefused?.(remote, reason);
     },
-    onScrubbed(remote, label, ref, error, attachments) {
-      hooks.onScrubbed?.(remote, label, ref, error, attachments);
+    onScrubbed(scrubbed) {
+      hooks.onScrubbed?.(scrubbed);
     },
   };
   let goingAway = false;

@@ -17,6 +17,8 @@ import { runInAsyncCallContext, runInCallContext } from './call-context.js';
 import type { ServerInvocation } from './server-invocation.js';
 
 export interface ExportedMethod {
+  /** The service's definition. */
+  readonly service: ServiceDefinition<unknown>;
   readonly name: string;
   readonly label: string;
   readonly declaration: MethodDeclaration;
@@ -79,18 +81,22 @@ export function implementedMethodNames(
   return [...names];
 }
 
-function exportMethod(
-  definition: ServiceDefinition<unknown>,
-  implementation: object,
-  name: string,
-  filters: readonly NamedFilter<ServerInvocation>[],
-  terminal: Step<ServerInvocation> | undefined,
-  asyncContext: boolean,
-): ExportedMethod {
+/** What one method is exported from. */
+interface MethodExport {
+  readonly definition: ServiceDefinition<unknown>;
+  readonly implementation: object;
+  readonly name: string;
+  readonly filters: readonly NamedFilter<ServerInvocation>[];
+  readonly terminal: Step<ServerInvocation> | undefined;
+  readonly asyncContext: boolean;
+}
+
+function exportMethod(spec: MethodExport): ExportedMethod {
+  const { definition, implementation, name, filters, terminal } = spec;
   const declaration = definition.methods?.[name] ?? {};
   const fn = (implementation as Record<string, (...args: unknown[]) => unknown>)[name]!;
   const label = `${definition.name}.${name}`;
-  const run = asyncContext ? runInAsyncCallContext : runInCallContext;
+  const run = spec.asyncContext ? runInAsyncCallContext : runInCallContext;
   const call: Step<ServerInvocation> =
     terminal ?? ((invocation) => run(invocation, () => fn.apply(implementation, invocation.args)));
   const schema = declaration.args;
@@ -98,7 +104,7 @@ function exportMethod(
     schema === undefined ? filters : [...filters, validationFilter(label, schema)],
     call,
   );
-  return { name, label, declaration, chain };
+  return { service: definition, name, label, declaration, chain };
 }
 
 const tableKey = (name: string, version: string, group: string): string => `${group}/${name}:${version}`;
@@ -119,14 +125,14 @@ export function createServiceTable(options: { asyncContext?: boolean } = {}): Se
         const terminal = terminalOf?.(name, `${definition.name}.${name}`);
         methods.set(
           name,
-          exportMethod(
+          exportMethod({
             definition,
             implementation,
             name,
-            filtersOf(name),
+            filters: filtersOf(name),
             terminal,
-            options.asyncContext ?? false,
-          ),
+            asyncContext: options.asyncContext ?? false,
+          }),
         );
       }
       const exported: ExportedService = { definition, methods };

@@ -17,7 +17,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { type ErrorExposure, toErrorPayload } from '../../core/error-payload.js';
+import type { ErrorExposure } from '../../core/error-payload.js';
+import type { Attachments } from '../../core/invocation.js';
 import { errorCodeName, messageOf, RpcError } from '../../core/rpc-error.js';
 import { PROTOBUF_CONTENT, sendEncoded, sendError, sendRefusal, sendResult } from '../../http/http-answer.js';
 import { createBodyReader } from '../../http/http-body.js';
@@ -36,10 +37,10 @@ import { createProtobufSerializer } from '../../serialization/protobuf.js';
 import type { Serializer } from '../../serialization/serializer.js';
 import type { ServiceDefinition } from '../../service/define-service.js';
 import { createArgumentsReader } from '../arguments-reader.js';
-import { type DispatchDone, dispatch } from '../dispatch.js';
+import { createProviderEntry, type ScrubbedError, type ShapedError } from '../entry.js';
 import { forwardedClient } from '../forwarded-client.js';
 import type { PeerSlot } from '../peer-limits.js';
-import { ServerInvocation } from '../server-invocation.js';
+import type { ServerInvocation } from '../server-invocation.js';
 import { methodNotFound, type ServiceTable } from '../service-table.js';
 import type { Serving } from '../serving.js';
 import { createServiceLookup } from './service-lookup.js';
@@ -60,7 +61,7 @@ export interface HttpEntryParts {
   /** A request refused for what it carries (logged, rate-limited, by the provider). */
   onRefused(remote: string, reason: string): void;
   /** A handler's system error the caller was not shown. */
-  onScrubbed(remote: string, label: string, ref: string, error: Error): void;
+  onScrubbed(scrubbed: ScrubbedError): void;
   /** The plaintext warning, certificate reloads and handshake failures (rate-limited). */
   readonly logger?: Logger | undefined;
   /** Told once a reload loaded new certificates (tests wait for it). */
@@ -140,19 +141,18 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
     // only a trusted gateway's RPC connection may name another client: over HTTP it is never honoured
     // nor shown to the handler (x-callisto-attachment-callisto-forwarded-client)
     forwardedClient(target.attachments, false);
-    const invocation = new ServerInvocation(
-      exported.definition,
-      method.name,
-      method.label,
-      target.attachments,
-      target.timeoutMs > 0 ? receivedAt + target.timeoutMs : 0,
-      false,
-      method.declaration.idempotent ?? false,
-      remote,
-      0,
-      bodyFormat,
-      slot,
-      (called) => {
+    const reader = createArgumentsReader({ decode: parts.decodeLimits, inflate: NO_INFLATE }, (reason) =>
+      parts.onRefused(remote, reason),
+    );
+    entry.call({
+      method,
+      attachments: target.attachments,
+      deadline: target.timeoutMs > 0 ? receivedAt + target.timeoutMs : 0,
+      oneway: false,
+      remoteAddress: remote,
+      serializer: bodyFormat,
+      admission: slot,
+      onSignal: (called) => {
         // the client went away before the answer: the handler's signal says so
         response.once('close', () => {
           if (!called.answered) {
@@ -161,17 +161,12 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
           }
         });
       },
-    );
-    const reader = createArgumentsReader({ decode: parts.decodeLimits, inflate: NO_INFLATE }, (reason) =>
-      parts.onRefused(remote, reason),
-    );
-    invocation.encoded(reader, body, 0);
-    // an identity from this connection's own TLS handshake (HTTPS), never from its address
-    invocation.peerCertificate = connection.peerCertificate;
-    invocation.declared = exported.definition.errors;
-    invocation.origin = response;
-    if (invocation.deadline > 0) answerAtDeadline(invocation, response);
-    dispatch(method.chain, invocation, done);
+      reader,
+      body,
+      // an identity from this connection's own TLS handshake (HTTPS), never from its address
+      peerCertificate: connection.peerCertificate,
+      origin: response,
+    });
   };
 
   /**
@@ -185,43 +180,63 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
         invocation.answered = true;
         const error = new RpcError('Timeout', `${invocation.label}: the caller's deadline passed`);
         invocation.abort(error);
-        sendError(response, json, 'Timeout', { name: 'RpcError', message: error.message, details: {} });
+        sendError(response, {
+          json,
+          code: 'Timeout',
+          payload: { name: 'RpcError', message: error.message, details: {} },
+        });
       },
       Math.max(0, invocation.deadline - Date.now()),
     );
     response.once('close', () => clearTimeout(timer));
   };
 
-  const done: DispatchDone = (invocation, error, value) => {
-    invocation.finish();
-    serving.ended();
-    if (invocation.answered) return;
-    invocation.answered = true;
-    const response = invocation.origin as ServerResponse;
-    const attachments = invocation.answerAttachments;
-    if (error === undefined) {
-      try {
-        const format = invocation.serializer!;
-        if (format === json) sendResult(response, json, value, attachments);
-        else sendEncoded(response, PROTOBUF_CONTENT, format.encode(value), attachments);
-        return;
-      } catch (encodeError) {
-        error = new RpcError(
-          'Internal',
-          `cannot encode the result of ${invocation.label}: ${messageOf(encodeError)}`,
-        );
-      }
-    }
-    const { status, payload, scrubbed } = toErrorPayload(error, {
-      exposeStack: parts.exposeStack,
-      exposure: parts.exposeErrors,
-      declared: invocation.declared,
-      label: invocation.label,
+  const sendShaped = (response: ServerResponse, error: ShapedError, attachments?: Attachments): void =>
+    sendError(response, {
+      json,
+      code: errorCodeName(error.status),
+      payload: error.payload,
+      attachments,
     });
-    if (scrubbed !== undefined)
-      parts.onScrubbed(invocation.remoteAddress, invocation.label, scrubbed.ref, scrubbed.error);
-    sendError(response, json, errorCodeName(status), payload, attachments);
-  };
+
+  /** HTTP's side of the provider entry (entry.ts): answers as JSON (or protobuf) responses. */
+  const entry = createProviderEntry(
+    {
+      exposeStack: parts.exposeStack,
+      exposeErrors: parts.exposeErrors,
+      onScrubbed: parts.onScrubbed,
+    },
+    {
+      // an HTTP caller has a deadline of its own: the entry answers 504 for it then
+      began: (invocation) => {
+        if (invocation.deadline > 0) answerAtDeadline(invocation, invocation.origin as ServerResponse);
+      },
+      ended: () => serving.ended(),
+      answer(invocation, value) {
+        const response = invocation.origin as ServerResponse;
+        const attachments = invocation.answerAttachments;
+        try {
+          const format = invocation.serializer!;
+          if (format === json) sendResult(response, json, value, attachments);
+          else sendEncoded(response, PROTOBUF_CONTENT, format.encode(value), attachments);
+        } catch (encodeError) {
+          const error = new RpcError(
+            'Internal',
+            `cannot encode the result of ${invocation.label}: ${messageOf(encodeError)}`,
+          );
+          const shaped = entry.shape(error, {
+            declared: invocation.declared,
+            label: invocation.label,
+            remote: invocation.remoteAddress,
+          });
+          sendShaped(response, shaped, attachments);
+        }
+      },
+      fail(invocation, error) {
+        sendShaped(invocation.origin as ServerResponse, error, invocation.answerAttachments);
+      },
+    },
+  );
 
   /** The method's protobuf messages as the body format; 415 when the service declares none. */
   const protobufBody = (definition: ServiceDefinition<unknown>, method: string): Serializer => {
