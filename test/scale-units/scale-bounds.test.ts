@@ -4,7 +4,13 @@
  * factor widens every bound, and larger configurations are not judged.
  */
 import { describe, expect, it } from 'vitest';
-import { boundFactor, boundViolations, isBounded, SCALE_BOUNDS } from '../scale/support/scale-bounds.js';
+import {
+  boundFactor,
+  boundViolations,
+  isBounded,
+  measureContention,
+  SCALE_BOUNDS,
+} from '../scale/support/scale-bounds.js';
 import type { ScaleResult } from '../scale/support/scale-report.js';
 
 const result = (engine: string, updateP99Ms: number): ScaleResult => ({
@@ -50,6 +56,15 @@ describe('scale bounds', () => {
       'etcd: update p99 (every app applied) 2000 over its bound 1500',
     ]);
     expect(boundViolations(result('etcd', 2_000), 2)).toEqual([]);
+    // measured on a machine that left the run half a core: time bounds doubled, CPU bounds not
+    expect(boundViolations(result('etcd', 2_000), 1, 2)).toEqual([]);
+    const busy = {
+      ...result('etcd', 100),
+      consumer: { ...result('etcd', 100).consumer, idleCpuPerAppPerSecondMs: 20 },
+    };
+    expect(boundViolations(busy, 1, 4)).toEqual([
+      'etcd: consumer idle CPU per app per s 20 over its bound 15',
+    ]);
     expect(boundViolations(result('consul', 100), 1)).toEqual(['no bounds stated for engine consul']);
   });
 
@@ -59,5 +74,6 @@ describe('scale bounds', () => {
     expect(boundFactor(undefined)).toBe(1);
     expect(boundFactor('2.5')).toBe(2.5);
     expect(() => boundFactor('fast')).toThrow(/SCALE_BOUND_FACTOR=fast/);
+    expect(measureContention(20)).toBeGreaterThanOrEqual(1);
   });
 });
