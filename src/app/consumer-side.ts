@@ -13,6 +13,7 @@ import type { MetricsStore } from '../observability/metrics-store.js';
 import { activeTracer } from '../observability/tracing.js';
 import { resolveConnectionOptions } from '../protocol/connection-options.js';
 import type { RegistrySet } from '../registry/registry-set.js';
+import { createCompressorTable } from '../serialization/compression/compressor-table.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
 import type { CallistoConfig } from './config/callisto-config.js';
 
@@ -35,11 +36,15 @@ export function createConsumerSide(
       startTimeoutMs: config.startTimeoutMs,
       consumer: config.consumer,
       // Answers are held to the provider's frame limit (`server.maxFrameBytes`) on the consumer too.
-      connection: resolveConnectionOptions(config, {
-        maxFrameBytes: config.server.maxFrameBytes,
-        connectTimeoutMs: config.consumer.connectTimeoutMs,
-        maxQueuedBytes: config.consumer.maxQueuedBytes,
-      }),
+      connection: {
+        ...resolveConnectionOptions(config, {
+          maxFrameBytes: config.server.maxFrameBytes,
+          connectTimeoutMs: config.consumer.connectTimeoutMs,
+          maxQueuedBytes: config.consumer.maxQueuedBytes,
+        }),
+        // the app's compressors (its own `compressor` extensions too) read answers
+        compressors: createCompressorTable(extensions),
+      },
     },
     extensions,
     serializers,

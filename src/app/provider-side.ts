@@ -12,6 +12,7 @@ import { workerCount } from '../provider/process-cluster.js';
 import { createProvider, type Provider } from '../provider/provider.js';
 import { resolveServerOptions } from '../provider/server-options.js';
 import type { RegistrySet } from '../registry/registry-set.js';
+import { createCompressorTable } from '../serialization/compression/compressor-table.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
 import type { CallistoConfig } from './config/callisto-config.js';
 
@@ -30,12 +31,17 @@ export function createProviderSide(
   /** The transport to listen on (`tls` when server.tls is set). Default server.transport. */
   transport: string = config.server.transport,
 ): ProviderSide {
+  const server = resolveServerOptions(config.server, config);
   return createProvider({
     options: {
       application: config.application,
       registries: config.registry,
       startTimeoutMs: config.startTimeoutMs,
-      server: resolveServerOptions(config.server, config),
+      // the app's compressors (its own `compressor` extensions too) read requests and write answers
+      server: {
+        ...server,
+        connection: { ...server.connection, compressors: createCompressorTable(extensions) },
+      },
       transport,
       weight: config.server.weight,
       tags: config.server.tags,

@@ -477,6 +477,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
               definition,
               name,
               methodSerializer(serializer, definition, name, 'consumer'),
+              extensions.get('compressor', config.compressor),
             ),
             timeoutMs: methodOptions.timeoutMs ?? declaration.timeoutMs ?? base.timeoutMs,
             oneway: methodOptions.oneway ?? declaration.oneway ?? false,

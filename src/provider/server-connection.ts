@@ -11,6 +11,7 @@ import { type ErrorDeclaration, toErrorPayload } from '../core/error-payload.js'
 import type { Attachments } from '../core/invocation.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import { serviceKeyString } from '../core/service-key.js';
+import { answerCompression, bodyCompression } from '../protocol/compression.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
 import { EMPTY_BODY, readEventName } from '../protocol/frame-writer.js';
 import { openFramedConnection } from '../protocol/framed-connection.js';
@@ -76,6 +77,7 @@ export function serveConnection(
       frameTimeoutMs: connectionOptions.frameTimeoutMs,
       compressThresholdBytes: connectionOptions.compressThresholdBytes,
       maxInflateRatio: connectionOptions.maxInflateRatio,
+      compressors: connectionOptions.compressors,
       partialFrames: ctx.partialFrames,
       // The consumer is not reading: stop taking new requests until it catches up.
       readPauseBytes: ctx.options.writeHighWaterBytes,
@@ -137,7 +139,7 @@ export function serveConnection(
     serializer: Serializer,
     label: string,
     value: unknown,
-    acceptsCompressed: boolean,
+    answerCompression: number,
     attachments: Attachments | undefined,
   ): void => {
     let body: Uint8Array;
@@ -155,7 +157,8 @@ export function serveConnection(
       );
       return;
     }
-    const compressed = acceptsCompressed ? framed.compress(body) : undefined;
+    // only with the compressor the consumer offered (bit 3, byte 7), else uncompressed
+    const compressed = answerCompression >= 0 ? framed.compress(body, answerCompression) : undefined;
     const flags = compressed ? FrameFlag.Compressed : 0;
     writer.response({
       requestId: id,
@@ -163,6 +166,7 @@ export function serveConnection(
       status: 0,
       body: compressed ?? body,
       flags,
+      compressor: compressed ? answerCompression : 0,
       attachments,
     });
   };
@@ -286,10 +290,10 @@ export function serveConnection(
       client === undefined ? slot : ctx.limits.forwarded(hostOf(client)),
       trackSignal,
     );
-    invocation.encoded(argumentsReader, frame.body, frame.flags);
+    invocation.encoded(argumentsReader, frame.body, bodyCompression(frame));
     invocation.peerCertificate = peerCertificate;
     invocation.declared = exported.definition.errors;
-    invocation.acceptsCompressed = (frame.flags & FrameFlag.AcceptsCompressed) !== 0;
+    invocation.answerCompression = answerCompression(frame);
     executing.set(id, invocation);
     dispatch(method.chain, invocation, done);
   };
@@ -320,7 +324,7 @@ export function serveConnection(
         serializer,
         invocation.label,
         value,
-        invocation.acceptsCompressed,
+        invocation.answerCompression,
         attachments,
       );
     }

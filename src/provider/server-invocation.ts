@@ -37,7 +37,8 @@ export class ServerInvocation
   #responseAttachments: Attachments | undefined;
   #reader: ArgumentsReader | undefined;
   #body: Buffer | undefined;
-  #flags = 0;
+  /** The compressor id of the encoded body, -1 for none. */
+  #compression = -1;
   #args: unknown[] = NO_ARGS;
   /** Set once a response (or a shutdown error) was sent for this call, or the caller cancelled it. */
   answered = false;
@@ -51,8 +52,8 @@ export class ServerInvocation
   elements = 0;
   /** The errors the service declares (they travel with their fields). */
   declared: readonly ErrorDeclaration[] = NO_ERRORS;
-  /** On a request: the consumer takes a compressed answer. */
-  acceptsCompressed = false;
+  /** On a request: the compressor id the consumer takes answers in; -1 (UNCOMPRESSED) for none. */
+  answerCompression = -1;
   /** For in-process calls: the consumer's call, told how this one ended. */
   origin: unknown = undefined;
   /** The caller, once the `auth` filter authenticated it. */
@@ -84,17 +85,17 @@ export class ServerInvocation
    * The request's encoded arguments (a view of the frame, valid while the filters' start hooks run),
    * measured by the admission filter and decoded by the decode filter, with `reader`.
    */
-  encoded(reader: ArgumentsReader, body: Buffer, flags: number): void {
+  encoded(reader: ArgumentsReader, body: Buffer, compression: number): void {
     this.#reader = reader;
     this.#body = body;
-    this.#flags = flags;
+    this.#compression = compression;
     this.requestBytes = body.length;
   }
 
   measureArguments(): number {
     const reader = this.#reader;
     if (reader === undefined) return this.elements;
-    const measured = reader.measure(this.#body!, this.#flags, this.serializer!, this.label);
+    const measured = reader.measure(this.#body!, this.#compression, this.serializer!, this.label);
     this.#body = undefined;
     if (typeof measured !== 'number') {
       this.#reader = undefined;

@@ -1,7 +1,18 @@
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_INFLATE_RATIO, decompress, maybeCompress } from '../../src/protocol/compression.js';
+import {
+  DEFAULT_MAX_INFLATE_RATIO,
+  decompress as decompressWith,
+  type InflateLimits,
+  maybeCompress as maybeCompressWith,
+} from '../../src/protocol/compression.js';
 import { ProtocolError } from '../../src/protocol/protocol-error.js';
+import { deflateCompressor } from '../../src/serialization/compression/index.js';
+
+/** The deflate compressor (id 0), what these tests were written for. */
+const maybeCompress = (body: Uint8Array, threshold: number) =>
+  maybeCompressWith(body, threshold, deflateCompressor) as Buffer | undefined;
+const decompress = (body: Buffer, limits: InflateLimits) => decompressWith(body, 0, limits);
 
 const on = { enabled: true, maxBytes: 8 * 1024 * 1024, maxRatio: DEFAULT_MAX_INFLATE_RATIO };
 
