@@ -30,7 +30,7 @@ import {
 import type { HttpOptions } from '../../http/http-options.js';
 import { HttpRefusal, readCallTarget } from '../../http/http-request.js';
 import type { Logger } from '../../observability/logger.js';
-import type { InflateLimits } from '../../protocol/compression.js';
+import { type InflateLimits, UNCOMPRESSED } from '../../protocol/compression.js';
 import type { DecodeLimits } from '../../serialization/decode-limits.js';
 import { createProtobufSerializer } from '../../serialization/protobuf.js';
 import type { Serializer } from '../../serialization/serializer.js';
@@ -165,7 +165,7 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
     const reader = createArgumentsReader({ decode: parts.decodeLimits, inflate: NO_INFLATE }, (reason) =>
       parts.onRefused(remote, reason),
     );
-    invocation.encoded(reader, body, 0);
+    invocation.encoded(reader, body, UNCOMPRESSED);
     // an identity from this connection's own TLS handshake (HTTPS), never from its address
     invocation.peerCertificate = connection.peerCertificate;
     invocation.declared = exported.definition.errors;
