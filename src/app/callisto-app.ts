@@ -3,8 +3,10 @@
  * `callisto(options)` loads and validates configuration once; `start()` listens and registers;
  * `close()` shuts down gracefully (see shutdown.ts); `destroy()` stops at once.
  */
+
 import { adminWanted } from '../admin/admin-options.js';
 import { type AdminServer, createAdminServer } from '../admin/admin-server.js';
+import { createConsumer } from '../consumer/consumer.js';
 import type { ReferenceOptions } from '../consumer/reference-options.js';
 import type { FilterEntry } from '../core/filter.js';
 import { createExtensionRegistry, type ExtensionRegistry } from '../extension/extension-registry.js';
@@ -23,7 +25,6 @@ import { builtinExtensions } from './builtin-extensions.js';
 import { checkAppConfig } from './check-app-config.js';
 import type { CallistoConfig, CallistoConfigInput } from './config/callisto-config.js';
 import { type LoadConfigOptions, type LoadedConfig, loadConfigWithSources } from './config/load-config.js';
-import { createConsumerSide } from './consumer-side.js';
 import { keepInternals } from './internals.js';
 import { listeningLine } from './listening-line.js';
 import { loadExtensionModules } from './load-extensions.js';
@@ -138,16 +139,16 @@ function createApp(
     () => (admin ? { host: admin.host, port: admin.port } : undefined),
     security.serverTransport,
   );
-  const consumer = createConsumerSide(
+  const consumer = createConsumer({
     config,
-    security.consumerExtensions,
+    extensions: security.consumerExtensions,
     serializers,
     registries,
-    provider.local,
-    [...security.consumerFilters, ...(filters.consumer ?? [])],
+    inProcess: provider.local,
+    filters: filters.consumer ?? [],
     logger,
-    counted,
-  );
+    metrics: counted,
+  });
   const observability = createAppObservability({
     config,
     sourceOf: loaded.sourceOf,

@@ -2,13 +2,14 @@
  * @internal An app's parts, for Callisto's own tests and tools (and an admin view later): not part of
  * the app's public type. Kept beside the app, not on it.
  */
+
+import type { Consumer } from '../consumer/consumer.js';
 import type { RegistrySet } from '../registry/registry-set.js';
-import type { ConsumerSide } from './consumer-side.js';
 import type { ProviderSide } from './provider-side.js';
 
 export interface AppInternals {
   readonly provider: ProviderSide;
-  readonly consumer: ConsumerSide;
+  readonly consumer: Consumer;
   readonly registries: RegistrySet;
 }
 

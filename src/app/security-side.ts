@@ -2,8 +2,8 @@
  * The security of an app, composed from its configuration (docs/security.md): the `tls` transport with
  * the app's `server.tls` and `consumer.tls` (registered in the app's extensions, unless the app brought
  * its own `tls`), the provider filters `auth`, `access` and `access-log` from `server.auth` and
- * `server.accessLog`, and the consumer's `credentials` filter from `consumer.credentials`. Every
- * mistake is a ConfigError when the app is built.
+ * `server.accessLog` (the consumer's `credentials` filter is in the consumer's chain table,
+ * consumer/consumer-chain.ts). Every mistake is a ConfigError when the app is built.
  */
 
 import { ConfigError } from '../core/config-error.js';
@@ -12,7 +12,6 @@ import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import { accessLogFilter } from '../filters/access-log.js';
 import { accessRulesFilter } from '../filters/access-rules.js';
 import { authFilter } from '../filters/auth.js';
-import { credentialsFilter } from '../filters/credentials.js';
 import type { Logger } from '../observability/logger.js';
 import { createRateLimitedLog } from '../observability/rate-limited-log.js';
 import { resolveServerAuth } from '../security/auth-options.js';
@@ -30,8 +29,6 @@ export interface SecuritySide {
   readonly consumerExtensions: ExtensionRegistry;
   /** `access-log`, `auth`, `access`, as configured (none when not). */
   readonly providerFilters: readonly NamedFilter[];
-  /** `credentials`, when consumer.credentials is set. */
-  readonly consumerFilters: readonly NamedFilter[];
 }
 
 export function createSecuritySide(
@@ -97,15 +94,12 @@ export function createSecuritySide(
       accessRulesFilter({ rules: auth.rules, defaultAccess: auth.defaultAccess }),
     );
   }
-  const consumerFilters =
-    config.consumer.credentials === '' ? [] : [credentialsFilter(config.consumer.credentials)];
 
   return {
     tls,
     serverTransport: serverTls !== undefined ? 'tls' : transportName,
     consumerExtensions,
     providerFilters,
-    consumerFilters,
   };
 }
 

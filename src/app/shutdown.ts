@@ -11,14 +11,15 @@
  *   7. close server connections, each once its consumer has closed its side (1 s grace), then the
  *      registries, last
  */
+
+import type { Consumer } from '../consumer/consumer.js';
 import type { Logger } from '../observability/logger.js';
 import type { RegistrySet } from '../registry/registry-set.js';
-import type { ConsumerSide } from './consumer-side.js';
 import type { ProviderSide } from './provider-side.js';
 
 export interface ShutdownParts {
   provider: ProviderSide;
-  consumer: ConsumerSide;
+  consumer: Consumer;
   registries: RegistrySet;
   logger: Logger;
   timeoutMs: number;

@@ -222,7 +222,8 @@ export function createClientConnection(
     if (call === undefined) return; // timed out or cancelled already
     let value: unknown;
     try {
-      if (frame.meta.length > 0) call.responseAttachments = readAttachments(frame.meta, 0).attachments;
+      if (frame.meta.length > 0)
+        call.attempt.responseAttachments = readAttachments(frame.meta, 0).attachments;
       const offered = (call.route.compressor ?? deflateCompressor).id;
       value = readAnswer(frame, call.route.serializer, jsonSerializer, answerLimits, offered);
     } catch (error) {
@@ -304,7 +305,7 @@ export function createClientConnection(
       flags |= FrameFlag.Compressed;
     }
     const id = allocateId();
-    const timeoutMs = call.attemptTimeoutMs;
+    const timeoutMs = call.attempt.timeoutMs;
     lastCallAt = tickNow();
     if (call.oneway) {
       writer.request({
@@ -317,7 +318,7 @@ export function createClientConnection(
         attachments: call.attachments,
         body,
       });
-      call.sent = true;
+      call.attempt.sent = true;
       call.answered(undefined);
       return;
     }
@@ -333,7 +334,7 @@ export function createClientConnection(
       attachments: call.attachments,
       body,
     });
-    call.sent = true;
+    call.attempt.sent = true;
     watch.busy(lastCallAt);
   };
 
@@ -374,17 +375,15 @@ export function createClientConnection(
       return readyPromise ?? Promise.reject(closedError());
     },
     send,
-    call(route, args, attachments, timeoutMs, signal, oneway) {
+    call(route, args, options = {}) {
       return new Promise<unknown>((resolve, reject) =>
         send({
           route,
           args,
-          attachments,
-          attemptTimeoutMs: timeoutMs,
-          signal,
-          oneway,
-          sent: false,
-          responseAttachments: NO_ATTACHMENTS,
+          attachments: options.attachments,
+          signal: options.signal,
+          oneway: options.oneway ?? false,
+          attempt: { timeoutMs: options.timeoutMs ?? 0, sent: false, responseAttachments: NO_ATTACHMENTS },
           answered: resolve,
           failed: reject,
         }),

@@ -47,7 +47,7 @@ export interface ClusterContextParts {
 export const awaitWire: Step<ClientInvocation> = (invocation) =>
   new Promise<unknown>((resolve, reject) => {
     invocation.awaitWire({ onAnswer: resolve, onFailure: reject });
-    invocation.endpoint!.send(invocation);
+    invocation.attempt.endpoint!.send(invocation);
   });
 
 function ownInvocation(invocation: ClusterInvocation): ClientInvocation {
@@ -68,8 +68,7 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
     listener: AttemptListener,
   ): void => {
     const call = ownInvocation(invocation);
-    call.beginAttempt(endpoint as ProviderEndpoint, hooks, listener);
-    call.attemptStartedAt = tickMonotonic();
+    call.beginAttempt(endpoint as ProviderEndpoint, hooks, listener, tickMonotonic());
     try {
       startHooks(hooks, call);
     } catch (error) {
@@ -77,7 +76,7 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
       return;
     }
     if (!wrapped) {
-      call.endpoint!.send(call);
+      call.attempt.endpoint!.send(call);
       return;
     }
     let result: unknown;

@@ -8,7 +8,7 @@ import {
   type RetryPolicy,
   resolveRetryOptions,
 } from '../../src/cluster/retry-policy.js';
-import { retryPolicyFor } from '../../src/consumer/consumer.js';
+import { retryPolicyFor } from '../../src/consumer/method-cluster.js';
 import { builtinExtensions } from '../../src/extend.js';
 import { seededRandom } from '../support/seeded-random.js';
 
