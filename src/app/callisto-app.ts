@@ -19,6 +19,7 @@ import type { ProvideOptions } from '../provider/provide-options.js';
 import { createProvider } from '../provider/provider.js';
 import { resolveProviderOptions } from '../provider/provider-options.js';
 import { createRegistrySet } from '../registry/registry-set.js';
+import { createCompressorTable } from '../serialization/compression/compressor-table.js';
 import { createSerializerTable } from '../serialization/serializer-table.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import type { Implementation, Remote } from '../service/service-types.js';
@@ -132,7 +133,7 @@ function createApp(
   const security = createSecuritySide(config, extensions, logger);
   const serverTransport = security.serverTransport;
   const provider = createProvider({
-    options: resolveProviderOptions(config, serverTransport),
+    options: resolveProviderOptions(config, serverTransport, createCompressorTable(extensions)),
     transport: () => extensions.get('transport', serverTransport)(),
     serializers,
     registries,

@@ -10,6 +10,7 @@ import { DEFAULT_OUTLIER_OPTIONS } from '../cluster/circuit-breaker.js';
 import { DEFAULT_RETRY_BUDGET_OPTIONS } from '../cluster/retry-budget.js';
 import {
   type ClusterName,
+  type CompressorName,
   extensionNameSchema,
   type LoadBalancerName,
   type RetryPolicyName,
@@ -17,6 +18,7 @@ import {
 } from '../extension/extension-names.js';
 import { DEFAULT_LOAD_BALANCER, DEFAULT_LOAD_BALANCER_OPTIONS } from '../loadbalance/load-balancer.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_QUEUED_BYTES } from '../protocol/connection-options.js';
+import { DEFAULT_COMPRESSOR } from '../serialization/compression/zlib-compressors.js';
 import { DEFAULT_SERIALIZER } from '../serialization/serializer.js';
 import { clientTlsConfigSchema, DEFAULT_CLIENT_TLS_CONFIG } from '../transport/tls-options.js';
 
@@ -28,6 +30,8 @@ export const consumerConfigSchema = z.strictObject({
   timeoutMs: nonNegativeInt,
   /** Serializer for requests. Default 'msgpack'. */
   serializer: extensionNameSchema<SerializerName>(),
+  /** Compressor of requests and of the answers this consumer takes, when compression is on (compressThresholdBytes > 0): deflate, gzip, brotli or a registered one; a provider answers in it or uncompressed. Default 'deflate'. */
+  compressor: extensionNameSchema<CompressorName>(),
   /** Load balancer name. Default 'random'. */
   loadbalance: extensionNameSchema<LoadBalancerName>(),
   /** Fault-tolerance strategy name. Default 'failover'. */
@@ -95,6 +99,7 @@ export type ConsumerConfig = z.infer<typeof consumerConfigSchema>;
 export const DEFAULT_CONSUMER_CONFIG: ConsumerConfig = {
   timeoutMs: 3_000,
   serializer: DEFAULT_SERIALIZER,
+  compressor: DEFAULT_COMPRESSOR,
   loadbalance: DEFAULT_LOAD_BALANCER,
   cluster: 'failover',
   retries: 2,

@@ -16,6 +16,7 @@ import { credentialsFilter } from '../filters/credentials.js';
 import type { LogFields, Logger } from '../observability/logger.js';
 import type { MetricsStore } from '../observability/metrics-store.js';
 import type { RegistrySet } from '../registry/registry-set.js';
+import { createCompressorTable } from '../serialization/compression/compressor-table.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import type { Remote } from '../service/service-types.js';
@@ -71,6 +72,8 @@ export function createConsumer(parts: ConsumerParts): Consumer {
     serializers,
     connection: {
       ...settings.connection,
+      // the app's compressors (its own `compressor` extensions too) read answers
+      compressors: createCompressorTable(extensions),
       // suspicion at the first missed heartbeat, when the heartbeat is faster than suspectAfterMs
       suspectAfterMs: Math.min(settings.consumer.suspectAfterMs, settings.connection.heartbeat.intervalMs),
     },

@@ -152,6 +152,7 @@ export function createMethodRuntime(init: MethodRuntimeInit): MethodRuntime {
       definition,
       name,
       methodSerializer(reference.serializer, definition, name, 'consumer'),
+      consumer.extensions.get('compressor', config.compressor),
     ),
     timeoutMs: methodOptions.timeoutMs ?? declaration.timeoutMs ?? base.timeoutMs,
     oneway: methodOptions.oneway ?? declaration.oneway ?? false,

@@ -7,6 +7,7 @@
 import type { Attachments } from '../core/invocation.js';
 import type { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
+import type { Compressor } from '../serialization/compression/compressor.js';
 import type { Serializer } from '../serialization/serializer.js';
 
 /** A method as the wire needs it (consumer/method-route.ts makes them). */
@@ -14,6 +15,8 @@ export interface WireRoute {
   /** The encoded service, version, group and method (protocol/metadata.ts). */
   readonly prefix: Buffer;
   readonly serializer: Serializer;
+  /** The compressor of its requests and of the answers it takes (`consumer.compressor`). Default deflate. */
+  readonly compressor?: Compressor | undefined;
   /** For error messages. */
   readonly label: string;
 }

@@ -8,6 +8,7 @@ import type { ConsumerConfig } from './consumer-options.js';
 /** The `consumer` keys a method may override on a reference. */
 export const METHOD_CONSUMER_KEYS = [
   'timeoutMs',
+  'compressor',
   'loadbalance',
   'cluster',
   'retries',

@@ -93,6 +93,8 @@ function checkNames(
   const at = (key: string) => ({ key: prefix + key, source });
   if (overrides.serializer !== undefined)
     checkExtensionName(extensions, 'serializer', overrides.serializer, at('serializer'));
+  if (overrides.compressor !== undefined)
+    checkExtensionName(extensions, 'compressor', overrides.compressor, at('compressor'));
   if (overrides.loadbalance !== undefined)
     checkExtensionName(extensions, 'loadbalance', overrides.loadbalance, at('loadbalance'));
   if (overrides.cluster !== undefined)

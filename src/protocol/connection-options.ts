@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { ConfigError } from '../core/config-error.js';
+import type { CompressorTable } from '../serialization/compression/compressor-table.js';
 import { DEFAULT_DECODE_LIMITS } from '../serialization/decode-limits.js';
 import { DEFAULT_MAX_INFLATE_RATIO } from './compression.js';
 import { DEFAULT_MAX_FRAME_BYTES } from './frame.js';
@@ -23,7 +24,7 @@ export const connectionConfigSchema = z.strictObject({
   heartbeatIntervalMs: positiveInt,
   /** A connection that receives nothing (heartbeats included) this long is given up as dead, ms; checked at each heartbeat interval, so at least 2 × heartbeatIntervalMs. 0: three heartbeat intervals. Default 0. */
   heartbeatTimeoutMs: z.number().int().nonnegative(),
-  /** Request and response bodies this large or larger are DEFLATE-compressed; 0 turns it off (and compressed bodies are refused). Default 0. */
+  /** Request and response bodies this large or larger are compressed (with the call's `consumer.compressor`; a provider answers with the one its caller offered); 0 turns it off (and compressed bodies are refused). Default 0. */
   compressThresholdBytes: z.number().int().nonnegative(),
   /** A compressed body may inflate to at most this multiple of its size. Default 256. */
   maxInflateRatio: z.number().min(1),
@@ -62,12 +63,14 @@ export interface ConnectionOptions {
   connectTimeoutMs: number;
   heartbeat: HeartbeatOptions;
   /**
-   * Bodies this large or larger are sent DEFLATE-compressed; 0 turns compression off, and then
+   * Bodies this large or larger are sent compressed; 0 turns compression off, and then
    * compressed bodies are refused too.
    */
   compressThresholdBytes: number;
   /** A compressed body may inflate to at most this multiple of its size. */
   maxInflateRatio: number;
+  /** The compressors this side reads, by wire id (the app's `compressor` extensions). Default: the built-ins. */
+  compressors?: CompressorTable | undefined;
   /** Elements (values) one body may decode into. */
   maxDecodedElements: number;
   /** Once a frame has started to arrive it must be complete within this, ms. */

@@ -43,6 +43,7 @@ describe('leaky-bucket rate limit (provider)', () => {
     expect(await ref.work(-1)).toBe(-1); // connected; and the bucket's next turn is 50 ms away at most
     p.starts.length = 0;
     const burst = 12;
+    const sentAt = performance.now();
     const outcomes = await Promise.allSettled(Array.from({ length: burst }, (_, n) => ref.work(n)));
     const served = outcomes.filter((o) => o.status === 'fulfilled');
     const refused = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as RpcError] : []));
@@ -58,16 +59,14 @@ describe('leaky-bucket rate limit (provider)', () => {
     // the refused never ran; the served ran in the order they came, one every SPACING_MS
     expect(p.starts.length).toBe(served.length);
     expect(p.starts.map((s) => s.n)).toEqual([...p.starts.map((s) => s.n)].sort((a, b) => a - b));
-    // never ahead of its turn: the i-th start at least i spacings after the first (a timer that fires
-    // late on a loaded machine may bring two starts closer, never one earlier than its turn)
-    for (let i = 1; i < p.starts.length; i++) {
-      const since = p.starts[i]!.at - p.starts[0]!.at;
-      expect(since, `start ${i}: ${since.toFixed(1)} ms after the first`).toBeGreaterThanOrEqual(
-        i * SPACING_MS - 10,
+    // the n-th of them starts no earlier than n spacings after the burst was sent (timers never fire
+    // early; a loaded machine can only make them later, so this holds however busy the host is)
+    p.starts.forEach((start, n) => {
+      const after = start.at - sentAt;
+      expect(after, `start ${n}: ${after.toFixed(1)} ms after the burst`).toBeGreaterThanOrEqual(
+        n * SPACING_MS - 5,
       );
-    }
-    const span = p.starts.at(-1)!.at - p.starts[0]!.at;
-    expect(span).toBeGreaterThanOrEqual((p.starts.length - 1) * SPACING_MS - 15);
+    });
     // and the bucket drains: a call after the queue emptied is served
     const later = await ref.work(100);
     expect(later).toBe(100);
