@@ -2,6 +2,7 @@ import type { FilterEntry } from '../core/filter.js';
 import type { Attachments } from '../core/invocation.js';
 import type { ResultCacheOptions } from '../governance/cache-options.js';
 import type { ConsumerLimits } from '../governance/limit-options.js';
+import type { RetriesExhaustedMessage } from '../observability/channels.js';
 import type { Implementation, MethodNames, Remote } from '../service/service-types.js';
 import type { ConsumerConfig } from './consumer-options.js';
 
@@ -94,6 +95,12 @@ export interface ReferenceOptions<T>
   limits?: ConsumerLimits;
   /** Per-method overrides. */
   methods?: { [K in MethodNames<T>]?: MethodReferenceOptions };
+  /**
+   * Called once per call that failed with its retries used up (docs/cluster.md): a method with
+   * `retries` > 0 whose last attempt failed with an error that would have been retried. Also published
+   * on the `callisto:client:retries-exhausted` diagnostics channel. A hook that throws is logged.
+   */
+  onRetriesExhausted?: (event: RetriesExhaustedMessage) => void;
 }
 
 /** Keys of ReferenceOptions that are not `consumer` keys. */
@@ -108,6 +115,7 @@ export const REFERENCE_ONLY_KEYS = [
   'attachments',
   'limits',
   'methods',
+  'onRetriesExhausted',
 ] as const satisfies ReadonlyArray<keyof ReferenceOptions<unknown>>;
 
 /** Per-call options (`withOptions(ref, options).method(...)`). */
