@@ -101,6 +101,12 @@ export interface ReferenceOptions<T>
    * on the `callisto:client:retries-exhausted` diagnostics channel. A hook that throws is logged.
    */
   onRetriesExhausted?: (event: RetriesExhaustedMessage) => void;
+  /**
+   * The protocol this reference calls through: `callisto` (default, the provider's RPC port). `http`
+   * (the provider's HTTP entry) is refused with a ConfigError: not supported yet. Providers whose
+   * record lists protocols without this one are skipped.
+   */
+  protocol?: 'callisto' | 'http';
 }
 
 /** Keys of ReferenceOptions that are not `consumer` keys. */
@@ -116,6 +122,7 @@ export const REFERENCE_ONLY_KEYS = [
   'limits',
   'methods',
   'onRetriesExhausted',
+  'protocol',
 ] as const satisfies ReadonlyArray<keyof ReferenceOptions<unknown>>;
 
 /** Per-call options (`withOptions(ref, options).method(...)`). */
