@@ -81,6 +81,7 @@ export {
   type ExtensionTable,
 } from './extension/extension-registry.js';
 // Load balancers
+export { balancingWeight } from './loadbalance/effective-weight.js';
 export {
   createEndpointStats,
   DEFAULT_ENDPOINT_STATS_OPTIONS,

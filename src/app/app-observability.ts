@@ -9,6 +9,7 @@ import type { Consumer } from '../consumer/consumer.js';
 import type { Directory } from '../consumer/directory.js';
 import type { ProviderEndpoint } from '../consumer/endpoint.js';
 import type { ServiceKey } from '../core/service-key.js';
+import { weightFactorOf } from '../loadbalance/effective-weight.js';
 import type { GaugeSample, MetricsStore } from '../observability/metrics-store.js';
 import {
   PROMETHEUS_CONTENT_TYPE,
@@ -22,6 +23,7 @@ import { redactConfig } from '../security/redact.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import type { CallistoConfig } from './config/callisto-config.js';
 import { DEFAULT_CONFIG } from './config/callisto-config.js';
+import { endpointWeights } from './endpoint-weights.js';
 import type { ProviderSide } from './provider-side.js';
 
 export type EndpointState = 'healthy' | 'warming' | 'ejected' | 'disabled' | 'draining';
@@ -176,6 +178,14 @@ export function createAppObservability(parts: ObservabilityParts): AppObservabil
     ]),
   });
   store.addGauge({
+    name: 'callisto_endpoint_weight_factor',
+    help: 'Learnt share of one provider (peer) weight, 0.1..1: failures lower it, successes restore it (consumer.effectiveWeight)',
+    type: 'gauge',
+    collect: endpointSamples((endpoint, directory) => [
+      { labels: { ...keyLabels(directory.key), peer: endpoint.address }, value: weightFactorOf(endpoint) },
+    ]),
+  });
+  store.addGauge({
     name: 'callisto_ejections_total',
     help: 'Providers ejected by the outlier detector, per service',
     type: 'counter',
@@ -280,6 +290,7 @@ export function createAppObservability(parts: ObservabilityParts): AppObservabil
             address: endpoint.address,
             state: endpointState(endpoint, directory, warmupMs),
             weight: endpoint.weight,
+            weightFactor: Math.round(weightFactorOf(endpoint) * 1000) / 1000,
             inFlight: endpoint.stats.active,
             ewmaMs: Math.round(endpoint.stats.meanLatencyMs * 1000) / 1000,
             ...(endpoint.record?.application ? { application: endpoint.record.application } : {}),
@@ -320,7 +331,7 @@ export function createAppObservability(parts: ObservabilityParts): AppObservabil
         },
         services,
         config: () => configView(config, parts.sourceOf),
-        stats: () => statsFeed(store),
+        stats: () => ({ ...statsFeed(store), endpoints: endpointWeights(directories(), config.consumer) }),
       };
     },
   };

@@ -66,6 +66,8 @@ export const consumerConfigSchema = z.strictObject({
   maxQueuedBytes: positiveInt,
   /** Weight ramp-up of new providers, ms. Default 600000. */
   warmupMs: nonNegativeInt,
+  /** Learn effective weights: each failed attempt (network, timeout, overload, internal) lowers a provider's weight for this consumer, each success restores it step by step, down to a tenth at most; every weight-aware balancer uses them (docs/cluster.md). Default true. */
+  effectiveWeight: z.boolean(),
   /** Eject failing providers from selection. Default true. */
   outlierDetection: z.boolean(),
   /** Never eject more than this share of providers. Default 0.4. */
@@ -74,7 +76,7 @@ export const consumerConfigSchema = z.strictObject({
   ejectAfterFailures: positiveInt,
   /** First ejection period, ms, doubled on repeated ejections; then one probe call is let through. Default 10000. */
   ejectionMs: positiveInt,
-  /** Directory where the last known provider lists are kept for registry outages; '' disables. Default '.callisto/snapshots'. */
+  /** Directory where the last known provider lists are kept for registry outages, one file per registry and service (`<dir>/<registry>/<service>.json`, the registry's folder named from its address without credentials); '' disables. Default '.callisto/snapshots'. */
   snapshotDir: z.string(),
   /** Do not apply a sudden change to zero providers while their connections are healthy. Default true. */
   emptyProtection: z.boolean(),
@@ -112,6 +114,7 @@ export const DEFAULT_CONSUMER_CONFIG: ConsumerConfig = {
   idleTimeoutMs: 600_000,
   maxQueuedBytes: DEFAULT_MAX_QUEUED_BYTES,
   warmupMs: DEFAULT_LOAD_BALANCER_OPTIONS.warmupMs,
+  effectiveWeight: DEFAULT_LOAD_BALANCER_OPTIONS.effectiveWeight,
   outlierDetection: true,
   maxEjectionRatio: DEFAULT_OUTLIER_OPTIONS.maxEjectionRatio,
   ejectAfterFailures: DEFAULT_OUTLIER_OPTIONS.consecutiveFailures,

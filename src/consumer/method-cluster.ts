@@ -57,6 +57,7 @@ export function createMethodCluster(init: MethodClusterInit): ClusterInvoker {
   )({
     ...DEFAULT_LOAD_BALANCER_OPTIONS,
     warmupMs: config.warmupMs,
+    effectiveWeight: config.effectiveWeight,
     hashArguments: init.hashArguments ?? DEFAULT_LOAD_BALANCER_OPTIONS.hashArguments,
   });
   const context = createClusterContext({

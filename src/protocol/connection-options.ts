@@ -4,10 +4,16 @@
  * app's configuration, and docs/configuration.md is generated from the comments here.
  */
 import { z } from 'zod';
+import { ConfigError } from '../core/config-error.js';
 import { DEFAULT_DECODE_LIMITS } from '../serialization/decode-limits.js';
 import { DEFAULT_MAX_INFLATE_RATIO } from './compression.js';
 import { DEFAULT_MAX_FRAME_BYTES } from './frame.js';
-import { DEFAULT_HEARTBEAT_OPTIONS, type HeartbeatOptions } from './heartbeat.js';
+import {
+  DEFAULT_HEARTBEAT_MISSED_LIMIT,
+  DEFAULT_HEARTBEAT_OPTIONS,
+  type HeartbeatOptions,
+  MIN_HEARTBEAT_TIMEOUT_INTERVALS,
+} from './heartbeat.js';
 
 const positiveInt = z.number().int().positive();
 
@@ -15,6 +21,8 @@ const positiveInt = z.number().int().positive();
 export const connectionConfigSchema = z.strictObject({
   /** Heartbeat interval on idle connections, ms. Default 30000. */
   heartbeatIntervalMs: positiveInt,
+  /** A connection that receives nothing (heartbeats included) this long is given up as dead, ms; checked at each heartbeat interval, so at least 2 × heartbeatIntervalMs. 0: three heartbeat intervals. Default 0. */
+  heartbeatTimeoutMs: z.number().int().nonnegative(),
   /** Request and response bodies this large or larger are DEFLATE-compressed; 0 turns it off (and compressed bodies are refused). Default 0. */
   compressThresholdBytes: z.number().int().nonnegative(),
   /** A compressed body may inflate to at most this multiple of its size. Default 256. */
@@ -31,6 +39,7 @@ export type ConnectionConfig = z.infer<typeof connectionConfigSchema>;
 
 export const DEFAULT_CONNECTION_CONFIG: ConnectionConfig = {
   heartbeatIntervalMs: DEFAULT_HEARTBEAT_OPTIONS.intervalMs,
+  heartbeatTimeoutMs: 0,
   compressThresholdBytes: 0,
   maxInflateRatio: DEFAULT_MAX_INFLATE_RATIO,
   maxDecodedElements: DEFAULT_DECODE_LIMITS.maxElements,
@@ -72,6 +81,28 @@ export interface ConnectionOptions {
   suspectAfterMs?: number;
 }
 
+/**
+ * The heartbeat of the app's keys: `heartbeatTimeoutMs`, or three intervals when it is 0. Throws a
+ * ConfigError for a timeout under two intervals (the silence is checked once per interval, and one
+ * missed ping is never enough to give a peer up).
+ */
+export function resolveHeartbeatOptions(
+  config: Pick<ConnectionConfig, 'heartbeatIntervalMs' | 'heartbeatTimeoutMs'>,
+): HeartbeatOptions {
+  const intervalMs = config.heartbeatIntervalMs;
+  const timeoutMs = config.heartbeatTimeoutMs;
+  if (timeoutMs === 0) return { intervalMs, timeoutMs: intervalMs * DEFAULT_HEARTBEAT_MISSED_LIMIT };
+  const least = intervalMs * MIN_HEARTBEAT_TIMEOUT_INTERVALS;
+  if (timeoutMs < least) {
+    throw new ConfigError(
+      'heartbeatTimeoutMs',
+      timeoutMs,
+      `0 (three heartbeat intervals) or at least ${MIN_HEARTBEAT_TIMEOUT_INTERVALS} × heartbeatIntervalMs = ${least}; raise it or lower heartbeatIntervalMs`,
+    );
+  }
+  return { intervalMs, timeoutMs };
+}
+
 /** The options of a connection from the app's keys and the side's own. */
 export function resolveConnectionOptions(
   config: ConnectionConfig,
@@ -81,7 +112,7 @@ export function resolveConnectionOptions(
     maxFrameBytes: side.maxFrameBytes,
     maxQueuedBytes: side.maxQueuedBytes,
     connectTimeoutMs: side.connectTimeoutMs,
-    heartbeat: { ...DEFAULT_HEARTBEAT_OPTIONS, intervalMs: config.heartbeatIntervalMs },
+    heartbeat: resolveHeartbeatOptions(config),
     compressThresholdBytes: config.compressThresholdBytes,
     maxInflateRatio: config.maxInflateRatio,
     maxDecodedElements: config.maxDecodedElements,

@@ -2,7 +2,7 @@
  * A connection that speaks frames over a transport's byte stream, the same for both sides: the
  * streaming decoder (partial frames drawing on the side's budget), the batched frame writer, heartbeats
  * (a ping when idle, pongs bounded by what is queued for the peer, a silent peer closed after
- * `missedLimit` intervals), the frame deadline (a frame that started must complete within
+ * its heartbeat timeout), the frame deadline (a frame that started must complete within
  * `frameTimeoutMs`), read pausing while too much is queued for a peer that does not read, and body
  * compression with its inflate bounds. The consumer's and the provider's connections build on it and see
  * only request, response and event frames.

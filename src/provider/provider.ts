@@ -16,6 +16,7 @@ import { admissionFilter } from '../filters/admission.js';
 import { providerDeadlineFilter } from '../filters/deadline.js';
 import { decodeArgumentsFilter } from '../filters/decode-arguments.js';
 import { executesFilter } from '../filters/executes.js';
+import { leakyRateFilter } from '../filters/leaky-rate.js';
 import { metricsServerFilter } from '../filters/metrics-server.js';
 import { observeServerFilter } from '../filters/observe-server.js';
 import { rateLimitFilter } from '../filters/rate-limit.js';
@@ -24,8 +25,10 @@ import { tracingServerFilter } from '../filters/tracing-server.js';
 import { type ProviderLimits, providerLimitsSchema } from '../governance/limit-options.js';
 import {
   createExecutionLimit,
+  createLeakyLimiters,
   createRateLimiters,
   type ExecutionLimit,
+  type LeakyLimiter,
   type RateLimiter,
 } from '../governance/provider-limiters.js';
 import { channels, type ProtocolErrorMessage } from '../observability/channels.js';
@@ -161,6 +164,7 @@ export function createProvider(parts: ProviderParts): Provider {
   ];
   const appLimits = {
     rate: createRateLimiters(options.limits, 'app'),
+    leaky: createLeakyLimiters(options.limits, 'app'),
     executes: createExecutionLimit(options.limits, 'app'),
   };
   const appFilters = parts.filters.map((entry) =>
@@ -467,6 +471,8 @@ export function createProvider(parts: ProviderParts): Provider {
 /** A scope's rate limiters and execution limit. */
 interface ScopeLimits {
   readonly rate: RateLimiter[];
+  /** The leaky-bucket rates (`kind: 'leaky'`). */
+  readonly leaky: LeakyLimiter[];
   readonly executes: ExecutionLimit | undefined;
 }
 
@@ -489,6 +495,7 @@ function createLimitFilters(
   const serviceLimits = check(provideOptions.limits, `${where}.limits`);
   const forService: ScopeLimits = {
     rate: createRateLimiters(serviceLimits, `service ${service}`),
+    leaky: createLeakyLimiters(serviceLimits, `service ${service}`),
     executes: createExecutionLimit(serviceLimits, `service ${service}`),
   };
   const byMethod = new Map<string, NamedFilter[]>();
@@ -501,19 +508,22 @@ function createLimitFilters(
       method,
       limitFilters(app, forService, {
         rate: createRateLimiters(limits, `method ${service}.${method}`),
+        leaky: createLeakyLimiters(limits, `method ${service}.${method}`),
         executes: createExecutionLimit(limits, `method ${service}.${method}`),
       }),
     );
   }
-  const shared = limitFilters(app, forService, { rate: [], executes: undefined });
+  const shared = limitFilters(app, forService, { rate: [], leaky: [], executes: undefined });
   return (method) => byMethod.get(method) ?? shared;
 }
 
 function limitFilters(...scopes: ScopeLimits[]): NamedFilter[] {
   const rate = scopes.flatMap((scope) => scope.rate);
+  const leaky = scopes.flatMap((scope) => scope.leaky);
   const executes = scopes.flatMap((scope) => (scope.executes === undefined ? [] : [scope.executes]));
   return [
     ...(rate.length > 0 ? [rateLimitFilter(rate)] : []),
     ...(executes.length > 0 ? [executesFilter(executes)] : []),
+    ...(leaky.length > 0 ? [leakyRateFilter(leaky)] : []),
   ];
 }
