@@ -59,6 +59,8 @@ export class ClientInvocation implements ClusterInvocation, OutboundCall {
   attempts = 0;
   /** The provider of the attempt before. */
   lastAttemptAddress: string | undefined = undefined;
+  /** The time the call's failed attempts took, ms (what the `adaptive` retry policy reads). */
+  failedAttemptsMs = 0;
   /** When the `metrics-call` filter started measuring the call. */
   meteredAt = 0;
   /** The call's span, while the `tracing-client` filter traces it. */

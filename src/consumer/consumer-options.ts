@@ -42,9 +42,9 @@ export const consumerConfigSchema = z.strictObject({
   attemptTimeoutMs: nonNegativeInt,
   /** A connection with calls waiting that receives nothing this long (a ping is sent halfway; a live provider answers it however long its handlers run) is suspected: no new attempt goes to it, and its waiting idempotent attempts fail Network and are retried elsewhere within their deadline (non-idempotent ones keep waiting); the first frame from it clears the suspicion. Never longer than heartbeatIntervalMs. 0 turns it off. Default 1000. */
   suspectAfterMs: nonNegativeInt,
-  /** Retry delay policy: 'none' (never retry), 'fixed' (every retryDelayMs), 'exponential' (with jitter). Default 'fixed'. */
+  /** Retry delay policy: 'none' (never retry), 'fixed' (every retryDelayMs), 'exponential' (with jitter), 'adaptive' (from the call's attempts' response times, docs/cluster.md). Default 'fixed'. */
   retry: extensionNameSchema<RetryPolicyName>(),
-  /** Delay of 'fixed', first delay of 'exponential' (which starts from 100 when this is 0), ms. Default 0 (retry at once). */
+  /** Delay of 'fixed', first delay of 'exponential' (which starts from 100 when this is 0), shortest delay of 'adaptive', ms. Default 0 (retry at once). */
   retryDelayMs: nonNegativeInt,
   /** Longest retry delay, ms. Default 1000. */
   retryMaxDelayMs: nonNegativeInt,

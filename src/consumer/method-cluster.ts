@@ -8,6 +8,7 @@ import { type RetryPolicy, resolveRetryOptions } from '../cluster/retry-policy.j
 import { compileChain, type NamedFilter } from '../core/filter.js';
 import type { ExtensionTable } from '../extension/extension-registry.js';
 import { DEFAULT_LOAD_BALANCER_OPTIONS } from '../loadbalance/load-balancer.js';
+import type { RetriesExhaustedMessage } from '../observability/channels.js';
 import type { LogFields } from '../observability/logger.js';
 import type { ClientInvocation } from './client-invocation.js';
 import { awaitWire, createClusterContext } from './cluster-context.js';
@@ -44,6 +45,8 @@ export interface MethodClusterInit {
   /** The per-attempt filters, built-in and user (consumer-chain.ts). */
   readonly attemptFilters: readonly NamedFilter<ClientInvocation>[];
   readonly log: (level: 'info' | 'warn' | 'error', message: string, fields?: LogFields) => void;
+  /** The reference's `onRetriesExhausted` hook. */
+  readonly onRetriesExhausted?: ((event: RetriesExhaustedMessage) => void) | undefined;
 }
 
 export function createMethodCluster(init: MethodClusterInit): ClusterInvoker {
@@ -74,6 +77,7 @@ export function createMethodCluster(init: MethodClusterInit): ClusterInvoker {
     retryBudgetRatio: config.retryBudgetRatio,
     attempt: compileChain<ClientInvocation>(init.attemptFilters, awaitWire),
     log: init.log,
+    onRetriesExhausted: init.onRetriesExhausted,
   });
   return extensions.get('cluster', config.cluster)(context);
 }

@@ -106,6 +106,7 @@ export function createMethodRuntime(init: MethodRuntimeInit): MethodRuntime {
           hashArguments: methodOptions.hashArguments,
           attemptFilters: attemptFilters(user.attempt, attemptNeeds(directory)),
           log: consumer.log,
+          onRetriesExhausted: options.onRetriesExhausted,
         });
         if (cluster.close) {
           const close = () => cluster!.close!();

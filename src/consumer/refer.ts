@@ -12,6 +12,7 @@ import type { ConsumerContext } from './consumer-context.js';
 import { createMethodRuntime } from './method-runtime.js';
 import { createReference } from './reference.js';
 import type { ReferenceOptions } from './reference-options.js';
+import { checkReferenceProtocol } from './reference-protocol.js';
 import type { ReferenceHolds, ReferenceState } from './reference-state.js';
 import { resolveReferenceTargets } from './reference-targets.js';
 import { resolveReferenceOptions } from './resolve-reference-options.js';
@@ -27,6 +28,7 @@ export function refer<T>(
   const label = `refer(${definition.name})`;
   consumer.mocks.add(definition, definition.methods, options.mockImpl);
   const resolved = resolveReferenceOptions(definition, options, settings.consumer, extensions);
+  checkReferenceProtocol(label, options.protocol);
   const base = resolved.reference;
   const mode = options.mock === true ? 'force' : options.mock || undefined;
   const holds: ReferenceHolds = { directories: new Set(), closers: [], released: false };

@@ -58,6 +58,8 @@ const referenceOnlySchema = z.strictObject({
   attachments: z.record(z.string(), z.string()),
   limits: consumerLimitsSchema,
   methods: z.record(z.string(), z.unknown()).describe('a mapping of method names to method options'),
+  onRetriesExhausted: isFunction.describe('a function (event) => void'),
+  protocol: z.string().describe("'callisto'"),
 });
 
 const methodOptionsSchema = z.strictObject({

@@ -22,7 +22,7 @@ export const BUILTIN_EXTENSION_NAMES = {
   compressor: ['deflate', 'gzip', 'brotli'],
   loadbalance: ['random', 'roundrobin', 'consistenthash', 'leastactive', 'shortestresponse', 'p2c'],
   cluster: ['failover', 'failfast', 'failsafe', 'failback', 'forking', 'broadcast'],
-  retry: ['none', 'fixed', 'exponential'],
+  retry: ['none', 'fixed', 'exponential', 'adaptive'],
   registry: ['file', 'direct', 'etcd', 'zookeeper', 'zk', 'redis', 'redis-sentinel'],
   transport: ['tcp', 'memory', 'tls'],
 } as const;
