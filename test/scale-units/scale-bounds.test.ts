@@ -65,6 +65,12 @@ describe('scale bounds', () => {
     expect(boundViolations(busy, 1, 4)).toEqual([
       'etcd: consumer idle CPU per app per s 20 over its bound 15',
     ]);
+    // oversubscribed: only memory is judged
+    expect(boundViolations({ ...busy, update: result('etcd', 60_000).update }, 1, 40)).toEqual([]);
+    const bloated = { ...busy, consumer: { ...busy.consumer, heapPerAppBytes: 100 * 1024 * 1024 } };
+    expect(boundViolations(bloated, 1, 40)).toEqual([
+      'etcd: consumer heap per app (bytes) 104857600 over its bound 67108864',
+    ]);
     expect(boundViolations(result('consul', 100), 1)).toEqual(['no bounds stated for engine consul']);
   });
 
