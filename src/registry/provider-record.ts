@@ -19,6 +19,12 @@ export interface ProviderRecord {
   /** The provider's HTTP/JSON entry (docs/http.md), on the record's host, when it serves one. */
   readonly http?: { readonly port: number };
   /**
+   * The entries the service is served on (`provide(…, { protocols })`): `callisto` (this port), `http`
+   * (the HTTP/JSON entry). Absent in records written before it existed: `callisto`, and `http` when
+   * the record has an `http` port.
+   */
+  readonly protocols?: readonly string[];
+  /**
    * The provider serves TLS only on its port (transport `tls`): a consumer calls it over TLS or not at
    * all. A record with `tls: true` and no transport (or `tcp`) is read as transport `tls`.
    */
