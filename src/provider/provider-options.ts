@@ -35,6 +35,8 @@ export interface ProviderOptions {
   readonly accessLog: readonly string[];
   /** Whether `callContext()` is kept past a method's awaits (AsyncLocalStorage). */
   readonly asyncCallContext: boolean;
+  /** `server.auth.registryToken`: a random token in the records, required on every call. */
+  readonly registryToken: boolean;
 }
 
 /** The keys of the app's configuration the provider side reads. */
@@ -63,5 +65,6 @@ export function resolveProviderOptions(config: ProviderConfig, transport: string
     limits: server.limits,
     accessLog: server.accessLog,
     asyncCallContext: config.asyncCallContext,
+    registryToken: server.auth.registryToken,
   };
 }

@@ -4,6 +4,7 @@
  * entry.ts), the server (only once something is provided and the app starts), the registrations
  * (registration.ts), and its own lifecycle: `shutdown(deadline)` (provider-shutdown.ts) and `destroy()`.
  */
+import { randomBytes } from 'node:crypto';
 import { ECHO_METHOD } from '../core/echo.js';
 import { type FilterEntry, type NamedFilter, namedFilter } from '../core/filter.js';
 import { channels, type ProtocolErrorMessage } from '../observability/channels.js';
@@ -112,7 +113,10 @@ export function createProvider(parts: ProviderParts): Provider {
     connectionShare: serverOptions.connectionShare,
     addressShare: serverOptions.addressShare,
   });
+  // a new one at every start: a restarted provider's old token is worth nothing
+  const registryToken = options.registryToken ? randomBytes(24).toString('base64url') : undefined;
   const builtinOf = createProviderChain({
+    registryToken,
     serving,
     logger,
     accessLog: options.accessLog,
@@ -126,6 +130,7 @@ export function createProvider(parts: ProviderParts): Provider {
   );
   const registration = createRegistration({
     options,
+    token: registryToken,
     registries: parts.registries,
     serializers: () =>
       acceptedSerializers(serializers.serializers, serverOptions.serializers).map((s) => s.name),

@@ -43,6 +43,8 @@ export interface Registration {
 
 export interface RegistrationParts {
   readonly options: ProviderOptions;
+  /** `server.auth.registryToken`: the token written in every record. */
+  readonly token?: string | undefined;
   readonly registries: RegistrySet;
   /** The names of the serializers the server accepts. */
   readonly serializers: () => readonly string[];
@@ -81,6 +83,7 @@ export function createRegistration(parts: RegistrationParts): Registration {
         ...(at.workers === undefined ? {} : { workers: String(at.workers) }),
       },
       ...(at.admin === undefined ? {} : { admin: at.admin }),
+      ...(parts.token === undefined ? {} : { token: parts.token }),
     };
   };
 

@@ -1,3 +1,4 @@
+import { REDACTED_TOKEN } from '../core/registry-token.js';
 import type { ServiceKey } from '../core/service-key.js';
 
 /** What a provider announces for one service, stored as JSON under its registry key. */
@@ -44,6 +45,16 @@ export interface ProviderRecord {
   readonly tags: Record<string, string>;
   /** Where the providing app's admin endpoints are (docs/observability.md), when it serves them. */
   readonly admin?: { readonly host: string; readonly port: number };
+  /**
+   * `server.auth.registryToken`: the token the provider requires on every call (consumers that read
+   * this record send it). Never shown: tools print `withoutToken(record)`.
+   */
+  readonly token?: string;
+}
+
+/** A record as tools show it: its token (if any) redacted. */
+export function withoutToken<R extends ProviderRecord>(record: R): R {
+  return record.token === undefined ? record : { ...record, token: REDACTED_TOKEN };
 }
 
 /** What a consumer announces for one service it refers to. */

@@ -10,6 +10,7 @@
  * - `transport`: when present, a transport name (lowercase letters, digits, `-`, at most 32); absent
  *   means `tcp`;
  * - `http`: when present, `{ port }` with a port as above (the HTTP/JSON entry on the same host);
+ * - `token`: when present, a string of 1 to 256 characters (`server.auth.registryToken`);
  * - `protocols`: when present, a list of protocol names (the entries the service is served on);
  * - `tls`: a boolean when present; `true` (TLS only) with no transport, or `tcp`, reads as transport
  *   `tls`, and transport `tls` implies `tls: true`;
@@ -128,6 +129,9 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
   ) {
     return fail(`startTime ${describe(startTime)} is not a time in ms`);
   }
+  const token = r['token'];
+  if (token !== undefined && (typeof token !== 'string' || token.length === 0 || token.length > 256))
+    return fail('token is not a string of 1 to 256 characters');
   const admin = r['admin'];
   if (admin !== undefined && !isAdminAddress(admin))
     return fail(`admin ${describe(admin)} is not { host, port } of the admin endpoints`);
@@ -152,6 +156,7 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
       startTime: typeof startTime === 'number' && startTime > 0 ? startTime : firstSeen,
       tags: stringMap(r['tags']),
       ...(admin === undefined ? {} : { admin: { host: admin.host, port: admin.port } }),
+      ...(token === undefined ? {} : { token: token as string }),
     },
   };
 }
