@@ -35,6 +35,7 @@ export type { ServiceKey } from './core/service-key.js';
 
 // Calls: references, per-call options, the context a provider's handler runs in
 export type { CallOptions, MethodReferenceOptions, ReferenceOptions } from './consumer/reference-options.js';
+export { echo } from './consumer/echo.js';
 export { releaseReference } from './consumer/release-reference.js';
 export { withOptions } from './consumer/with-options.js';
 export { callContext } from './provider/call-context.js';

@@ -4,12 +4,13 @@
  * entries skipped and logged by the registry) and its consumers (`consumers(key)`).
  */
 import type { ServiceKey } from '../index.js';
-import type {
-  ConsumerRecord,
-  ProviderRecord,
-  Registry,
-  ServiceListing,
-  ServiceOverrides,
+import {
+  type ConsumerRecord,
+  type ProviderRecord,
+  type Registry,
+  type ServiceListing,
+  type ServiceOverrides,
+  withoutToken,
 } from '../registry/index.js';
 import { CliError, ExitCode } from '../tools/exit-codes.js';
 
@@ -36,7 +37,8 @@ export async function readProviders(registry: Registry, key: ServiceKey): Promis
     list = providers;
   });
   unsubscribe();
-  return list;
+  // a registry token is never printed
+  return list.map(withoutToken);
 }
 
 /** Providers and consumers of a key; with `withOverrides`, its override record too (`ls` shows it). */

@@ -5,6 +5,8 @@
  */
 import type { ClusterEndpoint } from '../cluster/cluster.js';
 import { tickMonotonic } from '../core/clock.js';
+import type { Attachments } from '../core/invocation.js';
+import { REGISTRY_TOKEN_ATTACHMENT } from '../core/registry-token.js';
 import { createEndpointStats, type EndpointStatsRecorder } from '../loadbalance/endpoint-stats.js';
 import type { ProviderRecord } from '../registry/provider-record.js';
 import { DEFAULT_TRANSPORT, transportAddress } from '../transport/transport.js';
@@ -85,6 +87,13 @@ export class ProviderEndpoint implements ClusterEndpoint {
   }
 
   send(call: OutboundCall): void {
+    // server.auth.registryToken: the token this provider published with its record goes with the call
+    const token = this.record?.token;
+    if (token !== undefined || call.attachments?.[REGISTRY_TOKEN_ATTACHMENT] !== undefined) {
+      const { [REGISTRY_TOKEN_ATTACHMENT]: _other, ...rest } = call.attachments ?? {};
+      (call as { attachments: Attachments | undefined }).attachments =
+        token === undefined ? rest : { ...rest, [REGISTRY_TOKEN_ATTACHMENT]: token };
+    }
     this.link.connection().send(call);
   }
 }

@@ -40,6 +40,8 @@ export interface ReferenceParts<T> {
 
 const NO_ATTACHMENTS: Attachments = Object.freeze({}) as Attachments;
 const runtimeKey = Symbol('callisto.methodRuntime');
+/** A reference's calls of a method by name (`$echo`, consumer/echo.ts), through its filters. */
+const callKey = Symbol('callisto.callMethod');
 
 function callFunction<T>(
   parts: ReferenceParts<T>,
@@ -100,6 +102,7 @@ export function createReference<T>(parts: ReferenceParts<T>): Remote<T> {
   const declared = parts.definition.methods ? Object.keys(parts.definition.methods) : undefined;
 
   const view = (callOptions: CallOptions | undefined): Remote<T> => {
+    const callOf = (method: string) => callFunction(parts, runtimeOf(method), callOptions);
     let target: Record<string | symbol, unknown>;
     if (declared) {
       target = {};
@@ -112,6 +115,7 @@ export function createReference<T>(parts: ReferenceParts<T>): Remote<T> {
           get(_target, property) {
             if (property === callOptionsKey) return factory;
             if (property === runtimeKey) return runtimeOf;
+            if (property === callKey) return callOf;
             if (property === releaseKey) return release;
             if (typeof property === 'symbol' || property === 'then' || isForbiddenMethodName(property)) {
               return undefined;
@@ -129,6 +133,7 @@ export function createReference<T>(parts: ReferenceParts<T>): Remote<T> {
     if (declared) {
       Object.defineProperty(target, callOptionsKey, { value: factory });
       Object.defineProperty(target, runtimeKey, { value: runtimeOf });
+      Object.defineProperty(target, callKey, { value: callOf });
       Object.defineProperty(target, releaseKey, { value: release });
     }
     let remote = target as Remote<T>;
@@ -138,6 +143,7 @@ export function createReference<T>(parts: ReferenceParts<T>): Remote<T> {
         remote = Object.assign({}, target, stubbed) as Remote<T>;
         Object.defineProperty(remote, callOptionsKey, { value: factory });
         Object.defineProperty(remote, runtimeKey, { value: runtimeOf });
+        Object.defineProperty(remote, callKey, { value: callOf });
         Object.defineProperty(remote, releaseKey, { value: release });
       } else {
         const inner = target;
@@ -166,4 +172,14 @@ export function methodRuntimeOf(reference: object, method: string): MethodRuntim
   ];
   if (runtimeOf === undefined) throw new TypeError('methodRuntimeOf() needs a reference made by app.refer()');
   return runtimeOf(method);
+}
+
+/** @internal Calls `method` on a reference made by app.refer(), through its filters (consumer/echo.ts). */
+export function callMethodOf(reference: object, method: string, args: unknown[]): Promise<unknown> {
+  const callOf = (
+    reference as Record<symbol, ((method: string) => (...args: unknown[]) => Promise<unknown>) | undefined>
+  )[callKey];
+  if (callOf === undefined)
+    return Promise.reject(new TypeError('echo() needs a reference made by app.refer()'));
+  return callOf(method)(...args);
 }

@@ -66,6 +66,12 @@ const provider = {
     does: 'takes the credentials out of the attachments and authenticates the caller (`invocation.identity`), `Unauthorized` otherwise, before the arguments are decoded; hooks with synchronous authenticators, wrapping with one that answers later (JWT)',
     form: 'hooks or wraps',
   },
+  'registry-token': {
+    order: 255,
+    when: '`server.auth.registryToken: true`',
+    does: 'refuses with `Unauthorized` a call from another process without the random token this provider published with its registry records (consumers that found it through a registry send it; docs/security.md)',
+    form: 'hooks',
+  },
   access: {
     order: 260,
     when: '`server.auth` (with `defaultAccess`, `rules`)',

@@ -4,7 +4,7 @@
  */
 
 import type { ServiceKey } from '../index.js';
-import type { ProviderRecord } from '../registry/index.js';
+import { type ProviderRecord, withoutToken } from '../registry/index.js';
 import { similarNames } from '../tools/similar-names.js';
 import type { Actions } from './actions.js';
 import type { AdminGate } from './admin-gate.js';
@@ -41,7 +41,8 @@ export function providersOf(watched: WatchedKey): Array<ProviderRecord & { regis
     for (const record of list.providers ?? []) {
       const known = byAddress.get(addressOf(record));
       if (known) known.registries.push(list.registry);
-      else byAddress.set(addressOf(record), { ...record, registries: [list.registry] });
+      // a registry token is never shown
+      else byAddress.set(addressOf(record), { ...withoutToken(record), registries: [list.registry] });
     }
   }
   return [...byAddress.values()].sort((a, b) => addressOf(a).localeCompare(addressOf(b)));

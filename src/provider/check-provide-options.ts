@@ -5,10 +5,21 @@
  */
 import { ConfigError } from '../core/config-error.js';
 import { refuseUnknownKeys } from '../core/did-you-mean.js';
-import type { ProvideOptions } from './provide-options.js';
+import { PROVIDE_PROTOCOLS, PROVIDE_SCOPES, type ProvideOptions } from './provide-options.js';
 
 /** The keys `ProvideOptions` has (provide-options.ts). */
-export const PROVIDE_OPTION_KEYS = ['filters', 'methods', 'executor', 'limits', 'weight', 'tags'] as const;
+export const PROVIDE_OPTION_KEYS = [
+  'filters',
+  'methods',
+  'executor',
+  'limits',
+  'weight',
+  'tags',
+  'scope',
+  'registries',
+  'protocols',
+  'metrics',
+] as const;
 /** Fails to compile when ProvideOptions gains a key the list above does not name, or the other way round. */
 type SameKeys<A, B> = [Exclude<A, B> | Exclude<B, A>] extends [never] ? true : never;
 const provideKeysComplete: SameKeys<keyof ProvideOptions, (typeof PROVIDE_OPTION_KEYS)[number]> = true;
@@ -29,6 +40,7 @@ export function checkProvideOptions(service: string, options: unknown): void {
     });
   }
   refuseUnknownKeys(options, PROVIDE_OPTION_KEYS, { prefix: '', source });
+  checkServedOptions(options, source);
   const methods = options['methods'];
   if (methods === undefined) return;
   if (!isPlain(methods)) {
@@ -40,5 +52,37 @@ export function checkProvideOptions(service: string, options: unknown): void {
       throw new ConfigError(`methods.${method}`, methodOptions, 'an object of method options', { source });
     }
     refuseUnknownKeys(methodOptions, PROVIDE_METHOD_OPTION_KEYS, { prefix: `methods.${method}.`, source });
+  }
+}
+
+/** `scope`, `protocols`, `registries` (their shape; the registries are matched by the provider) and `metrics`. */
+function checkServedOptions(options: Record<string, unknown>, source: string): void {
+  const { scope, protocols, registries, metrics } = options;
+  if (scope !== undefined && !PROVIDE_SCOPES.includes(scope as never)) {
+    throw new ConfigError('scope', scope, `one of ${PROVIDE_SCOPES.map((s) => `'${s}'`).join(', ')}`, {
+      source,
+    });
+  }
+  if (metrics !== undefined && typeof metrics !== 'boolean') {
+    throw new ConfigError('metrics', metrics, 'true or false', { source });
+  }
+  if (protocols !== undefined) {
+    const expected = `a list of ${PROVIDE_PROTOCOLS.map((p) => `'${p}'`).join(', ')}`;
+    if (!Array.isArray(protocols) || protocols.length === 0)
+      throw new ConfigError('protocols', protocols, `${expected}, at least one`, { source });
+    protocols.forEach((protocol, i) => {
+      if (!PROVIDE_PROTOCOLS.includes(protocol as never))
+        throw new ConfigError(`protocols[${i}]`, protocol, expected, { source });
+    });
+  }
+  if (registries !== undefined) {
+    if (!Array.isArray(registries))
+      throw new ConfigError('registries', registries, "a list of the app's registry addresses", { source });
+    registries.forEach((registry, i) => {
+      if (typeof registry !== 'string')
+        throw new ConfigError(`registries[${i}]`, registry, "one of the app's registry addresses", {
+          source,
+        });
+    });
   }
 }

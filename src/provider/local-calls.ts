@@ -12,7 +12,7 @@ import type { Admission } from '../filters/admission.js';
 import { NO_ATTACHMENTS } from '../protocol/metadata.js';
 import { createProviderEntry, type ScrubbedError } from './entry.js';
 import type { PeerSlot } from './peer-limits.js';
-import { methodNotFound, type ServiceTable } from './service-table.js';
+import { methodNotFound, methodOf, type ServiceTable } from './service-table.js';
 import type { Serving } from './serving.js';
 
 export type { LocalCall, LocalHandle } from '../core/local-call.js';
@@ -72,18 +72,18 @@ export function createLocalCalls(parts: LocalCallsParts): LocalCalls {
 
   return {
     provides(key) {
-      return table.lookup(key.name, key.version, key.group) !== undefined;
+      return table.lookup(key.name, key.version, key.group)?.servedOn.injvm === true;
     },
     serve(call) {
       const { service } = call;
       const exported = table.lookup(service.name, service.version, service.group);
-      if (exported === undefined) {
+      if (exported === undefined || !exported.servedOn.injvm) {
         call.failed(
           new RpcError('ServiceNotFound', `service ${serviceKeyString(service)} is not provided here`),
         );
         return NOTHING_TO_CANCEL;
       }
-      const method = exported.methods.get(call.method);
+      const method = methodOf(exported, call.method);
       if (method === undefined) {
         call.failed(methodNotFound(exported, call.method));
         return NOTHING_TO_CANCEL;

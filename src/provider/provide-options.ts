@@ -25,4 +25,30 @@ export interface ProvideOptions<T = unknown> {
   weight?: number;
   /** Labels announced for this service, merged over server.tags. */
   tags?: Record<string, string>;
+  /**
+   * Who is served (Dubbo's `scope`): `'both'` (default) the app's own consumers in-process and remote
+   * callers; `'local'` in-process only, never registered; `'remote'` remote callers only (the app's own
+   * consumers call it over the wire too); `'none'` nobody, never registered.
+   */
+  scope?: ProvideScope;
+  /**
+   * The registries the service is registered in: addresses of the app's `registry` list. Default: every
+   * registry of the app.
+   */
+  registries?: string[];
+  /**
+   * The entries the service is served on: `'callisto'` (the RPC port) and `'http'` (the HTTP/JSON entry,
+   * `server.http`); written in its provider record. Default: every entry the server has.
+   */
+  protocols?: ProvideProtocol[];
+  /** false: the service's calls are counted in neither the metrics nor `/stats`. Default true. */
+  metrics?: boolean;
 }
+
+/** `provide(…, { scope })`. */
+export type ProvideScope = 'local' | 'remote' | 'both' | 'none';
+export const PROVIDE_SCOPES: readonly ProvideScope[] = ['local', 'remote', 'both', 'none'];
+
+/** `provide(…, { protocols })`: the provider's entries. */
+export type ProvideProtocol = 'callisto' | 'http';
+export const PROVIDE_PROTOCOLS: readonly ProvideProtocol[] = ['callisto', 'http'];

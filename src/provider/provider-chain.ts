@@ -19,6 +19,7 @@ import { providerDeadlineFilter } from '../filters/deadline.js';
 import { decodeArgumentsFilter } from '../filters/decode-arguments.js';
 import { metricsServerFilter } from '../filters/metrics-server.js';
 import { observeServerFilter } from '../filters/observe-server.js';
+import { registryTokenFilter } from '../filters/registry-token.js';
 import { shutdownFilter } from '../filters/shutdown.js';
 import { tracingServerFilter } from '../filters/tracing-server.js';
 import type { Logger } from '../observability/logger.js';
@@ -39,6 +40,8 @@ export interface ProviderChainParts {
   readonly auth?: ServerAuthOptions | undefined;
   /** Where `metrics-server` counts (none: `metrics: false`). */
   readonly metrics?: MetricsStore | undefined;
+  /** `server.auth.registryToken`: the token this provider published (none: off). */
+  readonly registryToken?: string | undefined;
   /** Whether `tracing-server` is in (`tracing: true` and an OpenTelemetry SDK registered first). */
   readonly tracing: boolean;
 }
@@ -105,6 +108,12 @@ export function createProviderChain(
               authenticators: auth.authenticators,
               onRefused: (message) => refusals.warn('auth', message),
             }),
+      ),
+    },
+    {
+      name: 'registry-token',
+      filter: shared(
+        parts.registryToken === undefined ? undefined : registryTokenFilter(parts.registryToken),
       ),
     },
     {

@@ -36,6 +36,8 @@ export interface ProviderOptions {
   readonly accessLog: readonly string[];
   /** Whether `callContext()` is kept past a method's awaits (AsyncLocalStorage). */
   readonly asyncCallContext: boolean;
+  /** `server.auth.registryToken`: a random token in the records, required on every call. */
+  readonly registryToken: boolean;
 }
 
 /** The keys of the app's configuration the provider side reads. */
@@ -75,5 +77,6 @@ export function resolveProviderOptions(
     limits: server.limits,
     accessLog: server.accessLog,
     asyncCallContext: config.asyncCallContext,
+    registryToken: server.auth.registryToken,
   };
 }

@@ -4,6 +4,8 @@
  * entry.ts), the server (only once something is provided and the app starts), the registrations
  * (registration.ts), and its own lifecycle: `shutdown(deadline)` (provider-shutdown.ts) and `destroy()`.
  */
+import { randomBytes } from 'node:crypto';
+import { ECHO_METHOD } from '../core/echo.js';
 import { type FilterEntry, type NamedFilter, namedFilter } from '../core/filter.js';
 import { channels, type ProtocolErrorMessage } from '../observability/channels.js';
 import type { Logger } from '../observability/logger.js';
@@ -30,6 +32,7 @@ import type { ProviderOptions } from './provider-options.js';
 import { type ProviderShutdownOptions, shutdownProvider } from './provider-shutdown.js';
 import { createRegistration, type Registered, type ServedAt } from './registration.js';
 import { callFields, scrubbedLine } from './scrubbed-log.js';
+import { servedOf } from './served-on.js';
 import { acceptedSerializers, createRpcServer, type RpcServer } from './server.js';
 import { checkServerOptions } from './server-options.js';
 import { createServiceExecutors } from './service-executors.js';
@@ -110,7 +113,10 @@ export function createProvider(parts: ProviderParts): Provider {
     connectionShare: serverOptions.connectionShare,
     addressShare: serverOptions.addressShare,
   });
+  // a new one at every start: a restarted provider's old token is worth nothing
+  const registryToken = options.registryToken ? randomBytes(24).toString('base64url') : undefined;
   const builtinOf = createProviderChain({
+    registryToken,
     serving,
     logger,
     accessLog: options.accessLog,
@@ -124,6 +130,7 @@ export function createProvider(parts: ProviderParts): Provider {
   );
   const registration = createRegistration({
     options,
+    token: registryToken,
     registries: parts.registries,
     serializers: () =>
       acceptedSerializers(serializers.serializers, serverOptions.serializers).map((s) => s.name),
@@ -236,17 +243,25 @@ export function createProvider(parts: ProviderParts): Provider {
         logger,
       });
       const limitsOf = createLimitFilters(definition.name, provideOptions as ProvideOptions, where, forApp);
+      const served = servedOf(provideOptions as ProvideOptions, {
+        service: definition.name,
+        appRegistries: options.registries,
+        http: serverOptions.http !== undefined,
+      });
+      const metered = provideOptions.metrics !== false;
       const exported = table.add(
         service,
         implementation as object,
         (method) => [
-          ...builtinOf({ definition: service, method, metrics: true }),
+          // the echo is not counted: it is no call of the service's
+          ...builtinOf({ definition: service, method, metrics: metered && method !== ECHO_METHOD }),
           ...limitsOf(method),
           ...appFilters,
           ...serviceFilters,
           ...(methodFilters.get(method) ?? []),
         ],
         executors.terminalOf,
+        served.on,
       );
       const hidden = undeclaredFunctions(service, implementation as object);
       if (hidden.length > 0) {
@@ -264,6 +279,8 @@ export function createProvider(parts: ProviderParts): Provider {
         options: provideOptions as ProvideOptions,
         weight: provideOptions.weight,
         tags: provideOptions.tags,
+        registries: served.registries,
+        protocols: served.protocols,
       };
       provided.push(entry);
       pools.push(...executors.pools);

@@ -24,6 +24,10 @@ export interface ServedAt {
 /** One provided service as registered. */
 export interface Registered {
   readonly exported: ExportedService;
+  /** The registries it is registered in (`provide(…, { registries })`); none: not registered. */
+  readonly registries: readonly string[];
+  /** The entries it is served on remotely, as its record says (`callisto`, `http`). */
+  readonly protocols: readonly string[];
   readonly weight: number | undefined;
   readonly tags: Readonly<Record<string, string>> | undefined;
 }
@@ -39,6 +43,8 @@ export interface Registration {
 
 export interface RegistrationParts {
   readonly options: ProviderOptions;
+  /** `server.auth.registryToken`: the token written in every record. */
+  readonly token?: string | undefined;
   readonly registries: RegistrySet;
   /** The names of the serializers the server accepts. */
   readonly serializers: () => readonly string[];
@@ -48,7 +54,7 @@ export interface RegistrationParts {
 export function createRegistration(parts: RegistrationParts): Registration {
   const { options, registries, logger } = parts;
   const startTime = Date.now();
-  const registered: ProviderRecord[] = [];
+  const registered: { record: ProviderRecord; registries: readonly string[] }[] = [];
 
   const recordOf = (service: Registered, at: ServedAt): ProviderRecord => {
     const { definition, methods } = service.exported;
@@ -60,7 +66,10 @@ export function createRegistration(parts: RegistrationParts): Registration {
       port: at.port,
       protocol: 'callisto',
       ...(options.transport === 'tcp' ? {} : { transport: options.transport }),
-      ...(at.httpPort === undefined ? {} : { http: { port: at.httpPort } }),
+      ...(at.httpPort === undefined || !service.protocols.includes('http')
+        ? {}
+        : { http: { port: at.httpPort } }),
+      protocols: [...service.protocols],
       ...(options.transport === 'tls' ? { tls: true as const } : {}),
       serializers: [...parts.serializers()],
       weight: service.weight ?? options.weight,
@@ -74,23 +83,25 @@ export function createRegistration(parts: RegistrationParts): Registration {
         ...(at.workers === undefined ? {} : { workers: String(at.workers) }),
       },
       ...(at.admin === undefined ? {} : { admin: at.admin }),
+      ...(parts.token === undefined ? {} : { token: parts.token }),
     };
   };
 
   return {
     async register(service, at) {
-      if (options.registries.length === 0) return;
+      if (service.registries.length === 0) return;
       const record = recordOf(service, at);
-      registered.push(record);
-      await registries.register(options.registries, record, options.startTimeoutMs);
+      registered.push({ record, registries: service.registries });
+      await registries.register(service.registries, record, options.startTimeoutMs);
       logger.info(`registered ${record.service}:${record.version} at ${record.host}:${record.port}`);
     },
-    records: () => [...registered],
+    records: () => registered.map((entry) => entry.record),
     async unregisterAll() {
-      if (options.registries.length === 0) return;
-      const targets = await registries.get(options.registries).catch(() => []);
       await Promise.allSettled(
-        registered.flatMap((record) => targets.map((registry) => registry.unregister(record))),
+        registered.map(async ({ record, registries: addresses }) => {
+          const targets = await registries.get(addresses).catch(() => []);
+          await Promise.allSettled(targets.map((registry) => registry.unregister(record)));
+        }),
       );
     },
   };

@@ -23,7 +23,7 @@ import { forwardedClient, hostOf, plainAddress } from './forwarded-client.js';
 import type { PeerSlot } from './peer-limits.js';
 import type { ServerContext } from './server-context.js';
 import type { ServerInvocation } from './server-invocation.js';
-import { type ExportedMethod, type ExportedService, methodNotFound } from './service-table.js';
+import { type ExportedMethod, type ExportedService, methodNotFound, methodOf } from './service-table.js';
 
 export interface ServerConnection {
   readonly remoteAddress: string;
@@ -217,7 +217,7 @@ export function serveConnection(
       };
     }
     const exported = ctx.table.lookup(meta.service, meta.version, meta.group);
-    if (exported === undefined) {
+    if (exported === undefined || !exported.servedOn.callisto) {
       const key = serviceKeyString({ name: meta.service, version: meta.version, group: meta.group });
       return {
         prefix,
@@ -225,7 +225,7 @@ export function serveConnection(
         error: new RpcError('ServiceNotFound', `service ${key} is not provided here`),
       };
     }
-    const method = exported.methods.get(meta.method);
+    const method = methodOf(exported, meta.method);
     if (method === undefined) {
       return { prefix, version, error: methodNotFound(exported, meta.method, listCallable) };
     }

@@ -4,6 +4,8 @@
  * to but excluding Object.prototype) are entered; lookups go through Maps, so `constructor`,
  * `__proto__`, `toString` and anything inherited can never be reached.
  */
+
+import { ECHO_METHOD } from '../core/echo.js';
 import { type CompiledChain, compileChain, type NamedFilter, type Step } from '../core/filter.js';
 import { RpcError } from '../core/rpc-error.js';
 import { serviceKeyString } from '../core/service-key.js';
@@ -33,7 +35,27 @@ export interface ExportedMethod {
 export interface ExportedService {
   readonly definition: ServiceDefinition<unknown>;
   readonly methods: ReadonlyMap<string, ExportedMethod>;
+  /**
+   * `$echo` (core/echo.ts): answers its first argument through the service's filters (the app's and
+   * the service's), never calling the implementation. Not one of `methods` (not listed, not recorded).
+   */
+  readonly echo: ExportedMethod;
+  /** The entries that serve it (`provide(…, { scope, protocols })`); an entry it is not on answers ServiceNotFound. */
+  readonly servedOn: ServedOn;
 }
+
+/** Which of the provider's entries serve a service. */
+export interface ServedOn {
+  /** The app's own consumers, in-process. */
+  readonly injvm: boolean;
+  /** The RPC port. */
+  readonly callisto: boolean;
+  /** The HTTP/JSON entry. */
+  readonly http: boolean;
+}
+
+/** Every entry. */
+export const SERVED_EVERYWHERE: ServedOn = { injvm: true, callisto: true, http: true };
 
 export interface ServiceTable {
   /**
@@ -46,6 +68,7 @@ export interface ServiceTable {
     implementation: object,
     filtersOf: (method: string) => readonly NamedFilter<ServerInvocation>[],
     terminalOf?: (method: string, label: string) => Step<ServerInvocation> | undefined,
+    servedOn?: ServedOn,
   ): ExportedService;
   /** Removes a service; calls to it then get ServiceNotFound. */
   remove(definition: ServiceDefinition<unknown>): void;
@@ -107,6 +130,26 @@ function exportMethod(spec: MethodExport): ExportedMethod {
   return { service: definition, name, label, declaration, chain };
 }
 
+/** The echo method of a service: its filters, then the first argument back. */
+function exportEcho(
+  definition: ServiceDefinition<unknown>,
+  filters: readonly NamedFilter<ServerInvocation>[],
+): ExportedMethod {
+  const call: Step<ServerInvocation> = (invocation) => invocation.args[0];
+  return {
+    service: definition,
+    name: ECHO_METHOD,
+    label: `${definition.name}.${ECHO_METHOD}`,
+    declaration: { idempotent: true },
+    chain: compileChain(filters, call),
+  };
+}
+
+/** The method `name` of a service as its callers reach it: a declared one, or `$echo`. */
+export function methodOf(service: ExportedService, name: string): ExportedMethod | undefined {
+  return service.methods.get(name) ?? (name === ECHO_METHOD ? service.echo : undefined);
+}
+
 const tableKey = (name: string, version: string, group: string): string => `${group}/${name}:${version}`;
 
 /** `asyncContext`: methods run with `callContext()` kept past their awaits (AsyncLocalStorage). */
@@ -117,7 +160,7 @@ export function createServiceTable(options: { asyncContext?: boolean } = {}): Se
     get version() {
       return version;
     },
-    add(definition, implementation, filtersOf, terminalOf) {
+    add(definition, implementation, filtersOf, terminalOf, servedOn = SERVED_EVERYWHERE) {
       const key = tableKey(definition.name, definition.version, definition.group);
       if (services.has(key)) throw new Error(`service ${serviceKeyString(definition)} is already provided`);
       const methods = new Map<string, ExportedMethod>();
@@ -135,7 +178,8 @@ export function createServiceTable(options: { asyncContext?: boolean } = {}): Se
           }),
         );
       }
-      const exported: ExportedService = { definition, methods };
+      const echo = exportEcho(definition, filtersOf(ECHO_METHOD));
+      const exported: ExportedService = { definition, methods, echo, servedOn };
       services.set(key, exported);
       version++;
       return exported;

@@ -29,6 +29,7 @@ export {
   providerAddress,
   recordServiceKey,
   servicePathSegment,
+  withoutToken,
 } from './provider-record.js';
 export { createRecordReader, type RecordReader, type StoredEntry } from './record-reader.js';
 export {

@@ -1,3 +1,4 @@
+import { REDACTED_TOKEN } from '../core/registry-token.js';
 import type { ServiceKey } from '../core/service-key.js';
 
 /** What a provider announces for one service, stored as JSON under its registry key. */
@@ -19,6 +20,12 @@ export interface ProviderRecord {
   /** The provider's HTTP/JSON entry (docs/http.md), on the record's host, when it serves one. */
   readonly http?: { readonly port: number };
   /**
+   * The entries the service is served on (`provide(…, { protocols })`): `callisto` (this port), `http`
+   * (the HTTP/JSON entry). Absent in records written before it existed: `callisto`, and `http` when
+   * the record has an `http` port.
+   */
+  readonly protocols?: readonly string[];
+  /**
    * The provider serves TLS only on its port (transport `tls`): a consumer calls it over TLS or not at
    * all. A record with `tls: true` and no transport (or `tcp`) is read as transport `tls`.
    */
@@ -38,6 +45,16 @@ export interface ProviderRecord {
   readonly tags: Record<string, string>;
   /** Where the providing app's admin endpoints are (docs/observability.md), when it serves them. */
   readonly admin?: { readonly host: string; readonly port: number };
+  /**
+   * `server.auth.registryToken`: the token the provider requires on every call (consumers that read
+   * this record send it). Never shown: tools print `withoutToken(record)`.
+   */
+  readonly token?: string;
+}
+
+/** A record as tools show it: its token (if any) redacted. */
+export function withoutToken<R extends ProviderRecord>(record: R): R {
+  return record.token === undefined ? record : { ...record, token: REDACTED_TOKEN };
 }
 
 /** What a consumer announces for one service it refers to. */

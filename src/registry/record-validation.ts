@@ -10,6 +10,8 @@
  * - `transport`: when present, a transport name (lowercase letters, digits, `-`, at most 32); absent
  *   means `tcp`;
  * - `http`: when present, `{ port }` with a port as above (the HTTP/JSON entry on the same host);
+ * - `token`: when present, a string of 1 to 256 characters (`server.auth.registryToken`);
+ * - `protocols`: when present, a list of protocol names (the entries the service is served on);
  * - `tls`: a boolean when present; `true` (TLS only) with no transport, or `tcp`, reads as transport
  *   `tls`, and transport `tls` implies `tls: true`;
  * - `weight`: a number, clamped to 0..`MAX_PROVIDER_WEIGHT`; 100 when absent;
@@ -51,6 +53,8 @@ const fail = (problem: string): RecordCheck => ({ problem });
 
 /** A transport name as records write it. */
 const TRANSPORT_NAME = /^[a-z][a-z0-9-]{0,31}$/;
+/** A protocol name in `protocols` (`callisto`, `http`, and entries to come). */
+const PROTOCOL_NAME = /^[a-z][a-z0-9-]{0,31}$/;
 
 const describe = (value: unknown): string => {
   const text = JSON.stringify(value);
@@ -104,6 +108,13 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
   if (http !== undefined && !isHttpEntry(http)) {
     return fail(`http ${describe(http)} is not { port } with a port from 1 to 65535`);
   }
+  const protocols = r['protocols'];
+  if (
+    protocols !== undefined &&
+    (!Array.isArray(protocols) || !protocols.every((p) => typeof p === 'string' && PROTOCOL_NAME.test(p)))
+  ) {
+    return fail(`protocols ${describe(protocols)} is not a list of protocol names`);
+  }
   if (tls !== undefined && typeof tls !== 'boolean') return fail(`tls ${describe(tls)} is not true or false`);
   // TLS only: a record saying so is called over TLS whatever else it says about TCP
   const tlsOnly = tls === true || transport === 'tls';
@@ -118,6 +129,9 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
   ) {
     return fail(`startTime ${describe(startTime)} is not a time in ms`);
   }
+  const token = r['token'];
+  if (token !== undefined && (typeof token !== 'string' || token.length === 0 || token.length > 256))
+    return fail('token is not a string of 1 to 256 characters');
   const admin = r['admin'];
   if (admin !== undefined && !isAdminAddress(admin))
     return fail(`admin ${describe(admin)} is not { host, port } of the admin endpoints`);
@@ -132,6 +146,7 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
       ...(tlsOnly && plainTransport ? { transport: 'tls' } : plainTransport ? {} : { transport }),
       ...(tlsOnly ? { tls: true as const } : {}),
       ...(http === undefined ? {} : { http: { port: (http as { port: number }).port } }),
+      ...(protocols === undefined ? {} : { protocols: [...(protocols as string[])] }),
       serializers: strings(r['serializers']),
       weight:
         weight === undefined ? DEFAULT_PROVIDER_WEIGHT : Math.min(MAX_PROVIDER_WEIGHT, Math.max(0, weight)),
@@ -141,6 +156,7 @@ export function validateProviderRecord(value: unknown, firstSeen: number): Recor
       startTime: typeof startTime === 'number' && startTime > 0 ? startTime : firstSeen,
       tags: stringMap(r['tags']),
       ...(admin === undefined ? {} : { admin: { host: admin.host, port: admin.port } }),
+      ...(token === undefined ? {} : { token: token as string }),
     },
   };
 }

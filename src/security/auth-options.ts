@@ -52,6 +52,8 @@ export const serverAuthConfigSchema = z.strictObject({
   defaultAccess: z.enum(['', 'allow', 'deny']),
   /** Access rules: `{ service?, method?, allow?: [identities], deny?: [identities] }`, `*` for any; deny beats allow, the most specific allow lists decide (docs/security.md). Default []. */
   rules: z.array(accessRuleSchema),
+  /** Publish a random token (new at every start) with the provider's registry records and refuse calls without it: only consumers that found the provider through a registry call it (docs/security.md). Default false. */
+  registryToken: z.boolean(),
 });
 
 export type ServerAuthConfig = z.infer<typeof serverAuthConfigSchema>;
@@ -66,6 +68,7 @@ export const DEFAULT_SERVER_AUTH_CONFIG: ServerAuthConfig = {
   mtls: false,
   defaultAccess: '',
   rules: [],
+  registryToken: false,
 };
 
 /** What the provider's security filters are built from. */

@@ -4,6 +4,7 @@
  */
 
 import { parseConfig } from '../core/describe-schema.js';
+import { ECHO_METHOD } from '../core/echo.js';
 import type { ErrorDeclaration } from '../core/error-payload.js';
 import type { ServiceKey } from '../core/service-key.js';
 import { checkCacheable, type ResultCacheOptions, resultCacheSchema } from '../governance/cache-options.js';
@@ -106,7 +107,8 @@ export function defineService<T>(
 }
 
 /** Names that are never callable, whatever a definition or implementation says. */
-const FORBIDDEN_METHODS = new Set(['constructor', '__proto__', 'prototype', 'then']);
+/** `$echo` is the echo every service answers (core/echo.ts): no definition declares it. */
+const FORBIDDEN_METHODS = new Set(['constructor', '__proto__', 'prototype', 'then', ECHO_METHOD]);
 
 export function isForbiddenMethodName(method: string): boolean {
   return FORBIDDEN_METHODS.has(method) || Object.hasOwn(Object.prototype, method);

@@ -28,6 +28,7 @@ import { observeClientFilter } from '../../src/filters/observe-client.js';
 import { observeServerFilter } from '../../src/filters/observe-server.js';
 import { outlierFilter } from '../../src/filters/outlier.js';
 import { rateLimitFilter } from '../../src/filters/rate-limit.js';
+import { registryTokenFilter } from '../../src/filters/registry-token.js';
 import { createResultCache } from '../../src/filters/result-cache.js';
 import { shutdownFilter } from '../../src/filters/shutdown.js';
 import { tracingClientFilter } from '../../src/filters/tracing-client.js';
@@ -49,6 +50,7 @@ function builtins(): NamedFilter<never>[] {
     providerDeadlineFilter(),
     authFilter({ authenticators: [{ name: 'sync', authenticate: () => identity }] }),
     authFilter({ authenticators: [{ name: 'jwt', async: true, authenticate: async () => identity }] }),
+    registryTokenFilter('registry-token'),
     accessRulesFilter({ rules: [], defaultAccess: 'allow' }),
     admissionFilter(),
     rateLimitFilter([]),

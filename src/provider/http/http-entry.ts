@@ -41,7 +41,7 @@ import { createProviderEntry, type ScrubbedError, type ShapedError } from '../en
 import { forwardedClient } from '../forwarded-client.js';
 import type { PeerSlot } from '../peer-limits.js';
 import type { ServerInvocation } from '../server-invocation.js';
-import { methodNotFound, type ServiceTable } from '../service-table.js';
+import { methodNotFound, methodOf, type ServiceTable } from '../service-table.js';
 import type { Serving } from '../serving.js';
 import { createServiceLookup } from './service-lookup.js';
 
@@ -125,7 +125,7 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
     try {
       target = readCallTarget(request);
       exported = lookup.find(target);
-      if (!exported.methods.has(target.method)) {
+      if (methodOf(exported, target.method) === undefined) {
         const error = methodNotFound(exported, target.method, listCallable);
         throw new HttpRefusal(404, 'MethodNotFound', error.message);
       }
@@ -136,7 +136,7 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
       else response.destroy();
       return;
     }
-    const method = exported.methods.get(target.method)!;
+    const method = methodOf(exported, target.method)!;
     const remote = remoteOf(request.socket);
     // only a trusted gateway's RPC connection may name another client: over HTTP it is never honoured
     // nor shown to the handler (x-callisto-attachment-callisto-forwarded-client)

@@ -18,6 +18,7 @@ export function createServiceLookup(table: ServiceTable): ServiceLookup {
     if (builtAt !== table.version) {
       byName = new Map();
       for (const exported of table.list()) {
+        if (!exported.servedOn.http) continue;
         const { group: g, name: n } = exported.definition;
         const key = `${g}/${n}`;
         const list = byName.get(key);
@@ -33,7 +34,7 @@ export function createServiceLookup(table: ServiceTable): ServiceLookup {
       const { service, version, group } = target;
       if (version !== undefined) {
         const exported = table.lookup(service, version, group);
-        if (exported !== undefined) return exported;
+        if (exported?.servedOn.http) return exported;
         throw new HttpRefusal(
           404,
           'ServiceNotFound',
