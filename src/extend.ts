@@ -9,6 +9,7 @@
  * - `loadbalance`: a balancer, `(options) => { select(endpoints, invocation) }`;
  * - `retry`: a retry delay policy, `(options) => { nextDelayMs(attempt, elapsedMs) }`;
  * - `serializer`: a `Serializer` instance;
+ * - `compressor`: a `Compressor` instance (`{ name, id, compress, decompress(body, maxBytes) }`);
  * - `registry`: a registry kind, `(address, options) => Registry` (implementations: `callisto/registry`);
  * - `transport`: a transport, `() => Transport` (listen/connect for byte streams).
  * Filters are not an extension kind: they are given to an app, a service, a reference or a method.
@@ -67,6 +68,7 @@ export type { ServiceKey } from './core/service-key.js';
 export {
   BUILTIN_EXTENSION_NAMES,
   type ClusterNames,
+  type CompressorNames,
   type LoadBalancerNames,
   type RegistryKindNames,
   type RetryPolicyNames,
@@ -81,6 +83,7 @@ export {
   type ExtensionTable,
 } from './extension/extension-registry.js';
 // Load balancers
+export { balancingWeight } from './loadbalance/effective-weight.js';
 export {
   createEndpointStats,
   DEFAULT_ENDPOINT_STATS_OPTIONS,
@@ -117,6 +120,15 @@ export type {
   RegistryStatus,
   ServiceHolding,
 } from './registry/registry.js';
+// Compressors
+export {
+  BUILTIN_COMPRESSORS,
+  brotliCompressor,
+  type Compressor,
+  deflateCompressor,
+  gzipCompressor,
+  InflateBoundError,
+} from './serialization/compression/index.js';
 // Serializers
 export { DecodeLimitError, type DecodeLimits, MAX_DECODE_DEPTH } from './serialization/decode-limits.js';
 export {

@@ -107,6 +107,7 @@ export {
   type ClientCallMessage,
   type ConnectionMessage,
   type ProtocolErrorMessage,
+  type RetriesExhaustedMessage,
   type ServerCallMessage,
 } from './observability/channels.js';
 export { LATENCY_BUCKETS_SECONDS } from './observability/latency-histogram.js';

@@ -29,6 +29,8 @@ export { HttpRefusal } from './http/http-request.js';
 export { listenerTls } from './http/listener-tls.js';
 export { PAGE_CONTENT_SECURITY_POLICY, securityHeaders } from './http/security-headers.js';
 export { HIDDEN, redactAddress, redactConfig } from './security/redact.js';
+// The JSON dialect's typed arrays (the CLI's and dashboard's JSON views)
+export { TYPED_ARRAYS, type TypedArrayName } from './serialization/typed-arrays.js';
 export { describeTlsFailure, noClientTlsMessage } from './transport/tls.js';
 export {
   type ClientTlsConfig,

@@ -5,9 +5,11 @@
  * serve (services, configuration with sources, stats, readiness).
  */
 import type { AdminSource } from '../admin/admin-server.js';
+import type { Consumer } from '../consumer/consumer.js';
 import type { Directory } from '../consumer/directory.js';
 import type { ProviderEndpoint } from '../consumer/endpoint.js';
 import type { ServiceKey } from '../core/service-key.js';
+import { weightFactorOf } from '../loadbalance/effective-weight.js';
 import type { GaugeSample, MetricsStore } from '../observability/metrics-store.js';
 import {
   PROMETHEUS_CONTENT_TYPE,
@@ -22,7 +24,7 @@ import { redactConfig } from '../security/redact.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import type { CallistoConfig } from './config/callisto-config.js';
 import { DEFAULT_CONFIG } from './config/callisto-config.js';
-import type { ConsumerSide } from './consumer-side.js';
+import { endpointWeights } from './endpoint-weights.js';
 
 export type EndpointState = 'healthy' | 'warming' | 'ejected' | 'disabled' | 'draining';
 const ENDPOINT_STATES: readonly EndpointState[] = ['healthy', 'warming', 'ejected', 'disabled', 'draining'];
@@ -42,7 +44,7 @@ export interface ObservabilityParts {
   readonly config: CallistoConfig;
   readonly sourceOf: (key: string) => string | undefined;
   readonly provider: Provider;
-  readonly consumer: ConsumerSide;
+  readonly consumer: Consumer;
   readonly registries: RegistrySet;
   /** The app's metrics store (the sides' filters count into it). */
   readonly store: MetricsStore;
@@ -179,6 +181,14 @@ export function createAppObservability(parts: ObservabilityParts): AppObservabil
     ]),
   });
   store.addGauge({
+    name: 'callisto_endpoint_weight_factor',
+    help: 'Learnt share of one provider (peer) weight, 0.1..1: failures lower it, successes restore it (consumer.effectiveWeight)',
+    type: 'gauge',
+    collect: endpointSamples((endpoint, directory) => [
+      { labels: { ...keyLabels(directory.key), peer: endpoint.address }, value: weightFactorOf(endpoint) },
+    ]),
+  });
+  store.addGauge({
     name: 'callisto_ejections_total',
     help: 'Providers ejected by the outlier detector, per service',
     type: 'counter',
@@ -283,6 +293,7 @@ export function createAppObservability(parts: ObservabilityParts): AppObservabil
             address: endpoint.address,
             state: endpointState(endpoint, directory, warmupMs),
             weight: endpoint.weight,
+            weightFactor: Math.round(weightFactorOf(endpoint) * 1000) / 1000,
             inFlight: endpoint.stats.active,
             ewmaMs: Math.round(endpoint.stats.meanLatencyMs * 1000) / 1000,
             ...(endpoint.record?.application ? { application: endpoint.record.application } : {}),
@@ -323,7 +334,7 @@ export function createAppObservability(parts: ObservabilityParts): AppObservabil
         },
         services,
         config: () => configView(config, parts.sourceOf),
-        stats: () => statsFeed(store),
+        stats: () => ({ ...statsFeed(store), endpoints: endpointWeights(directories(), config.consumer) }),
       };
     },
   };

@@ -3,8 +3,10 @@
  * `callisto(options)` loads and validates configuration once; `start()` listens and registers;
  * `close()` shuts down gracefully (see shutdown.ts); `destroy()` stops at once.
  */
+
 import { adminWanted } from '../admin/admin-options.js';
 import { type AdminServer, createAdminServer } from '../admin/admin-server.js';
+import { createConsumer } from '../consumer/consumer.js';
 import type { ReferenceOptions } from '../consumer/reference-options.js';
 import type { FilterEntry } from '../core/filter.js';
 import { createExtensionRegistry, type ExtensionRegistry } from '../extension/extension-registry.js';
@@ -17,6 +19,7 @@ import type { ProvideOptions } from '../provider/provide-options.js';
 import { createProvider } from '../provider/provider.js';
 import { resolveProviderOptions } from '../provider/provider-options.js';
 import { createRegistrySet } from '../registry/registry-set.js';
+import { createCompressorTable } from '../serialization/compression/compressor-table.js';
 import { createSerializerTable } from '../serialization/serializer-table.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import type { Implementation, Remote } from '../service/service-types.js';
@@ -26,7 +29,6 @@ import { builtinExtensions } from './builtin-extensions.js';
 import { checkAppConfig } from './check-app-config.js';
 import type { CallistoConfig, CallistoConfigInput } from './config/callisto-config.js';
 import { type LoadConfigOptions, type LoadedConfig, loadConfigWithSources } from './config/load-config.js';
-import { createConsumerSide } from './consumer-side.js';
 import { keepInternals } from './internals.js';
 import { listeningLine } from './listening-line.js';
 import { loadExtensionModules } from './load-extensions.js';
@@ -131,7 +133,7 @@ function createApp(
   const security = createSecuritySide(config, extensions, logger);
   const serverTransport = security.serverTransport;
   const provider = createProvider({
-    options: resolveProviderOptions(config, serverTransport),
+    options: resolveProviderOptions(config, serverTransport, createCompressorTable(extensions)),
     transport: () => extensions.get('transport', serverTransport)(),
     serializers,
     registries,
@@ -143,16 +145,16 @@ function createApp(
     auth: security.serverAuth,
     admin: () => (admin ? { host: admin.host, port: admin.port } : undefined),
   });
-  const consumer = createConsumerSide(
+  const consumer = createConsumer({
     config,
-    security.consumerExtensions,
+    extensions: security.consumerExtensions,
     serializers,
     registries,
-    provider.local,
-    [...security.consumerFilters, ...(filters.consumer ?? [])],
+    inProcess: provider.local,
+    filters: filters.consumer ?? [],
     logger,
-    counted,
-  );
+    metrics: counted,
+  });
   const observability = createAppObservability({
     config,
     sourceOf: loaded.sourceOf,

@@ -15,6 +15,7 @@ export function checkAppConfig({ config, sourceOf }: LoadedConfig, extensions: E
   const site = (key: string): NameSite => ({ key, source: sourceOf(key) });
   const { consumer } = config;
   checkExtensionName(extensions, 'serializer', consumer.serializer, site('consumer.serializer'));
+  checkExtensionName(extensions, 'compressor', consumer.compressor, site('consumer.compressor'));
   checkExtensionName(extensions, 'loadbalance', consumer.loadbalance, site('consumer.loadbalance'));
   checkExtensionName(extensions, 'cluster', consumer.cluster, site('consumer.cluster'));
   checkExtensionName(extensions, 'retry', consumer.retry, site('consumer.retry'));

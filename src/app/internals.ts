@@ -3,13 +3,13 @@
  * the app's public type. Kept beside the app, not on it.
  */
 
+import type { Consumer } from '../consumer/consumer.js';
 import type { Provider } from '../provider/provider.js';
 import type { RegistrySet } from '../registry/registry-set.js';
-import type { ConsumerSide } from './consumer-side.js';
 
 export interface AppInternals {
   readonly provider: Provider;
-  readonly consumer: ConsumerSide;
+  readonly consumer: Consumer;
   readonly registries: RegistrySet;
 }
 

@@ -1,15 +1,15 @@
 /**
  * The security of an app, composed from its configuration (docs/security.md): the `tls` transport with
  * the app's `server.tls` and `consumer.tls` (registered in the app's extensions, unless the app brought
- * its own `tls`), `server.auth` resolved (its authenticators and access rules, which the provider's
- * `auth` and `access` filters use: provider/provider-chain.ts), and the consumer's `credentials` filter
- * from `consumer.credentials`. Every mistake is a ConfigError when the app is built.
+ * its own `tls`), and `server.auth` resolved (its authenticators and access rules, which the provider's
+ * `auth` and `access` filters use: provider/provider-chain.ts; the consumer's `credentials` filter is in
+ * the consumer's chain table, consumer/consumer-chain.ts). Every mistake is a ConfigError when the app
+ * is built.
  */
 
 import { ConfigError } from '../core/config-error.js';
 import type { NamedFilter } from '../core/filter.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
-import { credentialsFilter } from '../filters/credentials.js';
 import type { Logger } from '../observability/logger.js';
 import { resolveServerAuth, type ServerAuthOptions } from '../security/auth-options.js';
 import { BUILTIN_TRANSPORTS } from '../transport/index.js';
@@ -26,8 +26,6 @@ export interface SecuritySide {
   readonly consumerExtensions: ExtensionRegistry;
   /** `server.auth` resolved (authenticators, access rules), when it authenticates anyone. */
   readonly serverAuth: ServerAuthOptions | undefined;
-  /** `credentials`, when consumer.credentials is set. */
-  readonly consumerFilters: readonly NamedFilter[];
 }
 
 export function createSecuritySide(
@@ -71,15 +69,12 @@ export function createSecuritySide(
   const serverAuth = resolveServerAuth(config.server.auth, serverTls?.requestCert === true, (value) =>
     readPem(pemSource(value)!),
   );
-  const consumerFilters =
-    config.consumer.credentials === '' ? [] : [credentialsFilter(config.consumer.credentials)];
 
   return {
     tls,
     serverTransport: serverTls !== undefined ? 'tls' : transportName,
     consumerExtensions,
     serverAuth,
-    consumerFilters,
   };
 }
 

@@ -8,15 +8,16 @@
  *   4. the provider closes its connections, each once its consumer has closed its side (1 s grace)
  *   5. the registries, last
  */
+
+import type { Consumer } from '../consumer/consumer.js';
 import type { Logger } from '../observability/logger.js';
 import type { Provider } from '../provider/provider.js';
 import { withTimeout } from '../provider/provider-shutdown.js';
 import type { RegistrySet } from '../registry/registry-set.js';
-import type { ConsumerSide } from './consumer-side.js';
 
 export interface ShutdownParts {
   provider: Provider;
-  consumer: ConsumerSide;
+  consumer: Consumer;
   registries: RegistrySet;
   logger: Logger;
   timeoutMs: number;

@@ -12,7 +12,13 @@ export interface RetryPolicy {
    * The delay in ms before the next attempt, or `undefined` to stop. `attempt` is the number of
    * attempts made so far (1 after the first failure); `elapsedMs` the time since the first began.
    */
-  nextDelayMs(attempt: number, elapsedMs: number): number | undefined;
+  nextDelayMs(attempt: number, elapsedMs: number, observed?: RetryObservations): number | undefined;
+}
+
+/** What the consumer observed of a call's attempts so far (policies that adapt read it). */
+export interface RetryObservations {
+  /** The mean response time of the call's attempts so far (start to failure), ms. */
+  readonly meanAttemptMs: number;
 }
 
 /** Jitter applied to exponential backoff delays (see the AWS Architecture Blog, "Exponential Backoff And Jitter"). */

@@ -4,8 +4,8 @@
  * body only when this side asked for compressed answers and only within its inflate bounds, and its
  * elements counted before it is decoded.
  */
-import { decompress, type InflateLimits } from '../protocol/compression.js';
-import { type Frame, FrameFlag } from '../protocol/frame.js';
+import { bodyCompression, decompress, type InflateLimits, UNCOMPRESSED } from '../protocol/compression.js';
+import type { Frame } from '../protocol/frame.js';
 import { ProtocolError } from '../protocol/protocol-error.js';
 import { type DecodeLimits, decodeBody, measureBody } from '../serialization/decode-limits.js';
 import { JSON_SERIALIZER_ID } from '../serialization/json.js';
@@ -29,6 +29,8 @@ export function readAnswer(
   asked: Serializer,
   json: Serializer | undefined,
   limits: AnswerLimits,
+  /** The compressor id the call offered to take its answer in. */
+  offered = 0,
 ): unknown {
   const serializer =
     frame.serializer === asked.id
@@ -41,8 +43,14 @@ export function readAnswer(
       `answered in serializer id ${frame.serializer}; the call was made in ${asked.name} (id ${asked.id})`,
     );
   }
+  const compression = bodyCompression(frame);
+  if (compression !== UNCOMPRESSED && compression !== offered && limits.inflate.enabled) {
+    throw new ProtocolError(
+      `answered in compressor id ${compression}; the call offered only compressor id ${offered}`,
+    );
+  }
   const bytes =
-    (frame.flags & FrameFlag.Compressed) === 0 ? frame.body : decompress(frame.body, limits.inflate);
+    compression === UNCOMPRESSED ? frame.body : decompress(frame.body, compression, limits.inflate);
   measureBody(serializer, bytes, limits.decode);
   return bytes.length === 0 ? undefined : decodeBody(serializer, bytes, limits.decode);
 }

@@ -21,6 +21,7 @@ import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.j
 import { EMPTY_BODY, readEventName } from '../protocol/frame-writer.js';
 import { openFramedConnection } from '../protocol/framed-connection.js';
 import { NO_ATTACHMENTS, readAttachments } from '../protocol/metadata.js';
+import { deflateCompressor } from '../serialization/compression/zlib-compressors.js';
 import { JSON_SERIALIZER_ID } from '../serialization/json.js';
 import type { Serializer } from '../serialization/serializer.js';
 import { transportAddress } from '../transport/transport.js';
@@ -65,6 +66,7 @@ export function createClientConnection(
       frameTimeoutMs: options.frameTimeoutMs,
       compressThresholdBytes: options.compressThresholdBytes,
       maxInflateRatio: options.maxInflateRatio,
+      compressors: options.compressors,
       partialFrames,
       readPauseBytes: 0,
     },
@@ -220,8 +222,10 @@ export function createClientConnection(
     if (call === undefined) return; // timed out or cancelled already
     let value: unknown;
     try {
-      if (frame.meta.length > 0) call.responseAttachments = readAttachments(frame.meta, 0).attachments;
-      value = readAnswer(frame, call.route.serializer, jsonSerializer, answerLimits);
+      if (frame.meta.length > 0)
+        call.attempt.responseAttachments = readAttachments(frame.meta, 0).attachments;
+      const offered = (call.route.compressor ?? deflateCompressor).id;
+      value = readAnswer(frame, call.route.serializer, jsonSerializer, answerLimits, offered);
     } catch (error) {
       const message = `cannot decode the response of ${call.route.label} from ${address}: ${messageOf(error)}`;
       call.failed(new RpcError('Serialization', message, { cause: error }));
@@ -293,25 +297,28 @@ export function createClientConnection(
     let body = encoded;
     encoded = EMPTY_BODY;
     let flags = requestFlags;
-    const compressed = framed.compress(body);
+    // byte 7: the compressor of this body and of the answer this call takes (bit 3)
+    const compressor = route.compressor ?? deflateCompressor;
+    const compressed = framed.compress(body, compressor);
     if (compressed !== undefined) {
       body = compressed;
       flags |= FrameFlag.Compressed;
     }
     const id = allocateId();
-    const timeoutMs = call.attemptTimeoutMs;
+    const timeoutMs = call.attempt.timeoutMs;
     lastCallAt = tickNow();
     if (call.oneway) {
       writer.request({
         requestId: id,
         flags: flags | FrameFlag.OneWay,
         serializer: route.serializer.id,
+        compressor: compressor.id,
         routePrefix: route.prefix,
         timeoutMs,
         attachments: call.attachments,
         body,
       });
-      call.sent = true;
+      call.attempt.sent = true;
       call.answered(undefined);
       return;
     }
@@ -321,12 +328,13 @@ export function createClientConnection(
       requestId: id,
       flags,
       serializer: route.serializer.id,
+      compressor: compressor.id,
       routePrefix: route.prefix,
       timeoutMs,
       attachments: call.attachments,
       body,
     });
-    call.sent = true;
+    call.attempt.sent = true;
     watch.busy(lastCallAt);
   };
 
@@ -367,17 +375,15 @@ export function createClientConnection(
       return readyPromise ?? Promise.reject(closedError());
     },
     send,
-    call(route, args, attachments, timeoutMs, signal, oneway) {
+    call(route, args, options = {}) {
       return new Promise<unknown>((resolve, reject) =>
         send({
           route,
           args,
-          attachments,
-          attemptTimeoutMs: timeoutMs,
-          signal,
-          oneway,
-          sent: false,
-          responseAttachments: NO_ATTACHMENTS,
+          attachments: options.attachments,
+          signal: options.signal,
+          oneway: options.oneway ?? false,
+          attempt: { timeoutMs: options.timeoutMs ?? 0, sent: false, responseAttachments: NO_ATTACHMENTS },
           answered: resolve,
           failed: reject,
         }),

@@ -23,6 +23,7 @@ import { tickMonotonic, tickNow } from '../core/clock.js';
 import { type CompiledChain, type Step, startHooks } from '../core/filter.js';
 import { RpcError } from '../core/rpc-error.js';
 import type { LoadBalancer } from '../loadbalance/load-balancer.js';
+import { channels, type RetriesExhaustedMessage } from '../observability/channels.js';
 import { type LogFields, traceIdOf } from '../observability/logger.js';
 import { ClientInvocation } from './client-invocation.js';
 import type { Directory } from './directory.js';
@@ -41,13 +42,15 @@ export interface ClusterContextParts {
   /** The per-attempt chain (see attemptChain). */
   readonly attempt: CompiledChain<ClientInvocation>;
   readonly log: (level: 'info' | 'warn' | 'error', message: string, fields?: LogFields) => void;
+  /** The reference's `onRetriesExhausted` hook. */
+  readonly onRetriesExhausted?: ((event: RetriesExhaustedMessage) => void) | undefined;
 }
 
 /** The terminal of an attempt chain with wrapping filters: a promise of the wire's answer. */
 export const awaitWire: Step<ClientInvocation> = (invocation) =>
   new Promise<unknown>((resolve, reject) => {
     invocation.awaitWire({ onAnswer: resolve, onFailure: reject });
-    invocation.endpoint!.send(invocation);
+    invocation.attempt.endpoint!.send(invocation);
   });
 
 function ownInvocation(invocation: ClusterInvocation): ClientInvocation {
@@ -61,6 +64,36 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
   const wrapped = rest !== awaitWire;
   const budget = directory.retryBudget(parts.retryBudgetRatio);
   let stickyEndpoint: ProviderEndpoint | undefined;
+  const hook = parts.onRetriesExhausted;
+
+  /** A call with retries failed, none left: the hook and the channel hear it, once per call. */
+  const exhausted = (
+    error: RpcError,
+    invocation: ClusterInvocation,
+    attempts: number,
+    reason: RetriesExhaustedMessage['reason'],
+  ): undefined => {
+    if (options.retries === 0 || (hook === undefined && !channels.retriesExhausted.hasSubscribers)) {
+      return undefined;
+    }
+    const event: RetriesExhaustedMessage = {
+      service: invocation.service.name,
+      method: invocation.method,
+      attempts,
+      reason,
+      error,
+      address: invocation.remoteAddress ?? '',
+    };
+    if (hook !== undefined) {
+      try {
+        hook(event);
+      } catch (thrown) {
+        parts.log('warn', `${parts.label}: onRetriesExhausted threw: ${RpcError.from(thrown).message}`);
+      }
+    }
+    if (channels.retriesExhausted.hasSubscribers) channels.retriesExhausted.publish(event);
+    return undefined;
+  };
 
   const attempt = (
     endpoint: ClusterEndpoint,
@@ -68,8 +101,7 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
     listener: AttemptListener,
   ): void => {
     const call = ownInvocation(invocation);
-    call.beginAttempt(endpoint as ProviderEndpoint, hooks, listener);
-    call.attemptStartedAt = tickMonotonic();
+    call.beginAttempt(endpoint as ProviderEndpoint, hooks, listener, tickMonotonic());
     try {
       startHooks(hooks, call);
     } catch (error) {
@@ -77,7 +109,7 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
       return;
     }
     if (!wrapped) {
-      call.endpoint!.send(call);
+      call.attempt.endpoint!.send(call);
       return;
     }
     let result: unknown;
@@ -121,23 +153,25 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
       );
     },
     mayRetry(error, invocation, attempts) {
-      if (
-        attempts > options.retries ||
-        !isRetryable(error, invocation.idempotent, options.failoverOnRateLimited === true)
-      ) {
+      if (!isRetryable(error, invocation.idempotent, options.failoverOnRateLimited === true)) {
         return undefined;
       }
+      if (attempts > options.retries) return exhausted(error, invocation, attempts, 'attempts');
       const now = tickNow();
       if (invocation.deadline > 0 && now >= invocation.deadline) return undefined;
       if (invocation.signal?.aborted) return undefined;
-      const delay = retryPolicy.nextDelayMs(attempts, now - invocation.startedAt);
-      if (delay === undefined) return undefined;
+      const call = ownInvocation(invocation);
+      call.failedAttemptsMs += tickMonotonic() - call.attempt.startedAt;
+      const delay = retryPolicy.nextDelayMs(attempts, now - invocation.startedAt, {
+        meanAttemptMs: call.failedAttemptsMs / attempts,
+      });
+      if (delay === undefined) return exhausted(error, invocation, attempts, 'attempts');
       if (!budget.tryAcquireRetry()) {
         parts.log('warn', `${parts.label}: retry budget exhausted, not retrying: ${error.message}`, {
           call: parts.label,
           traceId: traceIdOf(invocation.attachments),
         });
-        return undefined;
+        return exhausted(error, invocation, attempts, 'budget');
       }
       return delay;
     },

@@ -19,6 +19,16 @@ export type ConnectionState =
   | { readonly kind: 'draining'; readonly goneAway: boolean }
   | { readonly kind: 'closed'; readonly error: RpcError; readonly local: boolean };
 
+/** How `ClientConnection.call` sends a call (every field optional). */
+export interface WireCallOptions {
+  readonly attachments?: Attachments | undefined;
+  /** The call's budget, ms (sent with the request and enforced here); 0 or absent for none. */
+  readonly timeoutMs?: number | undefined;
+  readonly signal?: AbortSignal | undefined;
+  /** Fire-and-forget: answered `undefined` once queued. */
+  readonly oneway?: boolean | undefined;
+}
+
 export interface ClientConnection {
   readonly address: string;
   readonly state: ConnectionState;
@@ -46,14 +56,7 @@ export interface ClientConnection {
    */
   send(call: WireCall): void;
   /** `send` as a promise, for callers that hold no call object (tools, tests). */
-  call(
-    route: WireRoute,
-    args: unknown[],
-    attachments: Attachments | undefined,
-    timeoutMs: number,
-    signal: AbortSignal | undefined,
-    oneway: boolean,
-  ): Promise<unknown>;
+  call(route: WireRoute, args: unknown[], options?: WireCallOptions): Promise<unknown>;
   /** Sends a heartbeat now (tests, RTT probes). */
   ping(): void;
   /** Stops new calls, waits for those in flight (bounded by their deadlines), then closes. */

@@ -10,6 +10,7 @@ import { DEFAULT_OUTLIER_OPTIONS } from '../cluster/circuit-breaker.js';
 import { DEFAULT_RETRY_BUDGET_OPTIONS } from '../cluster/retry-budget.js';
 import {
   type ClusterName,
+  type CompressorName,
   extensionNameSchema,
   type LoadBalancerName,
   type RetryPolicyName,
@@ -17,6 +18,7 @@ import {
 } from '../extension/extension-names.js';
 import { DEFAULT_LOAD_BALANCER, DEFAULT_LOAD_BALANCER_OPTIONS } from '../loadbalance/load-balancer.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_QUEUED_BYTES } from '../protocol/connection-options.js';
+import { DEFAULT_COMPRESSOR } from '../serialization/compression/zlib-compressors.js';
 import { DEFAULT_SERIALIZER } from '../serialization/serializer.js';
 import { clientTlsConfigSchema, DEFAULT_CLIENT_TLS_CONFIG } from '../transport/tls-options.js';
 
@@ -28,6 +30,8 @@ export const consumerConfigSchema = z.strictObject({
   timeoutMs: nonNegativeInt,
   /** Serializer for requests. Default 'msgpack'. */
   serializer: extensionNameSchema<SerializerName>(),
+  /** Compressor of requests and of the answers this consumer takes, when compression is on (compressThresholdBytes > 0): deflate, gzip, brotli or a registered one; a provider answers in it or uncompressed. Default 'deflate'. */
+  compressor: extensionNameSchema<CompressorName>(),
   /** Load balancer name. Default 'random'. */
   loadbalance: extensionNameSchema<LoadBalancerName>(),
   /** Fault-tolerance strategy name. Default 'failover'. */
@@ -38,9 +42,9 @@ export const consumerConfigSchema = z.strictObject({
   attemptTimeoutMs: nonNegativeInt,
   /** A connection with calls waiting that receives nothing this long (a ping is sent halfway; a live provider answers it however long its handlers run) is suspected: no new attempt goes to it, and its waiting idempotent attempts fail Network and are retried elsewhere within their deadline (non-idempotent ones keep waiting); the first frame from it clears the suspicion. Never longer than heartbeatIntervalMs. 0 turns it off. Default 1000. */
   suspectAfterMs: nonNegativeInt,
-  /** Retry delay policy: 'none' (never retry), 'fixed' (every retryDelayMs), 'exponential' (with jitter). Default 'fixed'. */
+  /** Retry delay policy: 'none' (never retry), 'fixed' (every retryDelayMs), 'exponential' (with jitter), 'adaptive' (from the call's attempts' response times, docs/cluster.md). Default 'fixed'. */
   retry: extensionNameSchema<RetryPolicyName>(),
-  /** Delay of 'fixed', first delay of 'exponential' (which starts from 100 when this is 0), ms. Default 0 (retry at once). */
+  /** Delay of 'fixed', first delay of 'exponential' (which starts from 100 when this is 0), shortest delay of 'adaptive', ms. Default 0 (retry at once). */
   retryDelayMs: nonNegativeInt,
   /** Longest retry delay, ms. Default 1000. */
   retryMaxDelayMs: nonNegativeInt,
@@ -66,6 +70,8 @@ export const consumerConfigSchema = z.strictObject({
   maxQueuedBytes: positiveInt,
   /** Weight ramp-up of new providers, ms. Default 600000. */
   warmupMs: nonNegativeInt,
+  /** Learn effective weights: each failed attempt (network, timeout, overload, internal) lowers a provider's weight for this consumer, each success restores it step by step, down to a tenth at most; every weight-aware balancer uses them (docs/cluster.md). Default true. */
+  effectiveWeight: z.boolean(),
   /** Eject failing providers from selection. Default true. */
   outlierDetection: z.boolean(),
   /** Never eject more than this share of providers. Default 0.4. */
@@ -74,7 +80,7 @@ export const consumerConfigSchema = z.strictObject({
   ejectAfterFailures: positiveInt,
   /** First ejection period, ms, doubled on repeated ejections; then one probe call is let through. Default 10000. */
   ejectionMs: positiveInt,
-  /** Directory where the last known provider lists are kept for registry outages; '' disables. Default '.callisto/snapshots'. */
+  /** Directory where the last known provider lists are kept for registry outages, one file per registry and service (`<dir>/<registry>/<service>.json`, the registry's folder named from its address without credentials); '' disables. Default '.callisto/snapshots'. */
   snapshotDir: z.string(),
   /** Do not apply a sudden change to zero providers while their connections are healthy. Default true. */
   emptyProtection: z.boolean(),
@@ -93,6 +99,7 @@ export type ConsumerConfig = z.infer<typeof consumerConfigSchema>;
 export const DEFAULT_CONSUMER_CONFIG: ConsumerConfig = {
   timeoutMs: 3_000,
   serializer: DEFAULT_SERIALIZER,
+  compressor: DEFAULT_COMPRESSOR,
   loadbalance: DEFAULT_LOAD_BALANCER,
   cluster: 'failover',
   retries: 2,
@@ -112,6 +119,7 @@ export const DEFAULT_CONSUMER_CONFIG: ConsumerConfig = {
   idleTimeoutMs: 600_000,
   maxQueuedBytes: DEFAULT_MAX_QUEUED_BYTES,
   warmupMs: DEFAULT_LOAD_BALANCER_OPTIONS.warmupMs,
+  effectiveWeight: DEFAULT_LOAD_BALANCER_OPTIONS.effectiveWeight,
   outlierDetection: true,
   maxEjectionRatio: DEFAULT_OUTLIER_OPTIONS.maxEjectionRatio,
   ejectAfterFailures: DEFAULT_OUTLIER_OPTIONS.consecutiveFailures,

@@ -18,6 +18,7 @@ import type { DirectoryFeed } from './directory.js';
 import { IN_PROCESS } from './endpoint.js';
 import { followOverrides, type OverrideFeed } from './override-feed.js';
 import { followRegistryLists, type RegistryLists } from './registry-lists.js';
+import { registrySnapshotPaths } from './registry-snapshots.js';
 
 /**
  * Parses `host:port`, `callisto://host:port` (both over TCP) or `<transport>://host:port` (e.g.
@@ -149,7 +150,12 @@ export function registryFeed(options: RegistryFeedOptions): DirectoryFeed {
     followed = followRegistryLists({
       key,
       registries: targets,
-      snapshotPath: options.snapshotDir
+      registrySnapshotPaths: registrySnapshotPaths(
+        options.snapshotDir,
+        options.addresses,
+        servicePathSegment(key),
+      ),
+      legacySnapshotPath: options.snapshotDir
         ? `${options.snapshotDir}/${servicePathSegment(key)}.json`
         : undefined,
       emptyProtection: options.emptyProtection,

@@ -16,6 +16,7 @@
  *
  * Every call reads `list()`: no registry round trip per call.
  */
+
 import {
   createOutlierDetector,
   type OutlierDetector,
@@ -32,6 +33,7 @@ import type { ProviderRecord } from '../registry/provider-record.js';
 import type { ConnectionPool } from './connection-pool.js';
 import { createDirectoryOverrides } from './directory-overrides.js';
 import { type EndpointLink, ProviderEndpoint } from './endpoint.js';
+import { DEFAULT_REFERENCE_PROTOCOL, servesProtocol } from './reference-protocol.js';
 
 /** Why a directory has no provider: one readable sentence and the same as data. */
 export interface EmptyReason {
@@ -153,6 +155,8 @@ export function createDirectory(parts: DirectoryParts): Directory {
     const added: ProviderEndpoint[] = [];
     const renewed: ProviderEndpoint[] = [];
     for (const record of records) {
+      // a provider that does not serve this service over Callisto's protocol (only its HTTP entry, say)
+      if (!servesProtocol(record, DEFAULT_REFERENCE_PROTOCOL)) continue;
       const address = ProviderEndpoint.addressOf(record);
       const existing = previous.get(address);
       if (existing === undefined && next.some((endpoint) => endpoint.address === address)) continue;

@@ -28,21 +28,40 @@ export interface EndpointLink {
   connection(): CallTarget;
 }
 
+/** What an endpoint is made of. */
+export interface ProviderEndpointInit {
+  readonly host: string;
+  readonly port: number;
+  readonly weight: number;
+  readonly startTime: number;
+  /** The registry record it was made from (direct addresses and in-process have synthetic ones). */
+  readonly record: ProviderRecord | undefined;
+  readonly transport: string;
+  readonly link: EndpointLink;
+}
+
 export class ProviderEndpoint implements ClusterEndpoint {
   readonly address: string;
   readonly stats: EndpointStatsRecorder = createEndpointStats({ now: tickMonotonic });
+  readonly host: string;
+  readonly port: number;
+  weight: number;
+  startTime: number;
+  /** The registry record it was made from (direct addresses and in-process have synthetic ones). */
+  record: ProviderRecord | undefined;
+  readonly transport: string;
+  readonly link: EndpointLink;
 
-  constructor(
-    readonly host: string,
-    readonly port: number,
-    public weight: number,
-    public startTime: number,
-    /** The registry record it was made from (direct addresses and in-process have synthetic ones). */
-    public record: ProviderRecord | undefined,
-    readonly transport: string,
-    readonly link: EndpointLink,
-  ) {
-    this.address = transport === IN_PROCESS ? IN_PROCESS : transportAddress(host, port, transport);
+  constructor(init: ProviderEndpointInit) {
+    this.host = init.host;
+    this.port = init.port;
+    this.weight = init.weight;
+    this.startTime = init.startTime;
+    this.record = init.record;
+    this.transport = init.transport;
+    this.link = init.link;
+    this.address =
+      init.transport === IN_PROCESS ? IN_PROCESS : transportAddress(init.host, init.port, init.transport);
   }
 
   /** The address an endpoint made from `record` has (its key in a directory and in the pool). */
@@ -52,15 +71,15 @@ export class ProviderEndpoint implements ClusterEndpoint {
   }
 
   static fromRecord(record: ProviderRecord, link: EndpointLink): ProviderEndpoint {
-    return new ProviderEndpoint(
-      record.host,
-      record.port,
-      record.weight,
-      record.startTime,
+    return new ProviderEndpoint({
+      host: record.host,
+      port: record.port,
+      weight: record.weight,
+      startTime: record.startTime,
       record,
-      record.transport ?? DEFAULT_TRANSPORT,
+      transport: record.transport ?? DEFAULT_TRANSPORT,
       link,
-    );
+    });
   }
 
   get available(): boolean {

@@ -77,17 +77,17 @@ export function createInProcessTarget(
         responseAttachments: NO_ATTACHMENTS,
         answered(value) {
           if (settle(id) === undefined) return;
-          call.responseAttachments = this.responseAttachments;
+          call.attempt.responseAttachments = this.responseAttachments;
           call.answered(value);
         },
         failed(error) {
           // a one-way call is answered once handed over and never fails afterwards, as over the wire
           if (call.oneway || settle(id) === undefined) return;
-          call.responseAttachments = this.responseAttachments;
+          call.attempt.responseAttachments = this.responseAttachments;
           call.failed(error);
         },
       });
-      call.sent = true;
+      call.attempt.sent = true;
       if (call.oneway) {
         call.answered(undefined);
         return;
@@ -103,7 +103,7 @@ export function createInProcessTarget(
         };
         call.signal.addEventListener('abort', entry.onAbort, { once: true });
       }
-      if (call.attemptTimeoutMs > 0) wheel.add(id, Date.now() + call.attemptTimeoutMs);
+      if (call.attempt.timeoutMs > 0) wheel.add(id, Date.now() + call.attempt.timeoutMs);
     },
   };
 }

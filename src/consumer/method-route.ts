@@ -6,6 +6,8 @@
  */
 import type { ServiceKey } from '../core/service-key.js';
 import { encodeRoutePrefix } from '../protocol/metadata.js';
+import type { Compressor } from '../serialization/compression/compressor.js';
+import { deflateCompressor } from '../serialization/compression/zlib-compressors.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { WireRoute } from './pending-call.js';
 
@@ -18,6 +20,8 @@ export class MethodRoute implements WireRoute {
     readonly service: ServiceKey,
     readonly method: string,
     readonly serializer: Serializer,
+    /** The compressor of its requests and of the answers it takes (`consumer.compressor`). */
+    readonly compressor: Compressor = deflateCompressor,
   ) {
     this.label = `${service.name}.${method}`;
   }

@@ -7,6 +7,7 @@
 import type { Attachments } from '../core/invocation.js';
 import type { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
+import type { Compressor } from '../serialization/compression/compressor.js';
 import type { Serializer } from '../serialization/serializer.js';
 
 /** A method as the wire needs it (consumer/method-route.ts makes them). */
@@ -14,8 +15,20 @@ export interface WireRoute {
   /** The encoded service, version, group and method (protocol/metadata.ts). */
   readonly prefix: Buffer;
   readonly serializer: Serializer;
+  /** The compressor of its requests and of the answers it takes (`consumer.compressor`). Default deflate. */
+  readonly compressor?: Compressor | undefined;
   /** For error messages. */
   readonly label: string;
+}
+
+/** What the wire part of an attempt reads and writes (consumer/call-attempt.ts is the consumer's). */
+export interface WireAttempt {
+  /** The budget sent with the request and enforced here, ms until the call's deadline; 0 for none. */
+  readonly timeoutMs: number;
+  /** Set by the connection once the request is queued for the wire: the provider may see it. */
+  sent: boolean;
+  /** Set by the connection, before `answered` or `failed`, to the attachments of the provider's answer. */
+  responseAttachments: Attachments;
 }
 
 export interface WireCall {
@@ -23,8 +36,6 @@ export interface WireCall {
   readonly route: WireRoute;
   readonly args: readonly unknown[];
   readonly attachments: Attachments | undefined;
-  /** The budget sent with the request and enforced here, ms until the call's deadline; 0 for none. */
-  readonly attemptTimeoutMs: number;
   /** Aborting it fails the call with Cancelled (the reason as its cause) and tells the provider. */
   readonly signal: AbortSignal | undefined;
   readonly oneway: boolean;
@@ -33,10 +44,8 @@ export interface WireCall {
    * so they are retried elsewhere, and lets the others wait. Default false.
    */
   readonly idempotent?: boolean;
-  /** Set by the connection once the request is queued for the wire: the provider may see it. */
-  sent: boolean;
-  /** Set by the connection, before `answered` or `failed`, to the attachments of the provider's answer. */
-  responseAttachments: Attachments;
+  /** The attempt being sent: its budget, and what the connection reports into. */
+  readonly attempt: WireAttempt;
   /** The call succeeded with `value` (a one-way call: once queued, with undefined). */
   answered(value: unknown): void;
   /** The call failed; never called after `answered`, and at most once. */

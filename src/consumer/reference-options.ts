@@ -2,12 +2,14 @@ import type { FilterEntry } from '../core/filter.js';
 import type { Attachments } from '../core/invocation.js';
 import type { ResultCacheOptions } from '../governance/cache-options.js';
 import type { ConsumerLimits } from '../governance/limit-options.js';
+import type { RetriesExhaustedMessage } from '../observability/channels.js';
 import type { Implementation, MethodNames, Remote } from '../service/service-types.js';
 import type { ConsumerConfig } from './consumer-options.js';
 
 /** The `consumer` keys a method may override on a reference. */
 export const METHOD_CONSUMER_KEYS = [
   'timeoutMs',
+  'compressor',
   'loadbalance',
   'cluster',
   'retries',
@@ -94,6 +96,18 @@ export interface ReferenceOptions<T>
   limits?: ConsumerLimits;
   /** Per-method overrides. */
   methods?: { [K in MethodNames<T>]?: MethodReferenceOptions };
+  /**
+   * Called once per call that failed with its retries used up (docs/cluster.md): a method with
+   * `retries` > 0 whose last attempt failed with an error that would have been retried. Also published
+   * on the `callisto:client:retries-exhausted` diagnostics channel. A hook that throws is logged.
+   */
+  onRetriesExhausted?: (event: RetriesExhaustedMessage) => void;
+  /**
+   * The protocol this reference calls through: `callisto` (default, the provider's RPC port). `http`
+   * (the provider's HTTP entry) is refused with a ConfigError: not supported yet. Providers whose
+   * record lists protocols without this one are skipped.
+   */
+  protocol?: 'callisto' | 'http';
 }
 
 /** Keys of ReferenceOptions that are not `consumer` keys. */
@@ -108,6 +122,8 @@ export const REFERENCE_ONLY_KEYS = [
   'attachments',
   'limits',
   'methods',
+  'onRetriesExhausted',
+  'protocol',
 ] as const satisfies ReadonlyArray<keyof ReferenceOptions<unknown>>;
 
 /** Per-call options (`withOptions(ref, options).method(...)`). */

@@ -60,17 +60,18 @@ function callFunction<T>(
   if (callOptions?.cache === false) {
     return (...args) => {
       try {
-        const invocation = new ClientInvocation(
-          route,
-          args,
-          attachments,
-          timeoutMs,
-          signal,
-          oneway,
-          idempotent,
+        return invoke(
+          new ClientInvocation({
+            route,
+            args,
+            attachments,
+            timeoutMs,
+            signal,
+            oneway,
+            idempotent,
+            noCache: true,
+          }),
         );
-        invocation.noCache = true;
-        return invoke(invocation);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -78,7 +79,9 @@ function callFunction<T>(
   }
   return (...args) => {
     try {
-      return invoke(new ClientInvocation(route, args, attachments, timeoutMs, signal, oneway, idempotent));
+      return invoke(
+        new ClientInvocation({ route, args, attachments, timeoutMs, signal, oneway, idempotent }),
+      );
     } catch (error) {
       return Promise.reject(error);
     }

@@ -1,30 +1,39 @@
 /**
  * The registry part of a service's directory (directory.ts): follows one service across all the
- * registries it is asked of, merges their lists, keeps a snapshot
- * file of the last known list for when every registry is away at start, and protects against a sudden
+ * registries it is asked of, merges their lists, keeps a snapshot file of each registry's last known
+ * list (registry-snapshots.ts) for when that registry is away at start, and protects against a sudden
  * drop to zero providers while the connections to them are still healthy (a registry glitch should not
  * take a working service down). A registry that has not delivered a first list after `noticeMs` is
  * named in a log line at once, not only when the snapshot is used.
  */
-import { readFile, stat } from 'node:fs/promises';
 import type { ServiceKey } from '../core/service-key.js';
-import { writeFileAtomic } from '../registry/file-registry.js';
 import { type ProviderRecord, servicePathSegment } from '../registry/provider-record.js';
-import { validateProviderRecord } from '../registry/record-validation.js';
 import type { Registry } from '../registry/registry.js';
 import { describeRegistry } from '../registry/registry-description.js';
 import { normalizeProviders } from '../registry/registry-paths.js';
 import { DEFAULT_START_TIMEOUT_MS } from '../registry/registry-set.js';
 import { describeError } from '../registry/timing.js';
 import { DEFAULT_CONSUMER_CONFIG } from './consumer-options.js';
+import { createSnapshotStore } from './registry-snapshots.js';
 
 export interface RegistryListsOptions {
   /** The service to follow. */
   key: ServiceKey;
   /** Registries to subscribe on; on the same `host:port`, an earlier registry's record wins. */
   registries: Registry[];
-  /** Snapshot file of the last known list (e.g. `<dir>/<seg>.json`). Default: no snapshot. */
+  /**
+   * One snapshot file for the merged list of all the registries (e.g. `<dir>/<seg>.json`), used only
+   * when no registry answers at start. Default: none.
+   */
   snapshotPath?: string;
+  /**
+   * A snapshot file per registry (same positions as `registries`; `registrySnapshotPaths()`): each
+   * registry's own last list, standing in for that registry alone when it has not answered at start.
+   * Default: none.
+   */
+  registrySnapshotPaths?: ReadonlyArray<string | undefined>;
+  /** A merged snapshot of an earlier version, read (never written) when nothing else stands in. */
+  legacySnapshotPath?: string;
   /** Hold a sudden change to zero providers until confirmed. Default: `consumer.emptyProtection`'s. */
   emptyProtection?: boolean;
   /** How long an unconfirmed empty list is held before re-checking the connections. Default 5000. */
@@ -69,16 +78,16 @@ export interface RegistryLists {
   close(): Promise<void>;
 }
 
-interface SnapshotFile {
-  service: string;
-  savedAt: string;
-  providers: ProviderRecord[];
-}
-
 export function followRegistryLists(options: RegistryListsOptions): RegistryLists {
   const o = { ...DEFAULT_REGISTRY_LISTS_OPTIONS, ...stripUndefined(options) };
   const segment = servicePathSegment(o.key);
   const lists: Array<ProviderRecord[] | undefined> = o.registries.map(() => undefined);
+  /** A silent registry's list from its own snapshot file, until it answers. */
+  const restored: Array<ProviderRecord[] | undefined> = o.registries.map(() => undefined);
+  /** What was last written to each registry's file (JSON), so an unchanged list is not rewritten. */
+  const saved: Array<string | undefined> = o.registries.map(() => undefined);
+  const snapshots = createSnapshotStore(segment, o.log);
+  const registryPaths = o.registrySnapshotPaths ?? [];
   const unsubscribes: Array<() => void> = [];
   let applied: ProviderRecord[] = [];
   let appliedJson = '[]';
@@ -88,14 +97,15 @@ export function followRegistryLists(options: RegistryListsOptions): RegistryList
   let confirmTimer: NodeJS.Timeout | undefined;
   let startTimer: NodeJS.Timeout | undefined;
   let noticeTimer: NodeJS.Timeout | undefined;
-  let writing: Promise<void> = Promise.resolve();
   let closed = false;
   let markReady: () => void = () => {};
   const ready = new Promise<void>((resolve) => {
     markReady = resolve;
   });
 
-  const merged = (): ProviderRecord[] => normalizeProviders(lists.flatMap((list) => list ?? []));
+  const merged = (): ProviderRecord[] =>
+    normalizeProviders(lists.flatMap((list, index) => list ?? restored[index] ?? []));
+  const allAnswered = (): boolean => lists.every((list) => list !== undefined);
 
   const apply = (list: ProviderRecord[], from: 'registry' | 'snapshot'): void => {
     clearTimeout(confirmTimer);
@@ -107,8 +117,9 @@ export function followRegistryLists(options: RegistryListsOptions): RegistryList
     applied = list;
     appliedJson = json;
     source = from;
-    clearTimeout(startTimer);
+    if (allAnswered()) clearTimeout(startTimer);
     markReady();
+    if (from === 'registry') saveRegistrySnapshots();
     if (!changed) return;
     try {
       o.onChange(list.slice());
@@ -119,12 +130,19 @@ export function followRegistryLists(options: RegistryListsOptions): RegistryList
   };
 
   const saveSnapshot = (list: ProviderRecord[]): void => {
-    const path = o.snapshotPath;
-    if (!path) return;
-    const content: SnapshotFile = { service: segment, savedAt: new Date().toISOString(), providers: list };
-    writing = writing
-      .then(() => writeFileAtomic(path, `${JSON.stringify(content, null, 2)}\n`))
-      .catch((error) => o.log('warn', `${segment}: cannot write snapshot ${path}: ${describeError(error)}`));
+    if (o.snapshotPath) snapshots.save(o.snapshotPath, list);
+  };
+
+  /** Writes each answered registry's own list to its file, when it changed since the last write. */
+  const saveRegistrySnapshots = (): void => {
+    lists.forEach((list, index) => {
+      const path = registryPaths[index];
+      if (list === undefined || !path) return;
+      const json = JSON.stringify(list);
+      if (saved[index] === json) return;
+      saved[index] = json;
+      snapshots.save(path, list);
+    });
   };
 
   const scheduleConfirm = (): void => {
@@ -183,21 +201,35 @@ export function followRegistryLists(options: RegistryListsOptions): RegistryList
       .map(describeRegistry)
       .join('; ');
 
+  /** At the start timeout: each registry still silent is stood in for by its own snapshot file. */
+  const useRegistrySnapshots = async (): Promise<boolean> => {
+    const silent = o.registries.flatMap((registry, index) =>
+      lists[index] === undefined && registryPaths[index] ? [{ registry, index }] : [],
+    );
+    const loaded = await Promise.all(silent.map(({ index }) => snapshots.load(registryPaths[index]!)));
+    if (closed) return false;
+    let used = false;
+    silent.forEach(({ registry, index }, k) => {
+      const list = loaded[k];
+      if (list === undefined || lists[index] !== undefined) return;
+      restored[index] = list;
+      used = true;
+      o.log(
+        'warn',
+        `${segment}: ${describeRegistry(registry)} did not answer in ${o.startTimeoutMs} ms; using its ` +
+          `snapshot (${list.length} providers) until it does`,
+      );
+    });
+    if (!used) return false;
+    apply(merged(), source === 'registry' || lists.some((l) => l !== undefined) ? 'registry' : 'snapshot');
+    return true;
+  };
+
   const useSnapshot = async (): Promise<void> => {
-    if (closed || source !== 'none') return;
-    const path = o.snapshotPath;
-    let list: ProviderRecord[] | undefined;
-    if (path) {
-      try {
-        // only a regular file is opened: reading a FIFO put there would never end
-        if (!(await stat(path)).isFile()) throw new Error('not a regular file');
-        const parsed = JSON.parse(await readFile(path, 'utf8')) as Partial<SnapshotFile>;
-        const records = Array.isArray(parsed.providers) ? parsed.providers : [];
-        list = normalizeProviders(records.flatMap((r) => validateProviderRecord(r, Date.now()).record ?? []));
-      } catch (error) {
-        o.log('warn', `${segment}: no usable snapshot at ${path}: ${describeError(error)}`);
-      }
-    }
+    if (closed) return;
+    if ((await useRegistrySnapshots()) || closed || source !== 'none') return;
+    const path = o.snapshotPath ?? o.legacySnapshotPath;
+    const list = path ? await snapshots.load(path) : undefined;
     if (closed || source !== 'none') return;
     if (list) {
       o.log(
@@ -268,7 +300,7 @@ export function followRegistryLists(options: RegistryListsOptions): RegistryList
       clearTimeout(noticeTimer);
       for (const unsubscribe of unsubscribes.splice(0)) unsubscribe();
       markReady();
-      await writing;
+      await snapshots.flushed();
     },
   };
 }

@@ -58,6 +58,8 @@ const referenceOnlySchema = z.strictObject({
   attachments: z.record(z.string(), z.string()),
   limits: consumerLimitsSchema,
   methods: z.record(z.string(), z.unknown()).describe('a mapping of method names to method options'),
+  onRetriesExhausted: isFunction.describe('a function (event) => void'),
+  protocol: z.string().describe("'callisto'"),
 });
 
 const methodOptionsSchema = z.strictObject({
@@ -93,6 +95,8 @@ function checkNames(
   const at = (key: string) => ({ key: prefix + key, source });
   if (overrides.serializer !== undefined)
     checkExtensionName(extensions, 'serializer', overrides.serializer, at('serializer'));
+  if (overrides.compressor !== undefined)
+    checkExtensionName(extensions, 'compressor', overrides.compressor, at('compressor'));
   if (overrides.loadbalance !== undefined)
     checkExtensionName(extensions, 'loadbalance', overrides.loadbalance, at('loadbalance'));
   if (overrides.cluster !== undefined)

@@ -86,7 +86,7 @@ const provider = {
   },
   'rate-limit': {
     order: 320,
-    when: '`limits.rate`, `perApplication`, `perAddress`',
+    when: "`limits.rate`, `perApplication`, `perAddress` (`kind: 'token'`, the default)",
     does: 'token buckets of the app, service and method: every caller, per consumer application, per remote host; refuses with `RateLimited` and `retryAfterMs` ([governance.md](governance.md))',
     form: 'hooks',
   },
@@ -101,6 +101,12 @@ const provider = {
     when: 'always',
     does: 'decodes the arguments (a refused call is never decoded)',
     form: 'hooks',
+  },
+  'leaky-rate': {
+    order: 360,
+    when: "`limits.rate`, `perApplication`, `perAddress` with `kind: 'leaky'`",
+    does: 'leaky buckets of the app, service and method: calls start at a steady rate, a burst waits in a bounded queue (holding its admission), a call beyond the queue is refused with `Overloaded` and never runs ([governance.md](governance.md))',
+    form: 'wraps',
   },
   observe: {
     order: 400,

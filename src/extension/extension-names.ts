@@ -19,9 +19,10 @@ import type { ExtensionKind, ExtensionRegistry } from './extension-registry.js';
 /** The built-in names of each kind (a test checks that exactly these are registered). */
 export const BUILTIN_EXTENSION_NAMES = {
   serializer: ['msgpack', 'json', 'v8'],
+  compressor: ['deflate', 'gzip', 'brotli'],
   loadbalance: ['random', 'roundrobin', 'consistenthash', 'leastactive', 'shortestresponse', 'p2c'],
   cluster: ['failover', 'failfast', 'failsafe', 'failback', 'forking', 'broadcast'],
-  retry: ['none', 'fixed', 'exponential'],
+  retry: ['none', 'fixed', 'exponential', 'adaptive'],
   registry: ['file', 'direct', 'etcd', 'zookeeper', 'zk', 'redis', 'redis-sentinel'],
   transport: ['tcp', 'memory', 'tls'],
 } as const;
@@ -30,6 +31,8 @@ type Builtin<K extends keyof typeof BUILTIN_EXTENSION_NAMES> = (typeof BUILTIN_E
 
 /** Serializer names (`consumer.serializer`, `server.serializers`); augment to add yours. */
 export interface SerializerNames extends Record<Builtin<'serializer'>, true> {}
+/** Compressor names (`consumer.compressor`); augment to add yours. */
+export interface CompressorNames extends Record<Builtin<'compressor'>, true> {}
 /** Load balancer names (`consumer.loadbalance`); augment to add yours. */
 export interface LoadBalancerNames extends Record<Builtin<'loadbalance'>, true> {}
 /** Fault-tolerance strategy names (`consumer.cluster`); augment to add yours. */
@@ -44,6 +47,7 @@ export interface TransportNames extends Record<Builtin<'transport'>, true> {}
 
 export type SerializerName = keyof SerializerNames & string;
 export type TransportName = keyof TransportNames & string;
+export type CompressorName = keyof CompressorNames & string;
 export type LoadBalancerName = keyof LoadBalancerNames & string;
 export type ClusterName = keyof ClusterNames & string;
 export type RetryPolicyName = keyof RetryPolicyNames & string;

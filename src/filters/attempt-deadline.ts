@@ -28,12 +28,12 @@ export function attemptDeadlineFilter(
     start(call) {
       const cap = attemptCapMs > 0 && call.idempotent ? attemptCapMs : 0;
       if (call.deadline === 0) {
-        call.attemptTimeoutMs = cap;
+        call.attempt.timeoutMs = cap;
         return;
       }
       const left = call.deadline - now();
       if (left <= 0) throw new RpcError('Timeout', `${label} ran out of time before a provider was called`);
-      call.attemptTimeoutMs = cap > 0 && cap < left ? cap : left;
+      call.attempt.timeoutMs = cap > 0 && cap < left ? cap : left;
     },
   });
 }

@@ -18,12 +18,13 @@ export function endpointStatsFilter(): NamedFilter<AttemptInvocation> {
     position: 'attempt',
     order: FILTER_ORDER.attempt['endpoint-stats'],
     start(call) {
-      if (!call.oneway) call.endpoint!.stats.begin();
+      if (!call.oneway) call.attempt.endpoint!.stats.begin();
     },
     end(call, error) {
       if (call.oneway) return;
-      const stats = call.endpoint!.stats;
-      if (call.sent) stats.end(tickMonotonic() - call.attemptStartedAt, isHealthy(error));
+      const { endpoint, sent, startedAt } = call.attempt;
+      const stats = endpoint!.stats;
+      if (sent) stats.end(tickMonotonic() - startedAt, isHealthy(error));
       else stats.abandon();
     },
   });

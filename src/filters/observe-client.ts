@@ -16,18 +16,19 @@ export function observeClientFilter(): NamedFilter<AttemptInvocation> {
     position: 'attempt',
     order: FILTER_ORDER.attempt.observe,
     start(invocation) {
-      if (channels.clientCall.hasSubscribers) invocation.observedAt = performance.now();
+      if (channels.clientCall.hasSubscribers) invocation.attempt.observedAt = performance.now();
     },
     end(call, error) {
-      if (call.observedAt === 0) return;
+      const attempt = call.attempt;
+      if (attempt.observedAt === 0) return;
       const message: ClientCallMessage = {
         service: call.service.name,
         method: call.method,
         address: call.remoteAddress ?? '',
-        durationMs: performance.now() - call.observedAt,
+        durationMs: performance.now() - attempt.observedAt,
         error: error === undefined ? undefined : RpcError.from(error).code,
       };
-      call.observedAt = 0;
+      attempt.observedAt = 0;
       channels.clientCall.publish(message);
     },
   });

@@ -20,8 +20,8 @@ export function outlierFilter(detector: OutcomeRecorder): NamedFilter<AttemptInv
     position: 'attempt',
     order: FILTER_ORDER.attempt.outlier,
     end(call, error) {
-      if (call.oneway || !call.sent) return;
-      detector.record(call.endpoint!.address, isHealthy(error));
+      if (call.oneway || !call.attempt.sent) return;
+      detector.record(call.attempt.endpoint!.address, isHealthy(error));
     },
   });
 }

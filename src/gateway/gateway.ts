@@ -22,6 +22,7 @@ import { type HttpOptions, httpOptionsFrom } from '../http/http-options.js';
 import { HttpRefusal, readCallTarget } from '../http/http-request.js';
 import { listenerTls } from '../http/listener-tls.js';
 import type { ListenerTlsConfig } from '../http/listener-tls-config.js';
+import { UNCOMPRESSED } from '../protocol/compression.js';
 import { createArgumentsReader } from '../provider/arguments-reader.js';
 import { FORWARDED_CLIENT_ATTACHMENT } from '../provider/forwarded-client.js';
 import { createGatewayRoutes } from './gateway-routes.js';
@@ -157,7 +158,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       const reader = createArgumentsReader({ decode: decodeLimits, inflate: NO_INFLATE }, (reason) =>
         refused(remote, reason),
       );
-      const measured = reader.measure(body, 0, json, label);
+      const measured = reader.measure(body, UNCOMPRESSED, json, label);
       if (typeof measured !== 'number') throw measured;
       args = reader.decode(json, label);
     } catch (error) {

@@ -13,18 +13,39 @@
  */
 import { z } from 'zod';
 
-const rateLimitSchema = z
-  .strictObject({
-    perSecond: z.number().positive().finite(),
-    burst: z.number().int().positive().optional(),
-  })
-  .describe('{ perSecond: a number > 0, burst?: an integer > 0 }');
+const tokenRateSchema = z.strictObject({
+  kind: z.literal('token').optional(),
+  perSecond: z.number().positive().finite(),
+  burst: z.number().int().positive().optional(),
+});
+
+const rateLimitSchema = tokenRateSchema.describe(
+  "{ perSecond: a number > 0, burst?: an integer > 0 } (a token bucket; kind 'leaky' is a provider limit)",
+);
+
+/**
+ * A provider's rate: a token bucket (`kind: 'token'`, the default: a burst goes through at once, what
+ * follows is refused `RateLimited`) or a leaky bucket (`kind: 'leaky'`: calls leave at a steady rate,
+ * up to `queue` wait for their turn, the rest are refused `Overloaded`).
+ */
+const providerRateSchema = z
+  .union([
+    tokenRateSchema,
+    z.strictObject({
+      kind: z.literal('leaky'),
+      perSecond: z.number().positive().finite(),
+      queue: z.number().int().nonnegative().optional(),
+    }),
+  ])
+  .describe(
+    "{ perSecond: a number > 0, burst?: an integer > 0 } (token bucket) or { kind: 'leaky', perSecond: a number > 0, queue?: an integer >= 0 } (leaky bucket)",
+  );
 
 export const providerLimitsSchema = z
   .strictObject({
-    rate: rateLimitSchema,
-    perApplication: rateLimitSchema,
-    perAddress: rateLimitSchema,
+    rate: providerRateSchema,
+    perApplication: providerRateSchema,
+    perAddress: providerRateSchema,
     executes: z.number().int().positive(),
   })
   .partial();

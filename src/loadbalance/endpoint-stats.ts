@@ -7,8 +7,12 @@
  *
  * Latency is averaged over successful calls and heartbeat samples only: a call that failed fast (connection
  * refused) would otherwise make a broken provider look like the fastest one.
+ *
+ * Each call's outcome also moves the provider's learnt weight factor (effective-weight.ts), which is not
+ * windowed: it moves only with calls.
  */
 import { ConfigError } from '../core/config-error.js';
+import { nextWeightFactor } from './effective-weight.js';
 import type { EndpointStats } from './load-balancer.js';
 
 export interface EndpointStatsOptions {
@@ -43,7 +47,7 @@ export interface EndpointStatsRecorder extends EndpointStats {
   recordLatency(ms: number): void;
   /** A call counted by `begin` never went out: `active--`, no sample. */
   abandon(): void;
-  /** Forgets every sample (in-flight calls stay counted). */
+  /** Forgets every sample (in-flight calls stay counted); the learnt weight factor is kept. */
   reset(): void;
 }
 
@@ -93,6 +97,7 @@ class SlidingEndpointStats implements EndpointStatsRecorder {
   #calls = 0;
   #errors = 0;
   #active = 0;
+  #weightFactor = 1;
   /** Reads left before one consults the clock. */
   #readsUntilCheck = 0;
 
@@ -120,6 +125,10 @@ class SlidingEndpointStats implements EndpointStatsRecorder {
     return this.#calls > 0 ? this.#errors / this.#calls : 0;
   }
 
+  get weightFactor(): number {
+    return this.#weightFactor;
+  }
+
   get samples(): number {
     this.#expireOnRead();
     return this.#calls;
@@ -131,6 +140,7 @@ class SlidingEndpointStats implements EndpointStatsRecorder {
 
   end(latencyMs: number, ok: boolean): void {
     if (this.#active > 0) this.#active--;
+    this.#weightFactor = nextWeightFactor(this.#weightFactor, ok);
     this.#push(ok ? OK : FAILED, latencyMs);
   }
 

@@ -15,6 +15,11 @@ export interface EndpointStats {
   readonly errorRate: number;
   /** Calls completed in the window. */
   readonly samples: number;
+  /**
+   * The learnt share of the configured weight, in [0.1, 1]: lowered by failures, restored by successes
+   * (effective-weight.ts). Absent means 1.
+   */
+  readonly weightFactor?: number;
 }
 
 /** What a balancer may know about a provider. */
@@ -36,6 +41,11 @@ export interface LoadBalancer {
 export interface LoadBalancerOptions {
   /** Warm-up period: a new provider's weight ramps from low to full over it. Default 600000 (10 min). */
   warmupMs: number;
+  /**
+   * Scale each provider's weight by its learnt `stats.weightFactor` (failures lower it, successes
+   * restore it; effective-weight.ts). Default true.
+   */
+  effectiveWeight: boolean;
   /** Consistent hash: argument positions forming the key. Default [0]. */
   hashArguments: number[];
   /** Consistent hash: virtual nodes per provider (scaled by weight). Default 160. */
@@ -48,6 +58,7 @@ export interface LoadBalancerOptions {
 
 export const DEFAULT_LOAD_BALANCER_OPTIONS: LoadBalancerOptions = {
   warmupMs: 600_000,
+  effectiveWeight: true,
   hashArguments: [0],
   virtualNodes: 160,
   random: Math.random,

@@ -9,6 +9,8 @@ import { DEFAULT_LOAD_BALANCER_OPTIONS, type LoadBalancerOptions } from './load-
 export function resolveLoadBalancerOptions(options: Partial<LoadBalancerOptions> = {}): LoadBalancerOptions {
   const resolved: LoadBalancerOptions = { ...DEFAULT_LOAD_BALANCER_OPTIONS, ...options };
   if (!(resolved.warmupMs >= 0)) invalid('warmupMs', resolved.warmupMs, 'a number >= 0');
+  if (typeof resolved.effectiveWeight !== 'boolean')
+    invalid('effectiveWeight', resolved.effectiveWeight, 'true or false');
   if (!Number.isInteger(resolved.virtualNodes) || resolved.virtualNodes < 1) {
     invalid('virtualNodes', resolved.virtualNodes, 'an integer >= 1');
   }

@@ -1,14 +1,15 @@
 /**
  * `roundrobin`: smooth weighted round robin, exactly as nginx does it. On every pick each provider's
- * `current` grows by its (warmed-up) weight, the provider with the largest `current` wins (the first in
+ * `current` grows by its (warmed-up, learnt: effective-weight.ts) weight, the provider with the largest `current` wins (the first in
  * list order on a tie) and the winner's `current` drops by the sum of the weights. Weights {a:5, b:1, c:1}
  * give `a a b a c a a`, spreading the heavy provider out instead of sending it five calls in a row.
  *
  * State is kept per provider address. Providers that left the list are forgotten; providers that stay
  * keep their `current` across list changes; newcomers start at 0.
  */
+
+import { balancingWeight } from './effective-weight.js';
 import type { Endpoint, LoadBalancer, LoadBalancerOptions } from './load-balancer.js';
-import { warmupWeight } from './warmup.js';
 
 interface PeerState {
   /** nginx's `current_weight`. */
@@ -61,13 +62,12 @@ export function createRoundRobinLoadBalancer(options: LoadBalancerOptions): Load
       const n = endpoints.length;
       if (!matchesLast(endpoints)) sync(endpoints);
       const now = options.now();
-      const warmupMs = options.warmupMs;
       let total = 0;
       let best = -1;
       let bestState: PeerState | undefined;
       for (let i = 0; i < n; i++) {
         const e = endpoints[i]!;
-        const w = warmupWeight(e.weight, e.startTime, now, warmupMs);
+        const w = balancingWeight(e, now, options);
         if (w <= 0) continue;
         const state = slots[i]!;
         state.current += w;

@@ -3,8 +3,9 @@
  * synchronous, so one table per balancer is never shared between two picks in flight; it grows when a
  * longer list arrives and is otherwise reused, so the common path allocates nothing.
  */
+
+import { balancingWeight } from './effective-weight.js';
 import type { Endpoint, LoadBalancerOptions } from './load-balancer.js';
-import { warmupWeight } from './warmup.js';
 
 export interface WeightTable {
   /** Effective weight per endpoint index (only the first `length` entries are meaningful). */
@@ -42,7 +43,7 @@ export function ensureCapacity(table: WeightTable, n: number): void {
 }
 
 /**
- * Loads the warmed-up weights of `endpoints` into `table`. When every configured weight is 0 the
+ * Loads the warmed-up (and, with `effectiveWeight`, learnt) weights of `endpoints` into `table`. When every configured weight is 0 the
  * endpoints are all loaded with weight 1: `select` must return something, and "all disabled" is better
  * served by an even spread than by always the first one.
  */
@@ -55,7 +56,6 @@ export function loadWeights(
   ensureCapacity(table, n);
   const weights = table.weights;
   const now = options.now();
-  const warmupMs = options.warmupMs;
   let total = 0;
   let positive = 0;
   let lastPositive = -1;
@@ -63,7 +63,7 @@ export function loadWeights(
   let same = true;
   for (let i = 0; i < n; i++) {
     const e = endpoints[i]!;
-    const w = warmupWeight(e.weight, e.startTime, now, warmupMs);
+    const w = balancingWeight(e, now, options);
     weights[i] = w;
     if (w > 0) {
       total += w;

@@ -4,7 +4,7 @@
  * `hasSubscribers` first, so nothing is paid when nobody listens.
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
-import type { ErrorCodeName } from '../core/rpc-error.js';
+import type { ErrorCodeName, RpcError } from '../core/rpc-error.js';
 
 export const CHANNEL_NAMES = {
   /** A consumer's attempt to one provider ended: {@link ClientCallMessage}. */
@@ -15,6 +15,8 @@ export const CHANNEL_NAMES = {
   connection: 'callisto:client:connection',
   /** A connection was closed for breaking the protocol: {@link ProtocolErrorMessage}. */
   protocolError: 'callisto:server:protocol-error',
+  /** A consumer's call failed with its retries used up: {@link RetriesExhaustedMessage}. */
+  retriesExhausted: 'callisto:client:retries-exhausted',
 } as const;
 
 export interface ClientCallMessage {
@@ -43,6 +45,26 @@ export interface ConnectionMessage {
   reason: string | undefined;
 }
 
+/**
+ * A call of a method with retries (`retries` > 0, the `failover` strategy) failed with an error that
+ * would have been retried, but no retry was left: every attempt was made (`attempts`), or the service's
+ * retry budget refused one more (`budget`). Published once per such call, and given to the reference's
+ * `onRetriesExhausted` hook. A call that succeeded on a retry, or failed with an error that is never
+ * retried (a business error), is not one.
+ */
+export interface RetriesExhaustedMessage {
+  service: string;
+  method: string;
+  /** Attempts the call made. */
+  attempts: number;
+  /** `attempts`: all of them were made; `budget`: the service's retry budget refused another. */
+  reason: 'attempts' | 'budget';
+  /** The last attempt's error, what the caller gets. */
+  error: RpcError;
+  /** The provider of the last attempt (`host:port`, `injvm`). */
+  address: string;
+}
+
 export interface ProtocolErrorMessage {
   remoteAddress: string;
   message: string;
@@ -54,4 +76,5 @@ export const channels = {
   serverCall: diagnosticsChannel.channel(CHANNEL_NAMES.serverCall),
   connection: diagnosticsChannel.channel(CHANNEL_NAMES.connection),
   protocolError: diagnosticsChannel.channel(CHANNEL_NAMES.protocolError),
+  retriesExhausted: diagnosticsChannel.channel(CHANNEL_NAMES.retriesExhausted),
 };

@@ -4,10 +4,17 @@
  * app's configuration, and docs/configuration.md is generated from the comments here.
  */
 import { z } from 'zod';
+import { ConfigError } from '../core/config-error.js';
+import type { CompressorTable } from '../serialization/compression/compressor-table.js';
 import { DEFAULT_DECODE_LIMITS } from '../serialization/decode-limits.js';
 import { DEFAULT_MAX_INFLATE_RATIO } from './compression.js';
 import { DEFAULT_MAX_FRAME_BYTES } from './frame.js';
-import { DEFAULT_HEARTBEAT_OPTIONS, type HeartbeatOptions } from './heartbeat.js';
+import {
+  DEFAULT_HEARTBEAT_MISSED_LIMIT,
+  DEFAULT_HEARTBEAT_OPTIONS,
+  type HeartbeatOptions,
+  MIN_HEARTBEAT_TIMEOUT_INTERVALS,
+} from './heartbeat.js';
 
 const positiveInt = z.number().int().positive();
 
@@ -15,7 +22,9 @@ const positiveInt = z.number().int().positive();
 export const connectionConfigSchema = z.strictObject({
   /** Heartbeat interval on idle connections, ms. Default 30000. */
   heartbeatIntervalMs: positiveInt,
-  /** Request and response bodies this large or larger are DEFLATE-compressed; 0 turns it off (and compressed bodies are refused). Default 0. */
+  /** A connection that receives nothing (heartbeats included) this long is given up as dead, ms; checked at each heartbeat interval, so at least 2 × heartbeatIntervalMs. 0: three heartbeat intervals. Default 0. */
+  heartbeatTimeoutMs: z.number().int().nonnegative(),
+  /** Request and response bodies this large or larger are compressed (with the call's `consumer.compressor`; a provider answers with the one its caller offered); 0 turns it off (and compressed bodies are refused). Default 0. */
   compressThresholdBytes: z.number().int().nonnegative(),
   /** A compressed body may inflate to at most this multiple of its size. Default 256. */
   maxInflateRatio: z.number().min(1),
@@ -31,6 +40,7 @@ export type ConnectionConfig = z.infer<typeof connectionConfigSchema>;
 
 export const DEFAULT_CONNECTION_CONFIG: ConnectionConfig = {
   heartbeatIntervalMs: DEFAULT_HEARTBEAT_OPTIONS.intervalMs,
+  heartbeatTimeoutMs: 0,
   compressThresholdBytes: 0,
   maxInflateRatio: DEFAULT_MAX_INFLATE_RATIO,
   maxDecodedElements: DEFAULT_DECODE_LIMITS.maxElements,
@@ -53,12 +63,14 @@ export interface ConnectionOptions {
   connectTimeoutMs: number;
   heartbeat: HeartbeatOptions;
   /**
-   * Bodies this large or larger are sent DEFLATE-compressed; 0 turns compression off, and then
+   * Bodies this large or larger are sent compressed; 0 turns compression off, and then
    * compressed bodies are refused too.
    */
   compressThresholdBytes: number;
   /** A compressed body may inflate to at most this multiple of its size. */
   maxInflateRatio: number;
+  /** The compressors this side reads, by wire id (the app's `compressor` extensions). Default: the built-ins. */
+  compressors?: CompressorTable | undefined;
   /** Elements (values) one body may decode into. */
   maxDecodedElements: number;
   /** Once a frame has started to arrive it must be complete within this, ms. */
@@ -72,6 +84,28 @@ export interface ConnectionOptions {
   suspectAfterMs?: number;
 }
 
+/**
+ * The heartbeat of the app's keys: `heartbeatTimeoutMs`, or three intervals when it is 0. Throws a
+ * ConfigError for a timeout under two intervals (the silence is checked once per interval, and one
+ * missed ping is never enough to give a peer up).
+ */
+export function resolveHeartbeatOptions(
+  config: Pick<ConnectionConfig, 'heartbeatIntervalMs' | 'heartbeatTimeoutMs'>,
+): HeartbeatOptions {
+  const intervalMs = config.heartbeatIntervalMs;
+  const timeoutMs = config.heartbeatTimeoutMs;
+  if (timeoutMs === 0) return { intervalMs, timeoutMs: intervalMs * DEFAULT_HEARTBEAT_MISSED_LIMIT };
+  const least = intervalMs * MIN_HEARTBEAT_TIMEOUT_INTERVALS;
+  if (timeoutMs < least) {
+    throw new ConfigError(
+      'heartbeatTimeoutMs',
+      timeoutMs,
+      `0 (three heartbeat intervals) or at least ${MIN_HEARTBEAT_TIMEOUT_INTERVALS} × heartbeatIntervalMs = ${least}; raise it or lower heartbeatIntervalMs`,
+    );
+  }
+  return { intervalMs, timeoutMs };
+}
+
 /** The options of a connection from the app's keys and the side's own. */
 export function resolveConnectionOptions(
   config: ConnectionConfig,
@@ -81,7 +115,7 @@ export function resolveConnectionOptions(
     maxFrameBytes: side.maxFrameBytes,
     maxQueuedBytes: side.maxQueuedBytes,
     connectTimeoutMs: side.connectTimeoutMs,
-    heartbeat: { ...DEFAULT_HEARTBEAT_OPTIONS, intervalMs: config.heartbeatIntervalMs },
+    heartbeat: resolveHeartbeatOptions(config),
     compressThresholdBytes: config.compressThresholdBytes,
     maxInflateRatio: config.maxInflateRatio,
     maxDecodedElements: config.maxDecodedElements,

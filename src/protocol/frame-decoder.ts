@@ -71,6 +71,7 @@ export function createFrameDecoder(
     flags: 0,
     serializer: 0,
     status: 0,
+    compressor: 0,
     requestId: 0,
     meta: NO_META,
     body: Buffer.alloc(0),
@@ -103,6 +104,7 @@ export function createFrameDecoder(
     frame.flags = buf[offset + 4]!;
     frame.serializer = buf[offset + 5]!;
     frame.status = buf[offset + 6]!;
+    frame.compressor = buf[offset + 7]!;
     frame.requestId = buf.readUInt32BE(offset + 8);
     const metaStart = offset + HEADER_BYTES;
     // Most answers carry no metadata: no view is made for them.

@@ -33,6 +33,8 @@ export interface RequestFrame {
   readonly flags: number;
   /** The serializer id of the body. */
   readonly serializer: number;
+  /** Byte 7: the compressor of the body (flag bit 1) and of the answer the caller takes (bit 3); default 0. */
+  readonly compressor?: number;
   /** The encoded route (service, version, group, method), made once per method. */
   readonly routePrefix: Buffer;
   /** The caller's deadline for this attempt; 0 for none. */
@@ -51,6 +53,8 @@ export interface ResponseFrame {
   readonly body: Uint8Array;
   /** `FrameFlag` bits; default 0. */
   readonly flags?: number;
+  /** Byte 7: the compressor of a compressed body; default 0. */
+  readonly compressor?: number;
   readonly attachments?: Attachments | undefined;
 }
 
@@ -100,7 +104,7 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
     return at;
   };
 
-  /** The header's first 8 bytes: magic, version, kind, flags, serializer, status. */
+  /** The header's first 8 bytes: magic, version, kind, flags, serializer, status, compressor 0. */
   const head = (at: number, kind: number, flags: number, serializer: number, status: number): void => {
     batch[at] = MAGIC_0;
     batch[at + 1] = MAGIC_1;
@@ -124,10 +128,11 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
   };
 
   return {
-    request({ requestId, flags, serializer, routePrefix, timeoutMs, attachments, body }) {
+    request({ requestId, flags, serializer, compressor, routePrefix, timeoutMs, attachments, body }) {
       const metaLength = routePrefix.length + 4 + attachmentsByteLength(attachments);
       const at = reserve(HEADER_BYTES + metaLength + body.length);
       head(at, FrameKind.Request, flags, serializer, STATUS_OK);
+      if (compressor !== undefined) batch[at + 7] = compressor;
       lengths(at, requestId, metaLength, body.length);
       let offset = at + HEADER_BYTES;
       offset += routePrefix.copy(batch, offset);
@@ -135,10 +140,11 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
       offset = writeAttachments(batch, offset, attachments);
       copyBody(body, offset);
     },
-    response({ requestId, serializer, status, body, flags = 0, attachments }) {
+    response({ requestId, serializer, status, body, flags = 0, compressor, attachments }) {
       const metaLength = attachments === undefined ? 0 : attachmentsByteLength(attachments);
       const at = reserve(HEADER_BYTES + metaLength + body.length);
       head(at, FrameKind.Response, flags, serializer, status);
+      if (compressor !== undefined) batch[at + 7] = compressor;
       lengths(at, requestId, metaLength, body.length);
       if (attachments !== undefined) writeAttachments(batch, at + HEADER_BYTES, attachments);
       copyBody(body, at + HEADER_BYTES + metaLength);

@@ -11,7 +11,7 @@
  * |        |      | bit3 (requests) the caller accepts a compressed answer       |
  * | 5      | 1    | serializer id of the body                                    |
  * | 6      | 1    | status: 0 ok, otherwise an ErrorCode                         |
- * | 7      | 1    | reserved, 0                                                  |
+ * | 7      | 1    | compressor id (with flag bit 1 or 3; 0 deflate), else 0      |
  * | 8      | 4    | request id (uint32, big-endian)                              |
  * | 12     | 4    | metadata length (uint32, big-endian)                         |
  * | 16     | 4    | body length (uint32, big-endian)                             |
@@ -37,7 +37,7 @@ export const FrameFlag = {
   OneWay: 1,
   Compressed: 2,
   Pong: 4,
-  /** On a request: the consumer takes a compressed answer (it has compression enabled). */
+  /** On a request: the consumer takes an answer compressed with the compressor byte 7 names. */
   AcceptsCompressed: 8,
 } as const;
 
@@ -50,6 +50,8 @@ export interface Frame {
   flags: number;
   serializer: number;
   status: number;
+  /** Byte 7: the compressor of a compressed body, or on a request the one its caller takes answers in. */
+  compressor: number;
   requestId: number;
   meta: Buffer;
   body: Buffer;

@@ -2,11 +2,16 @@
  * A connection that speaks frames over a transport's byte stream, the same for both sides: the
  * streaming decoder (partial frames drawing on the side's budget), the batched frame writer, heartbeats
  * (a ping when idle, pongs bounded by what is queued for the peer, a silent peer closed after
- * `missedLimit` intervals), the frame deadline (a frame that started must complete within
+ * its heartbeat timeout), the frame deadline (a frame that started must complete within
  * `frameTimeoutMs`), read pausing while too much is queued for a peer that does not read, and body
  * compression with its inflate bounds. The consumer's and the provider's connections build on it and see
  * only request, response and event frames.
  */
+import type { Compressor } from '../serialization/compression/compressor.js';
+import {
+  BUILTIN_COMPRESSOR_TABLE,
+  type CompressorTable,
+} from '../serialization/compression/compressor-table.js';
 import type { ByteStream } from '../transport/transport.js';
 import type { ByteBudget } from './byte-budget.js';
 import { type InflateLimits, maybeCompress } from './compression.js';
@@ -34,6 +39,8 @@ export interface FramedConnectionOptions {
   readonly compressThresholdBytes: number;
   /** A compressed body may inflate to at most this multiple of its size. */
   readonly maxInflateRatio: number;
+  /** The compressors this side reads (the app's `compressor` extensions). Default: the built-ins. */
+  readonly compressors?: CompressorTable | undefined;
   /** The budget for partial frames, shared by the connections of one side. */
   readonly partialFrames: ByteBudget;
   /** Stop reading while more than this is queued for the peer (0: never). */
@@ -67,8 +74,11 @@ export interface FramedConnection {
   readonly rttMs: number;
   /** Bounds for inflating the compressed bodies this side accepts. */
   readonly inflate: InflateLimits;
-  /** `body` compressed, when compression is on and it is worth it; undefined otherwise. */
-  compress(body: Uint8Array): Uint8Array | undefined;
+  /**
+   * `body` compressed with `compressor` (or the one of that wire id), when compression is on, this side
+   * has it and it is worth it; undefined otherwise.
+   */
+  compress(body: Uint8Array, compressor: Compressor | number): Uint8Array | undefined;
   /** Sends a ping now. */
   ping(): void;
   /** Sends what is queued, then ends the stream (the peer closes its side too). */
@@ -86,10 +96,12 @@ export function openFramedConnection(
   let pingSentAt = 0;
   let readPaused = false;
   const threshold = options.compressThresholdBytes;
+  const compressors = options.compressors ?? BUILTIN_COMPRESSOR_TABLE;
   const inflate: InflateLimits = {
     enabled: threshold > 0,
     maxBytes: options.maxFrameBytes,
     maxRatio: options.maxInflateRatio,
+    compressors,
   };
 
   const writer = createFrameWriter({
@@ -194,7 +206,12 @@ export function openFramedConnection(
       return rttMs;
     },
     inflate,
-    compress: (body) => maybeCompress(body, threshold),
+    compress(body, compressor) {
+      const chosen = typeof compressor === 'number' ? compressors.byId(compressor) : compressor;
+      return chosen === undefined
+        ? undefined
+        : maybeCompress(body, threshold, chosen, options.maxInflateRatio);
+    },
     ping,
     end() {
       if (stream.destroyed || stream.writableEnded) return;

@@ -1,17 +1,25 @@
 /**
  * Idle detection shared by both ends of a connection. Every `intervalMs` it checks when a frame was
- * last received: idle for one interval -> send a heartbeat; silent for `missedLimit` intervals -> the
- * peer is dead. The check tolerates a busy event loop: when the timer itself fires late (this process
+ * last received: idle for one interval -> send a heartbeat; silent for `timeoutMs` (checked at each
+ * interval, so given up at the first check at or after it) -> the peer is dead. The check tolerates a busy event loop: when the timer itself fires late (this process
  * was blocked), the silence is not held against the peer and the clock restarts.
  */
 export interface HeartbeatOptions {
   /** Interval between checks; a heartbeat is sent when idle this long. Default 30000. */
   intervalMs: number;
-  /** Intervals of silence after which the peer is declared dead. Default 3. */
-  missedLimit: number;
+  /** Silence after which the peer is declared dead, ms; at least 2 intervals. Default 3 intervals. */
+  timeoutMs: number;
 }
 
-export const DEFAULT_HEARTBEAT_OPTIONS: HeartbeatOptions = { intervalMs: 30_000, missedLimit: 3 };
+/** Intervals of silence after which a peer is given up when no `heartbeatTimeoutMs` is configured. */
+export const DEFAULT_HEARTBEAT_MISSED_LIMIT = 3;
+/** The smallest `heartbeatTimeoutMs`, in intervals: one missed ping is never enough. */
+export const MIN_HEARTBEAT_TIMEOUT_INTERVALS = 2;
+
+export const DEFAULT_HEARTBEAT_OPTIONS: HeartbeatOptions = {
+  intervalMs: 30_000,
+  timeoutMs: 30_000 * DEFAULT_HEARTBEAT_MISSED_LIMIT,
+};
 
 export interface HeartbeatMonitor {
   /** Records that a frame arrived (at `now`, Date.now() by default). */
@@ -38,7 +46,7 @@ export function startHeartbeat(
       return;
     }
     const silent = now - lastReceived;
-    if (silent >= options.intervalMs * options.missedLimit) onDead(silent);
+    if (silent >= options.timeoutMs) onDead(silent);
     else if (silent >= options.intervalMs - 5) sendPing();
   }, options.intervalMs);
   timer.unref();

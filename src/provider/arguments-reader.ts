@@ -7,8 +7,7 @@
  * in between and costs no allocation of its own.
  */
 import { messageOf, RpcError } from '../core/rpc-error.js';
-import { decompress, type InflateLimits } from '../protocol/compression.js';
-import { FrameFlag } from '../protocol/frame.js';
+import { decompress, type InflateLimits, UNCOMPRESSED } from '../protocol/compression.js';
 import { type DecodeLimits, decodeBody, measureBody } from '../serialization/decode-limits.js';
 import type { Serializer } from '../serialization/serializer.js';
 
@@ -20,7 +19,7 @@ export interface ArgumentsReader {
    * Inflates and counts a request's body: the number of elements it decodes into, or the error to
    * answer it with (a body over a limit, malformed). Keeps the bytes for `decode`.
    */
-  measure(body: Buffer, flags: number, serializer: Serializer, label: string): number | RpcError;
+  measure(body: Buffer, compression: number, serializer: Serializer, label: string): number | RpcError;
   /** Decodes the bytes the last `measure` kept into the argument list; throws an RpcError. */
   decode(serializer: Serializer, label: string): unknown[];
   /** Drops the bytes the last `measure` kept (its call was refused before it was decoded). */
@@ -42,9 +41,9 @@ export function createArgumentsReader(
   };
 
   return {
-    measure(body, flags, serializer, label) {
+    measure(body, compression, serializer, label) {
       try {
-        kept = (flags & FrameFlag.Compressed) === 0 ? body : decompress(body, limits.inflate);
+        kept = compression === UNCOMPRESSED ? body : decompress(body, compression, limits.inflate);
         return measureBody(serializer, kept, limits.decode);
       } catch (error) {
         kept = NO_BYTES;

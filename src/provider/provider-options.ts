@@ -5,6 +5,7 @@
  */
 import type { ProviderLimits } from '../governance/limit-options.js';
 import type { ConnectionConfig } from '../protocol/connection-options.js';
+import type { CompressorTable } from '../serialization/compression/compressor-table.js';
 import { workerCount } from './process-cluster.js';
 import { resolveServerOptions, type ServerConfig, type ServerOptions } from './server-options.js';
 
@@ -49,14 +50,25 @@ export interface ProviderConfig extends ConnectionConfig {
   readonly server: ServerConfig;
 }
 
-/** The provider's options from the app's configuration; `transport` is what the server listens on. */
-export function resolveProviderOptions(config: ProviderConfig, transport: string): ProviderOptions {
+/**
+ * The provider's options from the app's configuration; `transport` is what the server listens on,
+ * `compressors` the app's (its own `compressor` extensions too), which read requests and write answers.
+ */
+export function resolveProviderOptions(
+  config: ProviderConfig,
+  transport: string,
+  compressors?: CompressorTable,
+): ProviderOptions {
   const { server } = config;
+  const resolved = resolveServerOptions(server, config);
   return {
     application: config.application,
     registries: config.registry,
     startTimeoutMs: config.startTimeoutMs,
-    server: resolveServerOptions(server, config),
+    server:
+      compressors === undefined
+        ? resolved
+        : { ...resolved, connection: { ...resolved.connection, compressors } },
     transport,
     weight: server.weight,
     tags: server.tags,

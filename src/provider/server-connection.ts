@@ -10,6 +10,7 @@
 import type { Attachments } from '../core/invocation.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import { serviceKeyString } from '../core/service-key.js';
+import { answerCompression, bodyCompression } from '../protocol/compression.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
 import { EMPTY_BODY, readEventName } from '../protocol/frame-writer.js';
 import { openFramedConnection } from '../protocol/framed-connection.js';
@@ -73,6 +74,7 @@ export function serveConnection(
       frameTimeoutMs: connectionOptions.frameTimeoutMs,
       compressThresholdBytes: connectionOptions.compressThresholdBytes,
       maxInflateRatio: connectionOptions.maxInflateRatio,
+      compressors: connectionOptions.compressors,
       partialFrames: ctx.partialFrames,
       // The consumer is not reading: stop taking new requests until it catches up.
       readPauseBytes: ctx.options.writeHighWaterBytes,
@@ -123,7 +125,7 @@ export function serveConnection(
   const refuse = (id: number, serializer: Serializer, error: unknown): void =>
     writeError({ id, serializer, error: entry.shape(error, { remote: remoteAddress }) });
 
-  /** Sends a result; compressed only for a consumer that said it takes compressed answers. */
+  /** Sends a result; compressed only with a compressor the consumer offered. */
   const answer = (invocation: ServerInvocation, value: unknown): void => {
     const serializer = invocation.serializer!;
     const attachments = invocation.answerAttachments;
@@ -140,7 +142,9 @@ export function serveConnection(
       writeError({ id, serializer, error: entry.shape(failure, { remote: remoteAddress }), attachments });
       return;
     }
-    const compressed = invocation.acceptsCompressed ? framed.compress(body) : undefined;
+    // only with the compressor the consumer offered (bit 3, byte 7), else uncompressed
+    const compressed =
+      invocation.answerCompression >= 0 ? framed.compress(body, invocation.answerCompression) : undefined;
     const flags = compressed ? FrameFlag.Compressed : 0;
     writer.response({
       requestId: id,
@@ -148,6 +152,7 @@ export function serveConnection(
       status: 0,
       body: compressed ?? body,
       flags,
+      compressor: compressed ? invocation.answerCompression : 0,
       attachments,
     });
   };
@@ -295,9 +300,9 @@ export function serveConnection(
       onSignal: trackSignal,
       reader: argumentsReader,
       body: frame.body,
-      flags: frame.flags,
+      compression: bodyCompression(frame),
       peerCertificate,
-      acceptsCompressed: (frame.flags & FrameFlag.AcceptsCompressed) !== 0,
+      answerCompression: answerCompression(frame),
     });
   };
 

@@ -16,6 +16,7 @@ import type { AuthenticatedInvocation } from '../filters/auth.js';
 import { argumentsNotDecoded, type EncodedInvocation } from '../filters/decode-arguments.js';
 import type { MeteredInvocation } from '../filters/metrics-server.js';
 import type { ObservedInvocation } from '../filters/observe-server.js';
+import { UNCOMPRESSED } from '../protocol/compression.js';
 import type { PeerCertificate } from '../security/peer-certificate.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ArgumentsReader } from './arguments-reader.js';
@@ -55,8 +56,8 @@ export interface ServerInvocationInit {
   readonly onSignal?: ((invocation: ServerInvocation) => void) | undefined;
   /** The client certificate the call's own connection presented. */
   readonly peerCertificate?: PeerCertificate | undefined;
-  /** The consumer takes a compressed answer. */
-  readonly acceptsCompressed?: boolean;
+  /** The compressor id the consumer takes answers in; absent or -1 (UNCOMPRESSED) for none. */
+  readonly answerCompression?: number;
   /** The entry's own handle on the caller (the in-process call, the HTTP response). */
   readonly origin?: unknown;
   /** Arguments already decoded (in-process). */
@@ -65,8 +66,8 @@ export interface ServerInvocationInit {
   readonly reader?: ArgumentsReader;
   /** The request's encoded argument bytes (a view of the frame, valid while the start hooks run). */
   readonly body?: Buffer;
-  /** The frame's flags (compressed or not). */
-  readonly flags?: number;
+  /** The compressor id of `body`; absent or -1 (UNCOMPRESSED) for none. */
+  readonly compression?: number;
 }
 const NO_ERRORS: readonly ErrorDeclaration[] = [];
 
@@ -84,7 +85,8 @@ export class ServerInvocation
   #responseAttachments: Attachments | undefined;
   #reader: ArgumentsReader | undefined;
   #body: Buffer | undefined;
-  #flags = 0;
+  /** The compressor id of the encoded body, -1 for none. */
+  #compression = -1;
   #args: unknown[] = NO_ARGS;
   /** Set once a response (or a shutdown error) was sent for this call, or the caller cancelled it. */
   answered = false;
@@ -98,8 +100,8 @@ export class ServerInvocation
   elements = 0;
   /** The errors the service declares (they travel with their fields). */
   declared: readonly ErrorDeclaration[] = NO_ERRORS;
-  /** On a request: the consumer takes a compressed answer. */
-  acceptsCompressed = false;
+  /** On a request: the compressor id the consumer takes answers in; -1 (UNCOMPRESSED) for none. */
+  answerCompression = -1;
   /** For in-process calls: the consumer's call, told how this one ended. */
   origin: unknown = undefined;
   /** The caller, once the `auth` filter authenticated it. */
@@ -138,27 +140,27 @@ export class ServerInvocation
     this.admission = init.admission;
     this.#onSignal = init.onSignal;
     if (init.peerCertificate !== undefined) this.peerCertificate = init.peerCertificate;
-    if (init.acceptsCompressed === true) this.acceptsCompressed = true;
+    if (init.answerCompression !== undefined) this.answerCompression = init.answerCompression;
     if (init.origin !== undefined) this.origin = init.origin;
     if (init.args !== undefined) this.#args = init.args;
-    if (init.reader !== undefined) this.encoded(init.reader, init.body!, init.flags ?? 0);
+    if (init.reader !== undefined) this.encoded(init.reader, init.body!, init.compression ?? UNCOMPRESSED);
   }
 
   /**
    * The request's encoded arguments (a view of the frame, valid while the filters' start hooks run),
    * measured by the admission filter and decoded by the decode filter, with `reader`.
    */
-  encoded(reader: ArgumentsReader, body: Buffer, flags: number): void {
+  encoded(reader: ArgumentsReader, body: Buffer, compression: number): void {
     this.#reader = reader;
     this.#body = body;
-    this.#flags = flags;
+    this.#compression = compression;
     this.requestBytes = body.length;
   }
 
   measureArguments(): number {
     const reader = this.#reader;
     if (reader === undefined) return this.elements;
-    const measured = reader.measure(this.#body!, this.#flags, this.serializer!, this.label);
+    const measured = reader.measure(this.#body!, this.#compression, this.serializer!, this.label);
     this.#body = undefined;
     if (typeof measured !== 'number') {
       this.#reader = undefined;

@@ -46,6 +46,7 @@
  */
 import { scanJson } from './json-scan.js';
 import type { Serializer } from './serializer.js';
+import { TYPED_ARRAYS, type TypedArrayName } from './typed-arrays.js';
 
 /** Wire id of the JSON serializer. */
 export const JSON_SERIALIZER_ID = 1;
@@ -56,20 +57,6 @@ export const MAX_JSON_DEPTH = 1000;
 const TAG = '$t';
 const UNDEFINED_TAG: Readonly<{ $t: 'u' }> = Object.freeze({ $t: 'u' });
 
-const TYPED_ARRAYS = {
-  Int8Array,
-  Uint8Array,
-  Uint8ClampedArray,
-  Int16Array,
-  Uint16Array,
-  Int32Array,
-  Uint32Array,
-  Float32Array,
-  Float64Array,
-  BigInt64Array,
-  BigUint64Array,
-} as const;
-type TypedArrayName = keyof typeof TYPED_ARRAYS;
 type AnyRecord = Record<string, unknown>;
 
 const DECIMAL = /^-?\d+$/;

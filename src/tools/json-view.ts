@@ -24,26 +24,13 @@
  * `__proto__` key is refused.
  */
 
+import { TYPED_ARRAYS, type TypedArrayName } from '../internal.js';
+
 /** The tag key of the dialect. */
 const TAG = '$t';
 
 /** Nesting deeper than this is refused (printing and reading). */
 export const MAX_VIEW_DEPTH = 1000;
-
-const TYPED_ARRAYS = {
-  Int8Array,
-  Uint8Array,
-  Uint8ClampedArray,
-  Int16Array,
-  Uint16Array,
-  Int32Array,
-  Uint32Array,
-  Float32Array,
-  Float64Array,
-  BigInt64Array,
-  BigUint64Array,
-} as const;
-type TypedArrayName = keyof typeof TYPED_ARRAYS;
 
 type Plain = Record<string, unknown>;
 

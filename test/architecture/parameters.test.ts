@@ -16,22 +16,6 @@ import { ROOT as REPO } from '../../scripts/ts-project.js';
 /** The compiler runs in a child process: a second or two, more on a loaded machine. */
 const COMPILER_TIMEOUT_MS = 60_000;
 
-/**
- * Offenders being turned into init objects on other branches of issue 22 (file and name; their lines
- * move). This list only shrinks: it must be empty once those branches are merged, and an entry that no
- * longer offends fails the test until it is removed here.
- */
-const PENDING: readonly string[] = [
-  'src/app/consumer-side.ts createConsumerSide',
-  'src/consumer/client-connection.ts connection.call',
-  'src/consumer/client-invocation.ts ClientInvocation.constructor',
-  'src/consumer/connection.ts ClientConnection.call',
-  'src/consumer/consumer.ts clusterInvoker',
-  'src/consumer/endpoint.ts ProviderEndpoint.constructor',
-];
-
-const keyOf = (count: ParameterCount): string => `${count.where.replace(/:\d+$/, '')} ${count.name}`;
-
 let found: ParameterCount[];
 beforeAll(() => {
   found = countParameters();
@@ -39,15 +23,10 @@ beforeAll(() => {
 
 describe('positional parameters in src/', () => {
   it(`has nothing with more than ${MAX_POSITIONAL} (use an init object)`, () => {
-    const offenders = found.filter((count) => !PENDING.includes(keyOf(count))).map(describeCount);
+    const offenders = found.map(describeCount);
     expect(offenders, `more than ${MAX_POSITIONAL} positional parameters:\n${offenders.join('\n')}`).toEqual(
       [],
     );
-  });
-
-  it('lists no pending offender that is fixed (remove it from PENDING)', () => {
-    const still = new Set(found.map(keyOf));
-    expect(PENDING.filter((key) => !still.has(key))).toEqual([]);
   });
 
   it('counts positional parameters of every kind of declaration, not a `this` parameter', () => {

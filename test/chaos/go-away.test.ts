@@ -31,7 +31,7 @@ describe('chaos: graceful shutdown edges', () => {
 
     // Queued now, on the wire at the end of this tick: after the provider has already said goodbye.
     const calls = Array.from({ length: 500 }, (_, id) =>
-      connection.call(write, [id], undefined, 5_000, undefined, false).then(
+      connection.call(write, [id], { timeoutMs: 5_000 }).then(
         () => 'ok',
         (error: unknown) => RpcError.from(error).code,
       ),
@@ -62,13 +62,11 @@ describe('chaos: graceful shutdown edges', () => {
     const connection = rawConnection(provider.address!);
     await connection.ready();
     const write = route('chaos.Service', 'write');
-    const first = connection.call(write, [1], undefined, 5_000, undefined, false);
+    const first = connection.call(write, [1], { timeoutMs: 5_000 });
     await waitFor(() => server.active === 1);
     server.goAway();
     await waitFor(() => connection.state.kind === 'draining');
-    const refused = await connection
-      .call(write, [2], undefined, 5_000, undefined, false)
-      .catch(RpcError.from);
+    const refused = await connection.call(write, [2], { timeoutMs: 5_000 }).catch(RpcError.from);
     expect(refused).toMatchObject({ code: 'Shutdown', neverSent: true });
     // The call in flight is still answered, then the consumer closes its side by itself.
     expect(await first).toBe(1);

@@ -34,7 +34,15 @@ async function deadPort(): Promise<number> {
 }
 
 const call = () =>
-  new ClientInvocation(new MethodRoute(KEY, 'm', msgpack), [], {}, 0, undefined, false, true);
+  new ClientInvocation({
+    route: new MethodRoute(KEY, 'm', msgpack),
+    args: [],
+    attachments: {},
+    timeoutMs: 0,
+    signal: undefined,
+    oneway: false,
+    idempotent: true,
+  });
 
 describe("a directory's select() and the outlier detector", () => {
   it('skips a provider the detector refuses, even in the fallback to the whole list', async () => {

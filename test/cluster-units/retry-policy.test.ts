@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/app/config/callisto-config.js';
+import { createAdaptiveRetryPolicy } from '../../src/cluster/retry-adaptive.js';
 import { backoffCeiling, createExponentialRetryPolicy } from '../../src/cluster/retry-exponential.js';
 import { createFixedRetryPolicy } from '../../src/cluster/retry-fixed.js';
 import { createNoRetryPolicy } from '../../src/cluster/retry-none.js';
@@ -8,7 +9,7 @@ import {
   type RetryPolicy,
   resolveRetryOptions,
 } from '../../src/cluster/retry-policy.js';
-import { retryPolicyFor } from '../../src/consumer/consumer.js';
+import { retryPolicyFor } from '../../src/consumer/method-cluster.js';
 import { builtinExtensions } from '../../src/extend.js';
 import { seededRandom } from '../support/seeded-random.js';
 
@@ -26,10 +27,23 @@ function delays(policy: RetryPolicy, attemptMs = 0): number[] {
 }
 
 describe('retry policies', () => {
-  it('are registered under none, fixed and exponential', () => {
-    expect(builtinExtensions.names('retry').sort()).toEqual(['exponential', 'fixed', 'none']);
+  it('are registered under none, fixed, exponential and adaptive', () => {
+    expect(builtinExtensions.names('retry').sort()).toEqual(['adaptive', 'exponential', 'fixed', 'none']);
     const policy = builtinExtensions.get('retry', 'fixed')(resolveRetryOptions({ baseDelayMs: 5 }));
     expect(policy.nextDelayMs(1, 0)).toBe(5);
+  });
+
+  it('adaptive waits the mean attempt time, doubling per attempt, within retryDelayMs and retryMaxDelayMs', () => {
+    const policy = createAdaptiveRetryPolicy(
+      resolveRetryOptions({ maxAttempts: 5, baseDelayMs: 10, maxDelayMs: 500 }),
+    );
+    expect(policy.nextDelayMs(1, 0, { meanAttemptMs: 40 })).toBe(40);
+    expect(policy.nextDelayMs(2, 0, { meanAttemptMs: 40 })).toBe(80);
+    expect(policy.nextDelayMs(3, 0, { meanAttemptMs: 40 })).toBe(160);
+    expect(policy.nextDelayMs(4, 0, { meanAttemptMs: 400 })).toBe(500); // bounded above
+    expect(policy.nextDelayMs(1, 0, { meanAttemptMs: 1 })).toBe(10); // bounded below
+    expect(policy.nextDelayMs(1, 0)).toBe(10); // nothing observed: the base
+    expect(policy.nextDelayMs(5, 0, { meanAttemptMs: 1 })).toBeUndefined(); // attempts used up
   });
 
   it('none never retries', () => {

@@ -232,14 +232,14 @@ describe('what is callable', () => {
       const connection = rawConnection(provider.address!);
       try {
         const error = (await connection
-          .call(route('test.Plain', method), [], undefined, 1_000, undefined, false)
+          .call(route('test.Plain', method), [], { timeoutMs: 1_000 })
           .catch((e: unknown) => e)) as RpcError;
         expect(error.code).toBe('MethodNotFound');
         // remote callers are not told what else they could call (server.exposeErrors 'all' would)
         expect(error.message).not.toContain('hello');
-        expect(
-          await connection.call(route('test.Plain', 'hello'), ['bob'], undefined, 1_000, undefined, false),
-        ).toBe('hi bob');
+        expect(await connection.call(route('test.Plain', 'hello'), ['bob'], { timeoutMs: 1_000 })).toBe(
+          'hi bob',
+        );
       } finally {
         connection.destroy();
       }
@@ -257,17 +257,10 @@ describe('what is callable', () => {
     const connection = rawConnection(address);
     try {
       await expect(
-        connection.call(route('test.Nope', 'say'), [], undefined, 1_000, undefined, false),
+        connection.call(route('test.Nope', 'say'), [], { timeoutMs: 1_000 }),
       ).rejects.toMatchObject({ code: 'ServiceNotFound' });
       await expect(
-        connection.call(
-          route('test.UserService', 'say', undefined, '9.9.9'),
-          ['x'],
-          undefined,
-          1_000,
-          undefined,
-          false,
-        ),
+        connection.call(route('test.UserService', 'say', undefined, '9.9.9'), ['x'], { timeoutMs: 1_000 }),
       ).rejects.toMatchObject({ code: 'ServiceNotFound' });
     } finally {
       connection.destroy();

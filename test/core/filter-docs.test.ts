@@ -19,6 +19,7 @@ import { providerDeadlineFilter } from '../../src/filters/deadline.js';
 import { decodeArgumentsFilter } from '../../src/filters/decode-arguments.js';
 import { endpointStatsFilter } from '../../src/filters/endpoint-stats.js';
 import { executesFilter } from '../../src/filters/executes.js';
+import { leakyRateFilter } from '../../src/filters/leaky-rate.js';
 import { metricsCallFilter } from '../../src/filters/metrics-call.js';
 import { metricsClientFilter } from '../../src/filters/metrics-client.js';
 import { metricsServerFilter } from '../../src/filters/metrics-server.js';
@@ -55,6 +56,7 @@ function builtins(): NamedFilter<never>[] {
     rateLimitFilter([]),
     executesFilter([]),
     decodeArgumentsFilter(),
+    leakyRateFilter([]),
     observeServerFilter(),
     tracingServerFilter,
     createFaultPlan('docs').filter,

@@ -137,7 +137,7 @@ describe('types and runtime agree on which methods exist', () => {
     try {
       for (const method of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
         const error = (await connection
-          .call(route('test.Shop', method), [], undefined, 2_000, undefined, false)
+          .call(route('test.Shop', method), [], { timeoutMs: 2_000 })
           .catch((e: unknown) => e)) as RpcError;
         expect(error.code).toBe('MethodNotFound');
         expect(error.message).not.toContain('slow');
@@ -161,7 +161,7 @@ describe('types and runtime agree on which methods exist', () => {
     const connection = rawConnection(provider.address!);
     try {
       const error = (await connection
-        .call(route('test.ShopUntyped', 'buy'), ['tea'], undefined, 2_000, undefined, false)
+        .call(route('test.ShopUntyped', 'buy'), ['tea'], { timeoutMs: 2_000 })
         .catch((e: unknown) => e)) as RpcError;
       expect(error.code).toBe('MethodNotFound');
     } finally {

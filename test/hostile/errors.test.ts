@@ -164,14 +164,10 @@ describe('hostile: what errors tell a remote caller', () => {
     const connection = rawConnection(provider.address!);
     try {
       const args = Array.from({ length: 500_000 }, () => 1);
-      const error = await failure(
-        connection.call(route('hostile.Bank', 'sum'), args, undefined, 5_000, undefined, false),
-      );
+      const error = await failure(connection.call(route('hostile.Bank', 'sum'), args, { timeoutMs: 5_000 }));
       expect(error.code).toBe('BadRequest');
       expect(error.message).toContain('500000 arguments');
-      expect(
-        await connection.call(route('hostile.Bank', 'sum'), [1, 2, 3], undefined, 5_000, undefined, false),
-      ).toBe(6);
+      expect(await connection.call(route('hostile.Bank', 'sum'), [1, 2, 3], { timeoutMs: 5_000 })).toBe(6);
     } finally {
       connection.destroy();
     }
@@ -188,9 +184,7 @@ describe('hostile: what errors tell a remote caller', () => {
     const { provider } = await bank();
     const connection = rawConnection(provider.address!);
     try {
-      const error = await failure(
-        connection.call(route('hostile.Bank', 'drain'), [], undefined, 5_000, undefined, false),
-      );
+      const error = await failure(connection.call(route('hostile.Bank', 'drain'), [], { timeoutMs: 5_000 }));
       expect(error.code).toBe('MethodNotFound');
       expect(error.message).toContain('"drain"');
       for (const method of ['withdraw', 'audit', 'statement', 'sum'])
@@ -210,7 +204,7 @@ describe('hostile: what errors tell a remote caller', () => {
     const connection = rawConnection(provider.address!);
     try {
       const missing = await failure(
-        connection.call(route('hostile.Bank', 'drain'), [], undefined, 5_000, undefined, false),
+        connection.call(route('hostile.Bank', 'drain'), [], { timeoutMs: 5_000 }),
       );
       expect(missing.message).toContain('callable: withdraw, audit');
     } finally {

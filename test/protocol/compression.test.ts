@@ -1,7 +1,18 @@
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_INFLATE_RATIO, decompress, maybeCompress } from '../../src/protocol/compression.js';
+import {
+  DEFAULT_MAX_INFLATE_RATIO,
+  decompress as decompressWith,
+  type InflateLimits,
+  maybeCompress as maybeCompressWith,
+} from '../../src/protocol/compression.js';
 import { ProtocolError } from '../../src/protocol/protocol-error.js';
+import { brotliCompressor, deflateCompressor } from '../../src/serialization/compression/index.js';
+
+/** The deflate compressor (id 0), what these tests were written for. */
+const maybeCompress = (body: Uint8Array, threshold: number) =>
+  maybeCompressWith(body, threshold, deflateCompressor) as Buffer | undefined;
+const decompress = (body: Buffer, limits: InflateLimits) => decompressWith(body, 0, limits);
 
 const on = { enabled: true, maxBytes: 8 * 1024 * 1024, maxRatio: DEFAULT_MAX_INFLATE_RATIO };
 
@@ -41,5 +52,15 @@ describe('compression', () => {
 
   it('refuses garbage', () => {
     expect(() => decompress(Buffer.from([0xff, 0xff, 0xff]), on)).toThrow(/cannot inflate/);
+  });
+
+  it('sends a body uncompressed rather than past its own maxInflateRatio (brotli on zeros)', () => {
+    const zeros = Buffer.alloc(1024 * 1024);
+    expect(maybeCompressWith(zeros, 1024, brotliCompressor)).toBeUndefined();
+    expect(maybeCompressWith(zeros, 1024, brotliCompressor, 1_000_000)).toBeDefined();
+  });
+
+  it('refuses a body in a compressor this side does not have, naming its id', () => {
+    expect(() => decompressWith(Buffer.from([1, 2, 3]), 42, on)).toThrow(/compressor id 42/);
   });
 });

@@ -89,14 +89,7 @@ describe('records that would skew or break a consumer', () => {
     const failure = await appInternals(consumer)
       .consumer.pool.handle('127.0.0.1', 99_999) // an address the calls above did not use
       .connection()
-      .call(
-        { prefix: Buffer.alloc(0), serializer: undefined as never, label: 'x' },
-        [],
-        undefined,
-        0,
-        undefined,
-        false,
-      )
+      .call({ prefix: Buffer.alloc(0), serializer: undefined as never, label: 'x' }, [])
       .then(
         () => undefined,
         (error: unknown) => RpcError.from(error),

@@ -17,6 +17,13 @@
  * the registry server's CPU and memory. Results are printed and written to .tmp/scale/results.json.
  * Knobs: SCALE_ENGINES (file,etcd,zookeeper,redis), SCALE_SIZES (1000), SCALE_APPS (50),
  * SCALE_SERVICES (20), SCALE_EVENTS (10), SCALE_TTL_MS (10000), SCALE_CONSUMER_PROCESSES (= apps).
+ *
+ * Pass/fail: at up to 1,000 registrations, 50 apps and 20 services each run must stay within its
+ * engine's bounds (support/scale-bounds.ts: update propagation p99, consumer CPU per update and idle,
+ * heap per app, registry idle CPU, first discovery and herd), several times what a 2-core shared machine
+ * measured; SCALE_BOUND_FACTOR (default 1) multiplies them for slower machines, and the time bounds
+ * also scale with the contention measured before each run (a spin's wall time over its CPU time).
+ * Larger runs are measured and printed only.
  */
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +35,13 @@ import { createNetwork, type HostNetwork } from '../multihost/support/netns.js';
 import { providerHost, serviceName } from './fixtures/scale-services.js';
 import { cpuMs, rssBytes } from './support/proc-stats.js';
 import { type ScaleEngine, type ScaleRegistry, startScaleRegistry } from './support/registry-server.js';
+import {
+  boundFactor,
+  boundViolations,
+  formatBounds,
+  isBounded,
+  measureContention,
+} from './support/scale-bounds.js';
 import { formatResult, percentile, type ScaleResult } from './support/scale-report.js';
 
 const AGENT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures/scale-agent.ts');
@@ -49,6 +63,7 @@ const REGISTRAR_PROCESSES = 2;
 const SERVICES_PER_PROVIDER = Math.min(10, SERVICES);
 const IDLE_MS = 10_000;
 const RESULTS = path.resolve('.tmp/scale/results.json');
+const BOUND_FACTOR = boundFactor(env['SCALE_BOUND_FACTOR']);
 
 let network: HostNetwork | undefined;
 let registry: ScaleRegistry | undefined;
@@ -286,10 +301,14 @@ describe('scale: discovery with many providers and consumers', () => {
   for (const engine of ENGINES) {
     for (const size of SIZES) {
       it(`${engine}: ${size} registrations, ${APPS} consumer apps`, async () => {
+        // how busy the machine is before this run adds its own load (the time bounds scale with it)
+        const contention = measureContention();
         const result = await scaleRun(engine, size);
         console.log(formatResult(result));
+        console.log(formatBounds(result, BOUND_FACTOR, contention));
         mkdirSync(path.dirname(RESULTS), { recursive: true });
         appendFileSync(RESULTS, `${JSON.stringify({ at: new Date().toISOString(), ...result })}\n`);
+        if (isBounded(result)) expect(boundViolations(result, BOUND_FACTOR, contention)).toEqual([]);
       }, 900_000);
     }
   }

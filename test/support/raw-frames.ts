@@ -16,6 +16,8 @@ export interface SeenFrame {
   kind: number;
   flags: number;
   status: number;
+  /** Byte 7: the compressor id (of a compressed body, or the one a request takes answers in). */
+  compressor: number;
   requestId: number;
   body: Buffer;
 }
@@ -26,7 +28,14 @@ export interface RawFrameSocket {
   /** Every frame received so far, in order. */
   readonly frames: SeenFrame[];
   /** Queues a request (msgpack arguments) for `service` 1.0.0 `method`; sent at the end of the tick. */
-  request(id: number, service: string, method: string, args: unknown[], flags?: number): void;
+  request(
+    id: number,
+    service: string,
+    method: string,
+    args: unknown[],
+    flags?: number,
+    wire?: { compressor?: number; body?: Uint8Array },
+  ): void;
   /** Queues a heartbeat ping carrying `id`. */
   ping(id: number): void;
   /** Resolves with the frames received up to and including the first one `match` accepts. */
@@ -53,6 +62,7 @@ export async function rawFrameSocket(
       kind: frame.kind,
       flags: frame.flags,
       status: frame.status,
+      compressor: frame.compressor,
       requestId: frame.requestId,
       body: Buffer.from(frame.body),
     });
@@ -71,7 +81,7 @@ export async function rawFrameSocket(
     socket,
     writer,
     frames,
-    request(id, service, method, args, flags = 0) {
+    request(id, service, method, args, flags = 0, wire = {}) {
       const prefix = encodeRoutePrefix(service, '1.0.0', '', method);
       writer.request({
         requestId: id,
@@ -80,7 +90,8 @@ export async function rawFrameSocket(
         routePrefix: prefix,
         timeoutMs: 10_000,
         attachments: undefined,
-        body: msgpack.encode(args),
+        compressor: wire.compressor,
+        body: wire.body ?? msgpack.encode(args),
       });
     },
     ping(id) {
