@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import tls from 'node:tls';
 import { Command } from 'commander';
+import type { CallistoApp, ServiceKey } from '../../index.js';
 import {
   type ClientTlsConfig,
   clientContextOptions,
@@ -18,6 +19,7 @@ import {
 import type { ProviderRecord, ServiceListing } from '../../registry/index.js';
 import { CliError, CommandExit, ExitCode, usageError } from '../../tools/exit-codes.js';
 import { openCliApp } from '../cli-app.js';
+import { probeEcho } from '../echo-probe.js';
 import { type ProbeTls, probeProvider } from '../heartbeat-probe.js';
 import { addCommonOptions, addRegistryOption, type CommonOptions, milliseconds } from '../options.js';
 import { type CliIo, createOutput, type Output } from '../output.js';
@@ -39,6 +41,8 @@ interface DoctorOptions extends CommonOptions {
 export const DOCTOR_MAX_KEYS = 1_000;
 /** Heartbeat probes in flight at once. */
 const PROBE_CONCURRENCY = 16;
+/** `$echo` calls made at most (one per service on each provider that answered its heartbeat). */
+export const DOCTOR_MAX_ECHOES = 200;
 
 const EXAMPLES = `
 Examples:
@@ -49,12 +53,14 @@ Examples:
 Checks, in order: the registry answers within --timeout; its layout can be read (records that fail the
 checks are reported as its readers log them); every provider it lists accepts a connection and answers
 a heartbeat within --timeout (the round trip is shown; over TLS, verified with consumer.tls or the
---tls-* options, for a provider whose record says TLS); no service has consumers but no provider.
+--tls-* options, for a provider whose record says TLS); every service on it answers its $echo (a real
+call through the provider's filters, not its business code; refused by auth still counts as there);
+no service has consumers but no provider.
 Exit 0 when all is well, 1 when something is wrong, 3 when the registry cannot be reached.`;
 
 interface Check {
   readonly ok: boolean;
-  readonly check: 'registry' | 'layout' | 'record' | 'consumers' | 'provider';
+  readonly check: 'registry' | 'layout' | 'record' | 'consumers' | 'provider' | 'echo';
   readonly message: string;
   readonly [extra: string]: unknown;
 }
@@ -118,7 +124,7 @@ async function runDoctor(io: CliIo, options: DoctorOptions): Promise<void> {
         message: `registry ${opened.location} reachable, connected in ${formatMs(opened.connectedInMs)} ms`,
       });
       const views = await readLayout(opened, report, warnings);
-      if (views) await checkProviders(views, { timeoutMs: options.timeout, tls: clientTls }, report);
+      if (views) await checkProviders(views, { timeoutMs: options.timeout, tls: clientTls, app }, report);
     } finally {
       await opened.registry.close();
     }
@@ -204,58 +210,87 @@ const servesTls = (record: ProviderRecord): boolean =>
 interface ProbeSettings {
   readonly timeoutMs: number;
   readonly tls: ProbeTls | undefined;
+  /** The app the `$echo` calls are made through. */
+  readonly app: CallistoApp;
 }
 
 /** Probes every provider address once (a few at a time) and reports each. */
 async function checkProviders(views: KeyView[], settings: ProbeSettings, report: (check: Check) => void) {
   const { timeoutMs } = settings;
-  const byAddress = new Map<string, { record: ProviderRecord; services: string[] }>();
+  const byAddress = new Map<string, { record: ProviderRecord; services: string[]; keys: ServiceKey[] }>();
   for (const view of views) {
     for (const record of view.providers) {
       const address = `${servesTls(record) ? 'tls://' : ''}${record.host}:${record.port}`;
-      const entry = byAddress.get(address) ?? { record, services: [] };
+      const entry = byAddress.get(address) ?? { record, services: [], keys: [] };
       entry.services.push(keyLabel(view.key));
+      entry.keys.push(view.key);
       byAddress.set(address, entry);
     }
   }
   const queue = [...byAddress.entries()];
-  const results = new Map<string, Check>();
+  const results = new Map<string, Check[]>();
+  let echoes = 0;
   const worker = async () => {
     for (let next = queue.shift(); next; next = queue.shift()) {
-      const [address, { record, services }] = next;
+      const [address, { record, services, keys }] = next;
       const who = `${services.join(', ')}; ${record.application || 'application ?'}, pid ${record.pid || '?'}`;
       const overTls = servesTls(record);
       if (overTls && settings.tls === undefined) {
         const problem = `${noClientTlsMessage(record.host, record.port)} (or pass --tls-ca <file>)`;
-        results.set(address, {
-          ok: false,
-          check: 'provider',
-          address,
-          message: `${address} (${who}): ${problem}`,
-        });
+        results.set(address, [
+          { ok: false, check: 'provider', address, message: `${address} (${who}): ${problem}` },
+        ]);
         continue;
       }
       const result = await probeProvider(
         { host: record.host, port: record.port, tls: overTls ? settings.tls : undefined },
         timeoutMs,
       );
-      results.set(
-        address,
-        result.ok
-          ? {
-              ok: true,
-              check: 'provider',
-              address,
-              rttMs: result.rttMs,
-              connectMs: result.connectMs,
-              message: `${address} answered a heartbeat in ${formatMs(result.rttMs)} ms (${who})`,
-            }
-          : { ok: false, check: 'provider', address, message: `${address} (${who}): ${result.problem}` },
-      );
+      if (!result.ok) {
+        results.set(address, [
+          { ok: false, check: 'provider', address, message: `${address} (${who}): ${result.problem}` },
+        ]);
+        continue;
+      }
+      const checks: Check[] = [
+        {
+          ok: true,
+          check: 'provider',
+          address,
+          rttMs: result.rttMs,
+          connectMs: result.connectMs,
+          message: `${address} answered a heartbeat in ${formatMs(result.rttMs)} ms (${who})`,
+        },
+      ];
+      for (const key of keys) {
+        if (echoes >= DOCTOR_MAX_ECHOES) break;
+        echoes += 1;
+        const label = keyLabel(key);
+        const echoed = await probeEcho({ app: settings.app, key, url: address, timeoutMs });
+        checks.push(
+          echoed.answered
+            ? {
+                ok: true,
+                check: 'echo',
+                address,
+                service: key,
+                ms: echoed.ms,
+                message: `${label} at ${address} answered $echo in ${formatMs(echoed.ms)} ms${echoed.refused === undefined ? '' : ` (through its filters, which refused this caller: ${echoed.refused})`}`,
+              }
+            : {
+                ok: false,
+                check: 'echo',
+                address,
+                service: key,
+                message: `${label} at ${address} does not answer $echo: ${echoed.problem}`,
+              },
+        );
+      }
+      results.set(address, checks);
     }
   };
   await Promise.all(Array.from({ length: Math.min(PROBE_CONCURRENCY, queue.length) }, worker));
-  for (const address of byAddress.keys()) report(results.get(address)!);
+  for (const address of byAddress.keys()) for (const check of results.get(address)!) report(check);
 }
 
 function printCheck(output: Output, check: Check): void {
