@@ -30,6 +30,7 @@ import {
 } from '../../http/http-listener.js';
 import type { HttpOptions } from '../../http/http-options.js';
 import { HttpRefusal, readCallTarget } from '../../http/http-request.js';
+import { CALL_ID_ATTACHMENT, validCallId } from '../../observability/call-id.js';
 import type { Logger } from '../../observability/logger.js';
 import { type InflateLimits, UNCOMPRESSED } from '../../protocol/compression.js';
 import type { DecodeLimits } from '../../serialization/decode-limits.js';
@@ -147,6 +148,8 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
     entry.call({
       method,
       attachments: target.attachments,
+      // the caller's `callisto-call-id` header when well-formed, else (undefined) the invocation makes one
+      callId: validCallId(request.headers[CALL_ID_ATTACHMENT]),
       deadline: target.timeoutMs > 0 ? receivedAt + target.timeoutMs : 0,
       oneway: false,
       remoteAddress: remote,
@@ -228,6 +231,7 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
             declared: invocation.declared,
             label: invocation.label,
             remote: invocation.remoteAddress,
+            callId: invocation.callId,
           });
           sendShaped(response, shaped, attachments);
         }
