@@ -15,6 +15,7 @@ import {
   RpcError,
 } from '../../src/index.js';
 import { closeAll, testApp } from '../support/apps.js';
+import { rawConnection, route } from '../support/raw-client.js';
 
 interface Stock {
   count(item: string): Promise<{ count: number; callId: string | undefined }>;
@@ -151,5 +152,36 @@ describe('call ids', () => {
     expect((body as { callId: string }).callId).toMatch(/^[0-9a-z]{10}-[0-9a-z]+$/);
     const ids = accessLines(provider.lines).map((line) => line.fields?.callId);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('are made by the provider for a call from an older consumer without one, or with a hostile one', async () => {
+    const provider = await stockProvider();
+    const connection = rawConnection(provider.app.address!);
+    await connection.ready();
+    const count = route('test.Stock', 'count');
+    try {
+      await connection.call(count, ['bolts'], { timeoutMs: 5_000 }).catch(() => undefined); // the hiccup
+      const old = (await connection.call(count, ['bolts'], { timeoutMs: 5_000 })) as { callId: string };
+      const hostile = (await connection.call(count, ['bolts'], {
+        timeoutMs: 5_000,
+        attachments: { 'callisto-call-id': 'two words\n' },
+      })) as { callId: string };
+      const kept = (await connection.call(count, ['bolts'], {
+        timeoutMs: 5_000,
+        attachments: { 'callisto-call-id': 'from-a-gateway.7' },
+      })) as { callId: string };
+      expect(old.callId).toMatch(/^[0-9a-z]{10}-[0-9a-z]+$/);
+      expect(hostile.callId).toMatch(/^[0-9a-z]{10}-[0-9a-z]+$/);
+      expect(hostile.callId).not.toBe(old.callId);
+      expect(kept.callId).toBe('from-a-gateway.7');
+      expect(accessLines(provider.lines).map((line) => line.fields?.callId)).toEqual([
+        expect.any(String),
+        old.callId,
+        hostile.callId,
+        'from-a-gateway.7',
+      ]);
+    } finally {
+      await connection.close();
+    }
   });
 });
