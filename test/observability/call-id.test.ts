@@ -133,7 +133,11 @@ describe('call ids', () => {
         headers: { 'content-type': 'application/json', ...headers },
         body: '["bolts"]',
       });
-      return { status: response.status, body: (await response.json()) as unknown };
+      const body = (await response.json()) as { callId?: string };
+      // the answer names the id the provider used, failure or not
+      if (body.callId !== undefined) expect(response.headers.get('callisto-call-id')).toBe(body.callId);
+      expect(response.headers.get('callisto-call-id')).toMatch(/^[\w.:-]{1,64}$/);
+      return { status: response.status, body: body as unknown };
     };
     // the first call fails (the handler's hiccup); its access line still has the caller's id
     expect((await post({ 'callisto-call-id': 'web-req.42:a_b' })).status).not.toBe(200);

@@ -211,8 +211,11 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
     },
     {
       // an HTTP caller has a deadline of its own: the entry answers 504 for it then
+      // the answer names the call's id (the caller's, or the one made here) for the caller's own logs
       began: (invocation) => {
-        if (invocation.deadline > 0) answerAtDeadline(invocation, invocation.origin as ServerResponse);
+        const response = invocation.origin as ServerResponse;
+        response.setHeader(CALL_ID_ATTACHMENT, invocation.callId);
+        if (invocation.deadline > 0) answerAtDeadline(invocation, response);
       },
       ended: () => serving.ended(),
       answer(invocation, value) {
