@@ -10,6 +10,7 @@
 import type { Attachments, Invocation } from '../core/invocation.js';
 import type { RpcError } from '../core/rpc-error.js';
 import type { Endpoint } from '../loadbalance/load-balancer.js';
+import type { LogFields } from '../observability/logger.js';
 
 export interface ClusterOptions {
   /** failover: extra attempts after the first. */
@@ -78,7 +79,8 @@ export interface ClusterContext {
   mayRetry(error: RpcError, invocation: ClusterInvocation, attempt: number): number | undefined;
   /** Counts one call (not attempt) towards the retry budget; strategies that retry call it once per call. */
   recordCall(): void;
-  log(level: 'info' | 'warn' | 'error', message: string): void;
+  /** A line through the reference's logger; `fields` for a line about one call (`callLogFields`). */
+  log(level: 'info' | 'warn' | 'error', message: string, fields?: LogFields): void;
 }
 
 /** A strategy's invoker; `close` releases background work (failback timers). */

@@ -1,4 +1,5 @@
 import { RpcError } from '../core/rpc-error.js';
+import { callLogFields } from '../observability/logger.js';
 import type { ClusterFactory, ClusterInvocation } from './cluster.js';
 import { isRetryable } from './retryable.js';
 
@@ -55,12 +56,14 @@ export const failback: ClusterFactory = (context) => {
             context.log(
               'error',
               `failback: ${context.label} gave up ${why}: ${failure.code}: ${failure.message}`,
+              callLogFields(context.label, call),
             );
             return;
           }
           context.log(
             'info',
             `failback: ${context.label} retry ${retry} of ${attempts} failed (${failure.code}: ${failure.message}); next in ${delay * 2} ms`,
+            callLogFields(context.label, call),
           );
           retryLater(call, retry + 1);
         },
@@ -80,19 +83,26 @@ export const failback: ClusterFactory = (context) => {
         context.log(
           'error',
           `failback: ${context.label} failed and is not retried, ${notRepeatable(call)}: ${failure.code}: ${failure.message}`,
+          callLogFields(context.label, call),
         );
       } else if (closed) {
-        context.log('error', `failback: ${context.label} failed after close, dropped: ${failure.message}`);
+        context.log(
+          'error',
+          `failback: ${context.label} failed after close, dropped: ${failure.message}`,
+          callLogFields(context.label, call),
+        );
       } else if (queued >= context.options.failbackQueueSize) {
         context.log(
           'error',
           `failback: queue full (${context.options.failbackQueueSize}), ${context.label} dropped: ${failure.message}`,
+          callLogFields(context.label, call),
         );
       } else {
         queued++;
         context.log(
           'warn',
           `failback: ${context.label} failed, retrying in the background: ${failure.code}: ${failure.message}`,
+          callLogFields(context.label, call),
         );
         retryLater(call, 1);
       }

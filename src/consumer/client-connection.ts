@@ -316,6 +316,7 @@ export function createClientConnection(
         routePrefix: route.prefix,
         timeoutMs,
         attachments: call.attachments,
+        callId: call.callId,
         body,
       });
       call.attempt.sent = true;
@@ -332,6 +333,7 @@ export function createClientConnection(
       routePrefix: route.prefix,
       timeoutMs,
       attachments: call.attachments,
+      callId: call.callId,
       body,
     });
     call.attempt.sent = true;

@@ -14,6 +14,7 @@ import { endHooks, type Hook } from '../core/filter.js';
 import type { Attachments } from '../core/invocation.js';
 import type { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
+import { newCallId } from '../observability/call-id.js';
 import { CallAttempt } from './call-attempt.js';
 import type { ProviderEndpoint } from './endpoint.js';
 import type { MethodRoute } from './method-route.js';
@@ -36,6 +37,8 @@ export interface ClientInvocationInit {
   readonly startedAt?: number | undefined;
   /** Set by `withOptions(ref, { cache: false })`: the call goes past the result cache. */
   readonly noCache?: boolean | undefined;
+  /** The call's id (default: a new one); `renew` and `fork` keep it. */
+  readonly callId?: string | undefined;
 }
 
 export class ClientInvocation implements ClusterInvocation, OutboundCall {
@@ -67,6 +70,8 @@ export class ClientInvocation implements ClusterInvocation, OutboundCall {
   tracingSpan: unknown = undefined;
   /** Set by `withOptions(ref, { cache: false })`: the call goes past the result cache. */
   readonly noCache: boolean | undefined;
+  /** The call's id, sent to the provider and written in log lines about the call (every attempt's). */
+  readonly callId: string;
 
   /** @internal */
   constructor(init: ClientInvocationInit) {
@@ -83,6 +88,7 @@ export class ClientInvocation implements ClusterInvocation, OutboundCall {
     this.startedAt = now;
     this.deadline = init.timeoutMs > 0 ? now + init.timeoutMs : 0;
     this.noCache = init.noCache;
+    this.callId = init.callId ?? newCallId();
   }
 
   /** The provider of the current attempt (`attempt.remoteAddress`). */
@@ -124,6 +130,7 @@ export class ClientInvocation implements ClusterInvocation, OutboundCall {
       signal: this.signal,
       oneway: this.oneway,
       idempotent: this.idempotent,
+      callId: this.callId,
     };
   }
 

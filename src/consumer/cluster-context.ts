@@ -24,7 +24,7 @@ import { type CompiledChain, type Step, startHooks } from '../core/filter.js';
 import { RpcError } from '../core/rpc-error.js';
 import type { LoadBalancer } from '../loadbalance/load-balancer.js';
 import { channels, type RetriesExhaustedMessage } from '../observability/channels.js';
-import { type LogFields, traceIdOf } from '../observability/logger.js';
+import { callLogFields, type LogFields } from '../observability/logger.js';
 import { ClientInvocation } from './client-invocation.js';
 import type { Directory } from './directory.js';
 import type { ProviderEndpoint } from './endpoint.js';
@@ -88,7 +88,11 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
       try {
         hook(event);
       } catch (thrown) {
-        parts.log('warn', `${parts.label}: onRetriesExhausted threw: ${RpcError.from(thrown).message}`);
+        parts.log(
+          'warn',
+          `${parts.label}: onRetriesExhausted threw: ${RpcError.from(thrown).message}`,
+          callLogFields(parts.label, invocation),
+        );
       }
     }
     if (channels.retriesExhausted.hasSubscribers) channels.retriesExhausted.publish(event);
@@ -167,12 +171,18 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
       });
       if (delay === undefined) return exhausted(error, invocation, attempts, 'attempts');
       if (!budget.tryAcquireRetry()) {
-        parts.log('warn', `${parts.label}: retry budget exhausted, not retrying: ${error.message}`, {
-          call: parts.label,
-          traceId: traceIdOf(invocation.attachments),
-        });
+        parts.log(
+          'warn',
+          `${parts.label}: retry budget exhausted, not retrying: ${error.message}`,
+          callLogFields(parts.label, invocation),
+        );
         return exhausted(error, invocation, attempts, 'budget');
       }
+      parts.log(
+        'info',
+        `${parts.label}: attempt ${attempts} failed on ${invocation.remoteAddress ?? '-'} (${error.code}: ${error.message}); retrying in ${delay} ms`,
+        callLogFields(parts.label, invocation),
+      );
       return delay;
     },
     recordCall: () => budget.recordCall(),

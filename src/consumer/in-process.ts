@@ -70,6 +70,7 @@ export function createInProcessTarget(
         method: call.method,
         args: call.args,
         attachments: call.attachments,
+        callId: call.callId,
         deadline: call.deadline,
         oneway: call.oneway,
         idempotent: call.idempotent,

@@ -36,6 +36,8 @@ export interface WireCall {
   readonly route: WireRoute;
   readonly args: readonly unknown[];
   readonly attachments: Attachments | undefined;
+  /** The call's id, sent with every attempt (as the `callisto-call-id` attachment). */
+  readonly callId?: string | undefined;
   /** Aborting it fails the call with Cancelled (the reason as its cause) and tells the provider. */
   readonly signal: AbortSignal | undefined;
   readonly oneway: boolean;

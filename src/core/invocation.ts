@@ -52,6 +52,12 @@ export interface Invocation {
   responseAttachments?: Attachments;
   /** On the provider: the caller, once the `auth` filter authenticated it (undefined without auth). */
   identity?: CallerIdentity | undefined;
+  /**
+   * The call's id, the same on the consumer (every attempt) and the provider, written in the access log
+   * and the log lines about the call (docs/observability.md). Always present on Callisto's own
+   * invocations; optional so that plain objects can stand in for an invocation.
+   */
+  readonly callId?: string | undefined;
 }
 
 /** The one shape of every step of the call path. */

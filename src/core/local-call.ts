@@ -13,6 +13,8 @@ export interface LocalCall {
   readonly method: string;
   readonly args: readonly unknown[];
   readonly attachments: Attachments | undefined;
+  /** The consumer's call id (the served invocation keeps it). */
+  readonly callId?: string | undefined;
   readonly deadline: number;
   readonly oneway: boolean;
   readonly idempotent: boolean;

@@ -2,19 +2,21 @@
  * `access-log` (provider: outermost after `shutdown`, so refusals by `auth`, `access` and the
  * limits are logged too): one line per call through the app's logger, with the caller's identity (or
  * `-` when none was established), its address, the method, the duration and the outcome (`OK` or the
- * error code). Never the arguments, the attachments or credentials.
+ * error code), and as fields the call's id (the consumer's, docs/observability.md) and its trace id
+ * when it carries one. Never the arguments, the other attachments or credentials.
  *
- *   access example.UserService.getUser caller=orders(jwt) from=127.0.0.1:53122 outcome=OK 0.41ms
+ *   access example.UserService.getUser caller=orders(jwt) from=127.0.0.1:53122 outcome=OK 0.41ms callId=k3j9x0a1bz-1f
  */
 
 import { defineFilter, type NamedFilter } from '../core/filter.js';
 import { FILTER_ORDER } from '../core/filter-order.js';
 import type { Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
+import { type LogFields, traceIdOf } from '../observability/logger.js';
 
 export interface AccessLogOptions {
   /** Where lines go (the app's logger's `info`). */
-  readonly write: (line: string) => void;
+  readonly write: (line: string, fields: LogFields) => void;
   /** Which services are logged; default every one this filter is given to. */
   readonly services?: ((service: string) => boolean) | undefined;
 }
@@ -40,6 +42,7 @@ export function accessLogFilter(options: AccessLogOptions): NamedFilter {
       const outcome = error === undefined ? 'OK' : RpcError.is(error) ? error.code : 'ProviderError';
       write(
         `access ${invocation.service.name}.${invocation.method} caller=${caller} from=${invocation.remoteAddress ?? '-'} outcome=${outcome} ${(performance.now() - at).toFixed(2)}ms`,
+        { callId: invocation.callId, traceId: traceIdOf(invocation.attachments) },
       );
     },
   });

@@ -1,6 +1,6 @@
 /**
  * The logging interface Callisto writes to. Each method takes a message and, for lines about one call,
- * structured fields (`traceId`, `service`, `method`, `remote`, …). Pass a pino logger through
+ * structured fields (`callId`, `traceId`, `service`, `method`, `remote`, …). Pass a pino logger through
  * `pinoLogger(pino)` (pino takes the fields first), or anything with these four methods: a logger that
  * ignores the second argument still gets every message.
  */
@@ -57,6 +57,20 @@ export function pinoLogger(pino: PinoLike): Logger {
     warn: (message, fields) => pino.warn(fields ?? NONE, message),
     error: (message, fields) => pino.error(fields ?? NONE, message),
   };
+}
+
+/**
+ * The fields of a line about one call: `call` (`Service.method`), its `callId` (the same on both sides)
+ * and, when the call carries a W3C `traceparent`, its `traceId`.
+ */
+export function callLogFields(
+  call: string,
+  invocation: {
+    readonly callId?: string | undefined;
+    readonly attachments?: Readonly<Record<string, string>>;
+  },
+): LogFields {
+  return { call, callId: invocation.callId, traceId: traceIdOf(invocation.attachments) };
 }
 
 /** The trace id of a call's W3C `traceparent` attachment, when it carries one. */

@@ -40,6 +40,8 @@ export interface RequestFrame {
   /** The caller's deadline for this attempt; 0 for none. */
   readonly timeoutMs: number;
   readonly attachments: Attachments | undefined;
+  /** The call's id, written as one more attachment (`callisto-call-id`) without copying `attachments`. */
+  readonly callId?: string | undefined;
   readonly body: Uint8Array;
 }
 
@@ -128,8 +130,8 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
   };
 
   return {
-    request({ requestId, flags, serializer, compressor, routePrefix, timeoutMs, attachments, body }) {
-      const metaLength = routePrefix.length + 4 + attachmentsByteLength(attachments);
+    request({ requestId, flags, serializer, compressor, routePrefix, timeoutMs, attachments, callId, body }) {
+      const metaLength = routePrefix.length + 4 + attachmentsByteLength(attachments, callId);
       const at = reserve(HEADER_BYTES + metaLength + body.length);
       head(at, FrameKind.Request, flags, serializer, STATUS_OK);
       if (compressor !== undefined) batch[at + 7] = compressor;
@@ -137,7 +139,7 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
       let offset = at + HEADER_BYTES;
       offset += routePrefix.copy(batch, offset);
       offset = batch.writeUInt32BE(timeoutMs, offset);
-      offset = writeAttachments(batch, offset, attachments);
+      offset = writeAttachments(batch, offset, attachments, callId);
       copyBody(body, offset);
     },
     response({ requestId, serializer, status, body, flags = 0, compressor, attachments }) {

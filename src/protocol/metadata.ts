@@ -8,6 +8,7 @@
  * Response and event metadata is the attachment block alone, or empty when there are none.
  */
 import type { Attachments } from '../core/invocation.js';
+import { CALL_ID_ATTACHMENT } from '../observability/call-id.js';
 import { ProtocolError } from './protocol-error.js';
 
 export interface RequestMeta {
@@ -46,29 +47,46 @@ export function encodeRoutePrefix(service: string, version: string, group: strin
   return out;
 }
 
-/** Bytes needed to encode `attachments` (count included), or 0 when there are none. */
-export function attachmentsByteLength(attachments: Attachments | undefined): number {
-  if (attachments === undefined) return 2;
-  let size = 2;
+/**
+ * Bytes needed to encode `attachments` (count included), and the call id `callId` as one more
+ * (`callisto-call-id`, ASCII, in place of any such key in `attachments`) when given.
+ */
+export function attachmentsByteLength(attachments: Attachments | undefined, callId?: string): number {
+  let size = callId === undefined ? 2 : 6 + CALL_ID_ATTACHMENT.length + callId.length;
+  if (attachments === undefined) return size;
   for (const key in attachments) {
+    if (callId !== undefined && key === CALL_ID_ATTACHMENT) continue;
     size += 4 + Buffer.byteLength(key, 'utf8') + Buffer.byteLength(String(attachments[key]), 'utf8');
   }
   return size;
 }
 
-/** Writes the attachment block at `offset`; returns the new offset. */
-export function writeAttachments(out: Buffer, offset: number, attachments: Attachments | undefined): number {
-  if (attachments === undefined) return out.writeUInt16BE(0, offset);
+/** Writes the attachment block at `offset` (with `callId` last, when given); returns the new offset. */
+export function writeAttachments(
+  out: Buffer,
+  offset: number,
+  attachments: Attachments | undefined,
+  callId?: string,
+): number {
+  if (attachments === undefined && callId === undefined) return out.writeUInt16BE(0, offset);
   const countAt = offset;
   let count = 0;
   let at = offset + 2;
   for (const key in attachments) {
+    if (callId !== undefined && key === CALL_ID_ATTACHMENT) continue;
     const keyLength = out.write(key, at + 2, 'utf8');
     out.writeUInt16BE(keyLength, at);
     at += 2 + keyLength;
     const valueLength = out.write(String(attachments[key]), at + 2, 'utf8');
     out.writeUInt16BE(valueLength, at);
     at += 2 + valueLength;
+    count++;
+  }
+  if (callId !== undefined) {
+    at = out.writeUInt16BE(CALL_ID_ATTACHMENT.length, at);
+    at += out.write(CALL_ID_ATTACHMENT, at, 'latin1');
+    at = out.writeUInt16BE(callId.length, at);
+    at += out.write(callId, at, 'latin1');
     count++;
   }
   out.writeUInt16BE(count, countAt);

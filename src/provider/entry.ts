@@ -35,6 +35,7 @@ export interface ScrubbedError {
   readonly ref: string;
   readonly error: Error;
   readonly attachments?: Attachments | undefined;
+  readonly callId?: string | undefined;
 }
 
 /** How errors are shown to callers (the provider's `server.exposeStack` and `server.exposeErrors`). */
@@ -62,6 +63,7 @@ export interface ShapeContext {
   readonly label?: string | undefined;
   readonly remote?: string | undefined;
   readonly attachments?: Attachments | undefined;
+  readonly callId?: string | undefined;
 }
 
 /** A call the entry runs: the init of its invocation, with the exported method (and its chain). */
@@ -93,6 +95,7 @@ export function createProviderEntry(shaping: ErrorShaping, entry: CallEntry): Pr
         ref: scrubbed.ref,
         error: scrubbed.error,
         attachments: context.attachments,
+        callId: context.callId,
       });
     }
     return { status, payload };
@@ -112,6 +115,7 @@ export function createProviderEntry(shaping: ErrorShaping, entry: CallEntry): Pr
           label: invocation.label,
           remote: invocation.remoteAddress,
           attachments: invocation.attachments,
+          callId: invocation.callId,
         }),
       );
   };

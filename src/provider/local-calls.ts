@@ -92,6 +92,7 @@ export function createLocalCalls(parts: LocalCallsParts): LocalCalls {
       const invocation = entry.call({
         method,
         attachments: { ...call.attachments },
+        callId: call.callId,
         deadline: call.deadline,
         oneway: call.oneway,
         idempotent: call.idempotent,

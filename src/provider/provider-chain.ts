@@ -93,7 +93,7 @@ export function createProviderChain(
         accessLog.length === 0
           ? undefined
           : accessLogFilter({
-              write: (line) => parts.logger.info(line),
+              write: (line, fields) => parts.logger.info(line, fields),
               ...(all ? {} : { services: (service: string) => logged.has(service) }),
             }),
       ),

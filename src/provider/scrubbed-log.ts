@@ -18,12 +18,13 @@ export function scrubbedLine(scrubbed: ScrubbedError, who: string): string {
   return `${label} failed ${who} with a system error the caller was not shown (ref ${ref}): ${error.message}${where ? ` [${where}]` : ''}`;
 }
 
-/** The fields of a line about one call: its method, caller, reference and trace id. */
+/** The fields of a line about one call: its method, caller, reference, call id and trace id. */
 export function callFields(scrubbed: ScrubbedError): LogFields {
   return {
     call: scrubbed.label,
     remote: scrubbed.remote,
     ref: scrubbed.ref,
+    callId: scrubbed.callId,
     traceId: traceIdOf(scrubbed.attachments),
   };
 }

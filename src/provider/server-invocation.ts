@@ -16,6 +16,7 @@ import type { AuthenticatedInvocation } from '../filters/auth.js';
 import { argumentsNotDecoded, type EncodedInvocation } from '../filters/decode-arguments.js';
 import type { MeteredInvocation } from '../filters/metrics-server.js';
 import type { ObservedInvocation } from '../filters/observe-server.js';
+import { callIdFrom } from '../observability/call-id.js';
 import { UNCOMPRESSED } from '../protocol/compression.js';
 import type { PeerCertificate } from '../security/peer-certificate.js';
 import type { Serializer } from '../serialization/serializer.js';
@@ -68,6 +69,8 @@ export interface ServerInvocationInit {
   readonly body?: Buffer;
   /** The compressor id of `body`; absent or -1 (UNCOMPRESSED) for none. */
   readonly compression?: number;
+  /** The call's id (in-process: the consumer's); default the caller's `callisto-call-id` when well-formed, else a new one. */
+  readonly callId?: string | undefined;
 }
 const NO_ERRORS: readonly ErrorDeclaration[] = [];
 
@@ -123,6 +126,8 @@ export class ServerInvocation
   readonly serializer: Serializer | undefined;
   /** The caller's hold on the provider's limits. */
   readonly admission: Admission;
+  /** The call's id: the consumer's, or one made here (docs/observability.md). */
+  readonly callId: string;
 
   constructor(init: ServerInvocationInit) {
     const { method } = init;
@@ -138,6 +143,7 @@ export class ServerInvocation
     this.requestId = init.requestId ?? 0;
     this.serializer = init.serializer;
     this.admission = init.admission;
+    this.callId = init.callId ?? callIdFrom(init.attachments);
     this.#onSignal = init.onSignal;
     if (init.peerCertificate !== undefined) this.peerCertificate = init.peerCertificate;
     if (init.answerCompression !== undefined) this.answerCompression = init.answerCompression;

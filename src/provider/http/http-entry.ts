@@ -30,6 +30,7 @@ import {
 } from '../../http/http-listener.js';
 import type { HttpOptions } from '../../http/http-options.js';
 import { HttpRefusal, readCallTarget } from '../../http/http-request.js';
+import { CALL_ID_ATTACHMENT, validCallId } from '../../observability/call-id.js';
 import type { Logger } from '../../observability/logger.js';
 import { type InflateLimits, UNCOMPRESSED } from '../../protocol/compression.js';
 import type { DecodeLimits } from '../../serialization/decode-limits.js';
@@ -147,6 +148,8 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
     entry.call({
       method,
       attachments: target.attachments,
+      // the caller's `callisto-call-id` header when well-formed, else (undefined) the invocation makes one
+      callId: validCallId(request.headers[CALL_ID_ATTACHMENT]),
       deadline: target.timeoutMs > 0 ? receivedAt + target.timeoutMs : 0,
       oneway: false,
       remoteAddress: remote,
@@ -208,8 +211,11 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
     },
     {
       // an HTTP caller has a deadline of its own: the entry answers 504 for it then
+      // the answer names the call's id (the caller's, or the one made here) for the caller's own logs
       began: (invocation) => {
-        if (invocation.deadline > 0) answerAtDeadline(invocation, invocation.origin as ServerResponse);
+        const response = invocation.origin as ServerResponse;
+        response.setHeader(CALL_ID_ATTACHMENT, invocation.callId);
+        if (invocation.deadline > 0) answerAtDeadline(invocation, response);
       },
       ended: () => serving.ended(),
       answer(invocation, value) {
@@ -228,6 +234,7 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
             declared: invocation.declared,
             label: invocation.label,
             remote: invocation.remoteAddress,
+            callId: invocation.callId,
           });
           sendShaped(response, shaped, attachments);
         }
