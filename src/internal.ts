@@ -15,6 +15,8 @@ export {
   loadConfigWithSources,
 } from './app/config/load-config.js';
 export { splitAddressList } from './core/address-list.js';
+// Every service's echo method (`callisto call <service>.$echo`)
+export { ECHO_METHOD } from './core/echo.js';
 // Services and decorated classes (the NestJS module)
 export { serviceKeyString } from './core/service-key.js';
 export { checkDefinition, keyOf } from './decorators/check-definition.js';

@@ -4,7 +4,8 @@
  * options. `call` makes exactly one attempt (failfast); `bench` uses the consumer configuration as an
  * application would.
  */
-import { type CallistoApp, defineService, type ReferenceOptions } from '../index.js';
+import { type CallistoApp, defineService, echo, type ReferenceOptions } from '../index.js';
+import { ECHO_METHOD } from '../internal.js';
 import type { CallTarget } from '../tools/call-target.js';
 import { usageError } from '../tools/exit-codes.js';
 
@@ -54,6 +55,8 @@ export function remoteMethod(
     ...(options.oneAttempt ? { cluster: 'failfast' as const } : {}),
   };
   const reference = app.refer(definition, referenceOptions) as Record<string, unknown>;
+  // every provided service answers `$echo` (through its filters, not its business code)
+  if (target.method === ECHO_METHOD) return (args) => echo(reference, args[0] ?? 'echo');
   const method = reference[target.method];
   if (typeof method !== 'function') {
     throw usageError(`${target.method} cannot be called remotely (a reserved name)`);

@@ -93,6 +93,14 @@ describe('callisto call', () => {
     expect(JSON.parse(result.stdout)).toEqual({ $t: 'u' });
   });
 
+  it("calls a service's $echo: the value comes back through the provider's filters", async () => {
+    const result = await call(['cli.UserService.$echo', '"are you there"', '--registry', registry]);
+    expect(result.code, show(result)).toBe(0);
+    expect(JSON.parse(result.stdout)).toBe('are you there');
+    const unknown = await call(['cli.Nobody.$echo', '--url', provider.address, '--timeout', '2000']);
+    expect(unknown.code, show(unknown)).toBe(1);
+  });
+
   it('sends attachments to a provider given by --url, and --json wraps the result', async () => {
     const result = await call([
       'cli.UserService.attachments',

@@ -1,6 +1,6 @@
 /**
  * `callisto doctor`, the built binary, on the file registry: a healthy registry (every provider answers
- * a real heartbeat, with its round trip), and each thing it must find and say in plain words: a bad
+ * a real heartbeat, with its round trip, and every service on it its `$echo`), and each thing it must find and say in plain words: a bad
  * record, a provider that died (SIGKILL: its entry outlives it), a listener that is not Callisto, one
  * that never answers (bounded by --timeout), consumers without a provider, an unreachable registry; a
  * provider serving TLS only, probed over TLS with the consumer's TLS options (config or --tls-* flags).
@@ -81,7 +81,13 @@ describe('callisto doctor', () => {
         `^  ok    ${provider.address} answered a heartbeat in [\\d.]+ ms \\(cli\\.UserService 1\\.0\\.0; users, pid ${provider.pid}\\)$`,
       ),
     );
-    expect(lines[4]).toBe('everything looks fine');
+    // and the service itself answers, through the provider's filters ($echo, not business code)
+    expect(lines[4]).toMatch(
+      new RegExp(
+        `^  ok    cli\\.UserService 1\\.0\\.0 at ${provider.address} answered \\$echo in [\\d.]+ ms$`,
+      ),
+    );
+    expect(lines[5]).toBe('everything looks fine');
     const json = jsonOf(await doctor(['--registry', `file://${healthy}`, '--json']));
     expect(json).toMatchObject({ ok: true, problems: 0, registry: `file://${healthy}` });
     const probe = (json['checks'] as Array<Record<string, unknown>>).find((c) => c['check'] === 'provider')!;
@@ -126,6 +132,23 @@ describe('callisto doctor', () => {
         .map((c) => c.check)
         .sort(),
     ).toEqual(['consumers', 'provider', 'provider', 'record']);
+  });
+
+  it("a provider that answers its heartbeat but not a service its record names: the service's $echo fails; exit 1", async () => {
+    const dir = tempRegistry();
+    const [host, port] = provider.address.split(':');
+    // a record naming cli.Ghost at the healthy provider's address, which serves cli.UserService only
+    writeEntry(dir, 'cli.Ghost:1.0.0', 'providers', provider.address, {
+      ...providerEntry('cli.Ghost', Number(port)),
+      host,
+    });
+    const result = await doctor(['--registry', `file://${dir}`, '--timeout', '2000']);
+    expect(result.code, show(result)).toBe(1);
+    expect(result.stdout).toMatch(new RegExp(`  ok    ${provider.address} answered a heartbeat in`));
+    expect(result.stdout).toMatch(
+      new RegExp(`  FAIL  cli\\.Ghost 1\\.0\\.0 at ${provider.address} does not answer \\$echo: \\w+`),
+    );
+    expect(result.stdout.trimEnd().split('\n').at(-1)).toBe('1 problem found');
   });
 
   it('a provider that accepts but never answers: reported after --timeout, not waited for', async () => {
