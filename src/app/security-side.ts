@@ -8,7 +8,6 @@
  */
 
 import { ConfigError } from '../core/config-error.js';
-import type { NamedFilter } from '../core/filter.js';
 import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import type { Logger } from '../observability/logger.js';
 import { resolveServerAuth, type ServerAuthOptions } from '../security/auth-options.js';

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_CONFIG, loadConfig } from '../../src/index.js';
+import { DEFAULT_CONFIG, loadConfig } from '../../src/index.js';
 import { loadConfigWithSources } from '../../src/internal.js';
 import { configErrorOf } from '../support/config-error-of.js';
 

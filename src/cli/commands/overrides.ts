@@ -6,7 +6,6 @@
  */
 import { Command } from 'commander';
 import {
-  createRegistryControl,
   isEmptyOverrides,
   type Registry,
   type ServiceOverrides,

@@ -32,7 +32,7 @@ import type { HttpOptions } from '../../http/http-options.js';
 import { HttpRefusal, readCallTarget } from '../../http/http-request.js';
 import { CALL_ID_ATTACHMENT, validCallId } from '../../observability/call-id.js';
 import type { Logger } from '../../observability/logger.js';
-import { type InflateLimits, UNCOMPRESSED } from '../../protocol/compression.js';
+import type { InflateLimits } from '../../protocol/compression.js';
 import type { DecodeLimits } from '../../serialization/decode-limits.js';
 import { createProtobufSerializer } from '../../serialization/protobuf.js';
 import type { Serializer } from '../../serialization/serializer.js';
