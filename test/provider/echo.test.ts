@@ -3,8 +3,9 @@
  * filters (auth and access rules apply), without calling the service's business code.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineService, echo, RpcError, withOptions } from '../../src/index.js';
+import { defineService, echo, withOptions } from '../../src/index.js';
 import { closeAll, testApp } from '../support/apps.js';
+import { codeOf } from '../support/outcome-code.js';
 
 interface Orders {
   place(item: string): Promise<string>;
@@ -14,15 +15,6 @@ const OrdersDef = defineService<Orders>('echo.Orders', { methods: { place: {} } 
 const TOKEN = 'echo-orders-token-0123456789abcdef';
 
 afterEach(closeAll);
-
-async function codeOf(call: Promise<unknown>): Promise<string> {
-  try {
-    await call;
-    return 'answered';
-  } catch (error) {
-    return RpcError.is(error) ? error.code : String(error);
-  }
-}
 
 describe('echo', () => {
   it('answers through auth: refused without credentials, served with them, never calling the service', async () => {

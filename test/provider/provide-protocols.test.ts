@@ -8,9 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appInternals } from '../../src/app/internals.js';
-import { defineService, RpcError } from '../../src/index.js';
+import { defineService } from '../../src/index.js';
 import { post } from '../http/support.js';
 import { closeAll, testApp } from '../support/apps.js';
+import { codeOf } from '../support/outcome-code.js';
 
 interface Echo {
   say(text: string): Promise<string>;
@@ -26,15 +27,6 @@ afterEach(async () => {
   await closeAll();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-async function codeOf(call: Promise<unknown>): Promise<string> {
-  try {
-    await call;
-    return 'answered';
-  } catch (error) {
-    return RpcError.is(error) ? error.code : String(error);
-  }
-}
 
 describe('provide() protocols', () => {
   it('serves each service on the entries it names, and records them', async () => {

@@ -8,8 +8,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { callContext, defineService, RpcError } from '../../src/index.js';
+import { callContext, defineService } from '../../src/index.js';
 import { closeAll, testApp } from '../support/apps.js';
+import { codeOf } from '../support/outcome-code.js';
 
 interface Where {
   where(): Promise<string>;
@@ -36,15 +37,6 @@ function registryDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'callisto-scope-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   return `file://${dir}`;
-}
-
-async function codeOf(call: Promise<unknown>): Promise<string> {
-  try {
-    await call;
-    return 'answered';
-  } catch (error) {
-    return RpcError.is(error) ? error.code : String(error);
-  }
 }
 
 describe('provide() scope and registries', () => {

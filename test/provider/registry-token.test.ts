@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appInternals } from '../../src/app/internals.js';
-import { type CallistoApp, defineService, type Logger, RpcError } from '../../src/index.js';
+import { type CallistoApp, defineService, type Logger } from '../../src/index.js';
 import { closeAll, testApp } from '../support/apps.js';
+import { codeOf } from '../support/outcome-code.js';
 import { waitFor } from '../support/wait-for.js';
 
 interface Greeter {
@@ -32,15 +33,6 @@ const logger: Logger = {
   warn: (message) => lines.push(message),
   error: (message) => lines.push(message),
 };
-
-async function codeOf(call: Promise<unknown>): Promise<string> {
-  try {
-    await call;
-    return 'answered';
-  } catch (error) {
-    return RpcError.is(error) ? error.code : String(error);
-  }
-}
 
 async function provider(registry: string, port = 0): Promise<CallistoApp> {
   const app = await testApp({
