@@ -5,49 +5,27 @@
  * asserted, so a loaded machine (slower, never faster) cannot fail it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ReferenceOptions, RpcError } from '../../src/index.js';
-import { FlakyDef, type FlakyService } from '../fixtures/flaky-service.js';
-import { closeAll, testApp } from '../support/apps.js';
+import { closeAll } from '../support/apps.js';
+import { attemptGaps } from '../support/attempt-gaps.js';
 
 afterEach(closeAll);
 
 const CALLS = 20;
 const BASE_MS = 50;
 
-/** Per call, the gaps between its attempts (ms), from the providers' clocks (one process). */
-async function attemptGaps(options: ReferenceOptions<FlakyService>): Promise<number[][]> {
-  const seen = new Map<string, number[]>();
-  const addresses = await Promise.all(
-    Array.from({ length: 4 }, async (_, i) => {
-      const app = await testApp({ application: `p${i}` });
-      app.provide(FlakyDef, {
-        async read(key) {
-          seen.set(key, [...(seen.get(key) ?? []), performance.now()]);
-          throw new RpcError('Overloaded', `p${i} is overloaded`);
-        },
-        write: async (key) => key,
-        budget: async () => 0,
-      });
-      await app.start();
-      return app.address!;
-    }),
-  );
-  const consumer = await testApp({ application: 'consumer' });
-  const ref = consumer.refer(FlakyDef, { url: addresses, retries: 3, timeoutMs: 10_000, ...options });
-  await Promise.all(
-    Array.from({ length: CALLS }, (_, i) =>
-      ref.read(`k${i}`).then(
-        () => expect.unreachable('every provider is overloaded'),
-        (error: unknown) => expect(RpcError.is(error) && error.code).toBe('Overloaded'),
-      ),
-    ),
-  );
-  return [...seen.values()].map((times) => times.slice(1).map((time, i) => time - times[i]!));
-}
-
 describe('retry backoff between attempts', () => {
   it('exponential: the waits grow attempt after attempt (the third can reach 4× the first delay)', async () => {
-    const gaps = await attemptGaps({ retry: 'exponential', retryDelayMs: BASE_MS, retryMaxDelayMs: 10_000 });
+    const gaps = await attemptGaps({
+      providers: 4,
+      calls: CALLS,
+      reference: {
+        retries: 3,
+        timeoutMs: 10_000,
+        retry: 'exponential',
+        retryDelayMs: BASE_MS,
+        retryMaxDelayMs: 10_000,
+      },
+    });
     expect(gaps).toHaveLength(CALLS);
     for (const call of gaps) expect(call).toHaveLength(3);
     // full jitter: the third wait is drawn below 4 × 50 ms; some of 20 land above 2 × 50 ms (p ≈ 1 − 2⁻²⁰)
@@ -58,7 +36,11 @@ describe('retry backoff between attempts', () => {
   });
 
   it('fixed: every wait is the delay', async () => {
-    const gaps = await attemptGaps({ retry: 'fixed', retryDelayMs: BASE_MS });
+    const gaps = await attemptGaps({
+      providers: 4,
+      calls: CALLS,
+      reference: { retries: 3, timeoutMs: 10_000, retry: 'fixed', retryDelayMs: BASE_MS },
+    });
     for (const call of gaps) for (const gap of call) expect(gap).toBeGreaterThanOrEqual(BASE_MS - 2);
   });
 });
