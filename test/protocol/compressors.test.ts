@@ -17,6 +17,7 @@ import { createFrameWriter } from '../../src/protocol/frame-writer.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { msgpack } from '../support/raw-client.js';
 import { rawFrameSocket } from '../support/raw-frames.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
 
 const Texts = defineService<{ echo(s: string): Promise<string>; other(s: string): Promise<string> }>(
   'test.Texts',
@@ -43,7 +44,6 @@ interface Seen {
 
 /** A proxy in front of `target` that decodes the frame headers going each way. */
 async function recordingProxy(target: string) {
-  const [host, port] = target.split(':');
   const up: Seen[] = [];
   const down: Seen[] = [];
   const keep = (into: Seen[]) =>
@@ -55,34 +55,15 @@ async function recordingProxy(target: string) {
       },
       { maxFrameBytes: 64 * 1024 * 1024 },
     );
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect({ host: host!, port: Number(port) });
-    sockets.add(client).add(upstream);
-    const upDecoder = keep(up);
-    const downDecoder = keep(down);
-    client.on('data', (chunk: Buffer) => {
-      upDecoder.push(chunk);
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk: Buffer) => {
-      downDecoder.push(chunk);
-      client.write(chunk);
-    });
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-    client.on('error', () => {});
-    upstream.on('error', () => {});
+  const proxy = await startTcpProxy(target, {
+    tap: () => {
+      const upDecoder = keep(up);
+      const downDecoder = keep(down);
+      return { up: (chunk) => upDecoder.push(chunk), down: (chunk) => downDecoder.push(chunk) };
+    },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  );
-  return { address: `127.0.0.1:${(server.address() as net.AddressInfo).port}`, up, down };
+  cleanups.push(() => proxy.close());
+  return { address: proxy.address, up, down };
 }
 
 async function compressingProvider(options: Parameters<typeof testApp>[0] = {}) {

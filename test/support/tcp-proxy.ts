@@ -1,6 +1,6 @@
 /**
- * A TCP proxy on loopback in front of one provider: counts the bytes going each way and can hold every
- * chunk for a fixed delay (in order), so tests can see what travels on the wire (compression) or give
+ * A TCP proxy on loopback in front of one provider: counts the bytes going each way (and shows each
+ * chunk to a `tap`, e.g. a frame decoder, when asked), can hold every chunk for a fixed delay (in order), so tests can see what travels on the wire (compression) or give
  * one provider a longer round trip (latency-aware balancing). `silence()` cuts the link the way a
  * partition does: nothing goes through either way, the sockets stay open, and what was sent meanwhile is
  * delivered, in order, at `speak()` (as TCP retransmits once a link heals). Closed by `close()`.
@@ -21,7 +21,20 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-export async function startTcpProxy(target: string, options: { delayMs?: number } = {}): Promise<TcpProxy> {
+/** What a test sees of one proxied connection: each chunk as it passes, each way (e.g. to decode frames). */
+export interface ConnectionTap {
+  up(chunk: Buffer): void;
+  down(chunk: Buffer): void;
+}
+
+export interface TcpProxyOptions {
+  /** Every chunk is held this long before it is forwarded (in order). Default 0. */
+  delayMs?: number;
+  /** Called once per connection the proxy accepts; its tap sees that connection's chunks. */
+  tap?: () => ConnectionTap;
+}
+
+export async function startTcpProxy(target: string, options: TcpProxyOptions = {}): Promise<TcpProxy> {
   const [host, port] = target.split(':');
   const delayMs = options.delayMs ?? 0;
   const sockets = new Set<net.Socket>();
@@ -30,9 +43,9 @@ export async function startTcpProxy(target: string, options: { delayMs?: number 
   let silent = false;
   const held: Array<() => void> = [];
 
-  const forward = (from: net.Socket, to: net.Socket, count: (n: number) => void): void => {
+  const forward = (from: net.Socket, to: net.Socket, seen: (chunk: Buffer) => void): void => {
     from.on('data', (chunk: Buffer) => {
-      count(chunk.length);
+      seen(chunk);
       if (silent) held.push(() => to.destroyed || to.write(chunk));
       else if (delayMs === 0) to.write(chunk);
       else setTimeout(() => to.destroyed || to.write(chunk), delayMs);
@@ -48,11 +61,14 @@ export async function startTcpProxy(target: string, options: { delayMs?: number 
     sockets.add(upstream);
     client.on('close', () => sockets.delete(client));
     upstream.on('close', () => sockets.delete(upstream));
-    forward(client, upstream, (n) => {
-      upstreamBytes += n;
+    const tap = options.tap?.();
+    forward(client, upstream, (chunk) => {
+      upstreamBytes += chunk.length;
+      tap?.up(chunk);
     });
-    forward(upstream, client, (n) => {
-      downstreamBytes += n;
+    forward(upstream, client, (chunk) => {
+      downstreamBytes += chunk.length;
+      tap?.down(chunk);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
