@@ -8,7 +8,7 @@
  * Response and event metadata is the attachment block alone, or empty when there are none.
  */
 import type { Attachments } from '../core/invocation.js';
-import { CALL_ID_ATTACHMENT } from '../observability/call-id.js';
+import { CALL_ID_ATTACHMENT, MAX_CALL_ID_LENGTH } from '../observability/call-id.js';
 import { ProtocolError } from './protocol-error.js';
 
 export interface RequestMeta {
@@ -19,6 +19,8 @@ export interface RequestMeta {
   /** Remaining time budget in ms, 0 for none. */
   timeoutMs: number;
   attachments: Attachments;
+  /** The caller's call id, when well-formed. */
+  callId: string | undefined;
 }
 
 const MAX_STRING_BYTES = 0xffff;
@@ -61,6 +63,12 @@ export function attachmentsByteLength(attachments: Attachments | undefined, call
   return size;
 }
 
+/** The call id attachment's key as it is written: its length, then its bytes. */
+const CALL_ID_FIELD = Buffer.concat([
+  Buffer.from([CALL_ID_ATTACHMENT.length >> 8, CALL_ID_ATTACHMENT.length & 0xff]),
+  Buffer.from(CALL_ID_ATTACHMENT, 'latin1'),
+]);
+
 /** Writes the attachment block at `offset` (with `callId` last, when given); returns the new offset. */
 export function writeAttachments(
   out: Buffer,
@@ -83,8 +91,7 @@ export function writeAttachments(
     count++;
   }
   if (callId !== undefined) {
-    at = out.writeUInt16BE(CALL_ID_ATTACHMENT.length, at);
-    at += out.write(CALL_ID_ATTACHMENT, at, 'latin1');
+    at += CALL_ID_FIELD.copy(out, at);
     at = out.writeUInt16BE(callId.length, at);
     at += out.write(callId, at, 'latin1');
     count++;
@@ -106,14 +113,77 @@ export function routePrefixLength(meta: Buffer): number {
   return offset <= meta.length ? offset : -1;
 }
 
-/** Reads the timeout budget and attachments that follow the route prefix. */
-export function decodeRequestTail(
-  meta: Buffer,
-  prefixLength: number,
-): { timeoutMs: number; attachments: Attachments } {
+/** What follows the route prefix of a request: its budget, its attachments and the caller's call id. */
+export interface RequestTail {
+  /** Remaining time budget in ms, 0 for none. */
+  timeoutMs: number;
+  /** The attachments, without `callisto-call-id` (NO_ATTACHMENTS when that was the only one). */
+  attachments: Attachments;
+  /** The caller's `callisto-call-id` when present and well-formed (docs/protocol.md), else undefined. */
+  callId: string | undefined;
+}
+
+/**
+ * Reads the timeout budget, attachments and call id that follow the route prefix. The call id is read
+ * apart from the other attachments, from its bytes (validated before it becomes a string): nearly every
+ * request carries it and nothing else, and building a dictionary object for it on every call cost
+ * about 0.5 µs per call on the provider (bench S3).
+ */
+export function decodeRequestTail(meta: Buffer, prefixLength: number): RequestTail {
   if (prefixLength + 4 > meta.length) throw new ProtocolError('truncated metadata');
   const timeoutMs = meta.readUInt32BE(prefixLength);
-  return { timeoutMs, attachments: readAttachments(meta, prefixLength + 4).attachments };
+  const start = prefixLength + 4;
+  if (start + 2 > meta.length) return { timeoutMs, attachments: NO_ATTACHMENTS, callId: undefined };
+  const count = meta.readUInt16BE(start);
+  let offset = start + 2;
+  let attachments: Attachments = NO_ATTACHMENTS;
+  let callId: string | undefined;
+  for (let i = 0; i < count; i++) {
+    const keyEnd = fieldEnd(meta, offset);
+    const valueEnd = fieldEnd(meta, keyEnd);
+    if (sameBytes(meta, offset + 2, keyEnd, CALL_ID_KEY)) {
+      callId = callIdAt(meta, keyEnd + 2, valueEnd);
+    } else {
+      if (attachments === NO_ATTACHMENTS) attachments = Object.create(null) as Attachments;
+      const key = knownKey(meta, offset + 2, keyEnd) ?? meta.toString('utf8', offset + 2, keyEnd);
+      attachments[key] = meta.toString('utf8', keyEnd + 2, valueEnd);
+    }
+    offset = valueEnd;
+  }
+  return { timeoutMs, attachments, callId };
+}
+
+const CALL_ID_KEY = Buffer.from(CALL_ID_ATTACHMENT, 'latin1');
+
+/** The end of the length-prefixed field at `offset`; throws when it is truncated. */
+function fieldEnd(buf: Buffer, offset: number): number {
+  if (offset + 2 > buf.length) throw new ProtocolError('truncated metadata');
+  const end = offset + 2 + buf.readUInt16BE(offset);
+  if (end > buf.length) throw new ProtocolError('truncated metadata');
+  return end;
+}
+
+function sameBytes(buf: Buffer, start: number, end: number, bytes: Buffer): boolean {
+  if (end - start !== bytes.length) return false;
+  for (let i = 0; i < bytes.length; i++) if (buf[start + i] !== bytes[i]) return false;
+  return true;
+}
+
+/** The call id in `buf[start, end)` when it is 1–64 of `A-Z a-z 0-9 . _ : -`, else undefined. */
+function callIdAt(buf: Buffer, start: number, end: number): string | undefined {
+  if (end <= start || end - start > MAX_CALL_ID_LENGTH) return undefined;
+  for (let i = start; i < end; i++) {
+    const c = buf[i]!;
+    const safe =
+      (c >= 0x30 && c <= 0x3a) || // 0-9 and ':'
+      (c >= 0x41 && c <= 0x5a) ||
+      (c >= 0x61 && c <= 0x7a) ||
+      c === 0x2d || // -
+      c === 0x2e || // .
+      c === 0x5f; // _
+    if (!safe) return undefined;
+  }
+  return buf.toString('latin1', start, end);
 }
 
 /** Reads an attachment block; an empty buffer means none. */
@@ -150,7 +220,9 @@ export function decodeRoute(meta: Buffer): {
 /** Decodes request metadata; throws ProtocolError when it is truncated. */
 export function decodeRequestMeta(meta: Buffer): RequestMeta {
   const route = decodeRoute(meta);
-  return { ...route, ...decodeRequestTail(meta, routePrefixLength(meta)) };
+  const prefixLength = routePrefixLength(meta);
+  if (prefixLength < 0) throw new ProtocolError('truncated metadata');
+  return { ...route, ...decodeRequestTail(meta, prefixLength) };
 }
 
 /**

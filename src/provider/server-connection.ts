@@ -14,7 +14,7 @@ import { answerCompression, bodyCompression } from '../protocol/compression.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
 import { EMPTY_BODY, readEventName } from '../protocol/frame-writer.js';
 import { openFramedConnection } from '../protocol/framed-connection.js';
-import { decodeRequestTail, decodeRoute, routePrefixLength } from '../protocol/metadata.js';
+import { decodeRequestTail, decodeRoute, type RequestTail, routePrefixLength } from '../protocol/metadata.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ByteStream } from '../transport/transport.js';
 import { createArgumentsReader } from './arguments-reader.js';
@@ -278,7 +278,7 @@ export function serveConnection(
         return;
       }
     }
-    let meta: { timeoutMs: number; attachments: Attachments };
+    let meta: RequestTail;
     try {
       meta = decodeRequestTail(frame.meta, prefixLength);
     } catch (error) {
@@ -303,6 +303,7 @@ export function serveConnection(
       compression: bodyCompression(frame),
       peerCertificate,
       answerCompression: answerCompression(frame),
+      callId: meta.callId,
     });
   };
 

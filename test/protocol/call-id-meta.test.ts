@@ -1,4 +1,7 @@
-/** The call id is written as one more request attachment, in place of a caller's own `callisto-call-id`. */
+/**
+ * The call id is written as one more request attachment, in place of a caller's own `callisto-call-id`,
+ * and read apart from the other attachments (a hostile one dropped).
+ */
 import { describe, expect, it } from 'vitest';
 import type { Frame } from '../../src/protocol/frame.js';
 import { createFrameDecoder } from '../../src/protocol/frame-decoder.js';
@@ -23,17 +26,28 @@ function roundTrip(attachments: Record<string, string> | undefined, callId: stri
   createFrameDecoder((frame) => frames.push(frame)).push(Buffer.concat(batches));
   expect(frames).toHaveLength(1);
   expect(Buffer.from(frames[0]!.body)).toEqual(Buffer.from([7, 7]));
-  return { ...decodeRequestMeta(Buffer.from(frames[0]!.meta)).attachments };
+  const meta = decodeRequestMeta(Buffer.from(frames[0]!.meta));
+  return { attachments: { ...meta.attachments }, callId: meta.callId };
 }
 
 describe('the call id on the wire', () => {
   it('travels as the callisto-call-id attachment, with or without others, replacing a caller’s own', () => {
-    expect(roundTrip(undefined, 'p-1')).toEqual({ 'callisto-call-id': 'p-1' });
-    expect(roundTrip({ trace: 't' }, 'p-2')).toEqual({ trace: 't', 'callisto-call-id': 'p-2' });
+    expect(roundTrip(undefined, 'p-1')).toEqual({ attachments: {}, callId: 'p-1' });
+    expect(roundTrip({ trace: 't' }, 'p-2')).toEqual({ attachments: { trace: 't' }, callId: 'p-2' });
     expect(roundTrip({ 'callisto-call-id': 'a much longer forged id', x: 'y' }, 'p-3')).toEqual({
-      x: 'y',
-      'callisto-call-id': 'p-3',
+      attachments: { x: 'y' },
+      callId: 'p-3',
     });
-    expect(roundTrip({ trace: 't' }, undefined)).toEqual({ trace: 't' });
+    expect(roundTrip({ trace: 't' }, undefined)).toEqual({ attachments: { trace: 't' }, callId: undefined });
+  });
+
+  it('is dropped when malformed (too long, or a character outside A-Z a-z 0-9 . _ : -)', () => {
+    for (const bad of ['two words', 'x'.repeat(65), 'new\nline', 'é', '']) {
+      expect(roundTrip({ 'callisto-call-id': bad }, undefined)).toEqual({
+        attachments: {},
+        callId: undefined,
+      });
+    }
+    expect(roundTrip({ 'callisto-call-id': 'A-z_0.9:' + 'x'.repeat(56) }, undefined).callId).toHaveLength(64);
   });
 });
