@@ -27,6 +27,7 @@ export {
   type DeclaredMethods,
   defineService,
   type MethodDeclaration,
+  type StreamKind,
   type ServiceDefinition,
   type ServiceDefinitionOptions,
 } from './service/define-service.js';

@@ -16,7 +16,7 @@ import { tickNow } from '../core/clock.js';
 import { fromErrorPayload } from '../core/error-payload.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import { type ByteBudget, createByteBudget } from '../protocol/byte-budget.js';
-import type { ConnectionOptions } from '../protocol/connection-options.js';
+import { type ConnectionOptions, DEFAULT_STREAM_OPTIONS } from '../protocol/connection-options.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
 import { EMPTY_BODY, readEventName } from '../protocol/frame-writer.js';
 import { openFramedConnection } from '../protocol/framed-connection.js';
@@ -26,6 +26,7 @@ import { JSON_SERIALIZER_ID } from '../serialization/json.js';
 import type { Serializer } from '../serialization/serializer.js';
 import { transportAddress } from '../transport/transport.js';
 import { type AnswerLimits, ForeignSerializerError, readAnswer } from './answer-reader.js';
+import { createClientStreams } from './client-streams.js';
 import type { ClientConnection, ConnectionEvents, ConnectionState, ConnectionTarget } from './connection.js';
 import { createDeadlineWheel } from './deadline-wheel.js';
 import { PendingCalls, type WireCall } from './pending-call.js';
@@ -75,6 +76,7 @@ export function createClientConnection(
         received = true;
         watch.heard(at);
         if (frame.kind === FrameKind.Response) onResponse(frame);
+        else if (frame.kind >= FrameKind.StreamMessage) streams.onFrame(frame);
         else if (frame.kind === FrameKind.Event) {
           const name = readEventName(frame.meta);
           if (name === EventName.GoAway) goAway(false);
@@ -116,6 +118,21 @@ export function createClientConnection(
     },
   );
   const writer = framed.writer;
+  const streams = createClientStreams({
+    writer,
+    options: options.streams ?? DEFAULT_STREAM_OPTIONS,
+    onViolation(message) {
+      events.onRefused?.(connection, `closed the connection to ${address}: ${message}`);
+      destroy(new RpcError('Network', `protocol error from ${address}: ${message}`), false);
+    },
+    abort(id, error) {
+      const call = pending.take(id);
+      if (call === undefined) return;
+      writer.event(EventName.Cancel, 0, EMPTY_BODY, id);
+      call.failed(error);
+      afterSettle();
+    },
+  });
   const watch = watchSilence(options.suspectAfterMs ?? 0, {
     lastReceived: () => framed.lastReceived,
     inFlight: () => pending.size,
@@ -323,7 +340,17 @@ export function createClientConnection(
       call.answered(undefined);
       return;
     }
-    pending.add(id, call, signal === undefined ? undefined : () => cancel(id));
+    let tracked = call;
+    if (call.stream !== undefined) {
+      const opened = streams.open(id, call, call.stream);
+      if (opened instanceof RpcError) {
+        call.failed(opened);
+        return;
+      }
+      tracked = opened;
+      flags |= FrameFlag.Stream;
+    }
+    pending.add(id, tracked, signal === undefined ? undefined : () => cancel(id));
     if (timeoutMs > 0) wheel.add(id, lastCallAt + timeoutMs);
     writer.request({
       requestId: id,
@@ -337,6 +364,7 @@ export function createClientConnection(
       body,
     });
     call.attempt.sent = true;
+    if (tracked !== call) streams.started(id);
     watch.busy(lastCallAt);
   };
 
@@ -359,6 +387,9 @@ export function createClientConnection(
     },
     get inFlight() {
       return pending.size;
+    },
+    get openStreams() {
+      return streams.size;
     },
     get suspected() {
       return watch.suspected;

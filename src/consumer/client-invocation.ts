@@ -16,6 +16,7 @@ import type { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
 import { newCallId } from '../observability/call-id.js';
 import { CallAttempt } from './call-attempt.js';
+import type { ClientStream } from './client-stream.js';
 import type { ProviderEndpoint } from './endpoint.js';
 import type { MethodRoute } from './method-route.js';
 import type { OutboundCall } from './pending-call.js';
@@ -39,6 +40,8 @@ export interface ClientInvocationInit {
   readonly noCache?: boolean | undefined;
   /** The call's id (default: a new one); `renew` and `fork` keep it. */
   readonly callId?: string | undefined;
+  /** The stream this call opens (a method declared `stream`). */
+  readonly stream?: ClientStream | undefined;
 }
 
 export class ClientInvocation implements ClusterInvocation, OutboundCall {
@@ -72,6 +75,8 @@ export class ClientInvocation implements ClusterInvocation, OutboundCall {
   readonly noCache: boolean | undefined;
   /** The call's id, sent to the provider and written in log lines about the call (every attempt's). */
   readonly callId: string;
+  /** The stream this call opens; undefined for a unary call. */
+  readonly stream: ClientStream | undefined;
 
   /** @internal */
   constructor(init: ClientInvocationInit) {
@@ -89,6 +94,7 @@ export class ClientInvocation implements ClusterInvocation, OutboundCall {
     this.deadline = init.timeoutMs > 0 ? now + init.timeoutMs : 0;
     this.noCache = init.noCache;
     this.callId = init.callId ?? newCallId();
+    this.stream = init.stream;
   }
 
   /** The provider of the current attempt (`attempt.remoteAddress`). */
@@ -131,6 +137,7 @@ export class ClientInvocation implements ClusterInvocation, OutboundCall {
       oneway: this.oneway,
       idempotent: this.idempotent,
       callId: this.callId,
+      stream: this.stream,
     };
   }
 

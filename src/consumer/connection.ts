@@ -34,6 +34,8 @@ export interface ClientConnection {
   readonly state: ConnectionState;
   /** Calls awaiting a response. */
   readonly inFlight: number;
+  /** Streams open on this connection. */
+  readonly openStreams: number;
   /**
    * Nothing arrived for `suspectAfterMs` while calls waited (a ping unanswered): presumed cut off, given
    * no new attempt until something arrives (consumer/suspicion.ts).

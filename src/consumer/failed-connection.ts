@@ -11,6 +11,7 @@ export function createFailedConnection(address: string, error: RpcError): Client
     address,
     state: { kind: 'closed', error, local: false },
     inFlight: 0,
+    openStreams: 0,
     suspected: false,
     lastActivity: 0,
     lastCallAt: 0,

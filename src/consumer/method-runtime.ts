@@ -155,7 +155,12 @@ export function createMethodRuntime(init: MethodRuntimeInit): MethodRuntime {
       methodSerializer(reference.serializer, definition, name, 'consumer'),
       consumer.extensions.get('compressor', config.compressor),
     ),
-    timeoutMs: methodOptions.timeoutMs ?? declaration.timeoutMs ?? base.timeoutMs,
+    // a stream's deadline is the whole stream's: only a method's own timeout applies (default none)
+    timeoutMs:
+      methodOptions.timeoutMs ??
+      declaration.timeoutMs ??
+      (declaration.stream === undefined ? base.timeoutMs : 0),
+    stream: declaration.stream,
     oneway: methodOptions.oneway ?? declaration.oneway ?? false,
     idempotent,
     invoke: runCallChain(callChain),

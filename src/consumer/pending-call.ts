@@ -9,6 +9,7 @@ import type { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
 import type { Compressor } from '../serialization/compression/compressor.js';
 import type { Serializer } from '../serialization/serializer.js';
+import type { ClientStream } from './client-stream.js';
 
 /** A method as the wire needs it (consumer/method-route.ts makes them). */
 export interface WireRoute {
@@ -46,6 +47,8 @@ export interface WireCall {
    * so they are retried elsewhere, and lets the others wait. Default false.
    */
   readonly idempotent?: boolean;
+  /** The stream this call opens (a method declared `stream`); absent for a unary call. */
+  readonly stream?: ClientStream | undefined;
   /** The attempt being sent: its budget, and what the connection reports into. */
   readonly attempt: WireAttempt;
   /** The call succeeded with `value` (a one-way call: once queued, with undefined). */

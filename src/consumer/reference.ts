@@ -6,10 +6,11 @@
  * for a promise) and for symbols.
  */
 import type { Attachments, Invoker } from '../core/invocation.js';
-import type { ServiceDefinition } from '../service/define-service.js';
+import type { ServiceDefinition, StreamKind } from '../service/define-service.js';
 import { isForbiddenMethodName } from '../service/define-service.js';
 import type { Remote } from '../service/service-types.js';
 import { ClientInvocation } from './client-invocation.js';
+import { ClientStream } from './client-stream.js';
 import type { MethodRoute } from './method-route.js';
 import type { CallOptions, ReferenceOptions } from './reference-options.js';
 import { releaseKey } from './release-reference.js';
@@ -22,6 +23,8 @@ export interface MethodRuntime {
   readonly timeoutMs: number;
   readonly oneway: boolean;
   readonly idempotent: boolean;
+  /** The method's stream kind (`stream` in its declaration); undefined for a unary method. */
+  readonly stream?: StreamKind | undefined;
   /** The per-call chain and, behind it, the cluster. */
   readonly invoke: Invoker;
   /** The names of the method's filters in running order, per position (docs, tests, admin). */
@@ -57,6 +60,11 @@ function callFunction<T>(
   const timeoutMs = callOptions?.timeoutMs ?? runtime.timeoutMs;
   const signal = callOptions?.signal;
   const { route, oneway, idempotent, invoke } = runtime;
+  if (runtime.stream !== undefined) {
+    return streamCallFunction({ runtime, attachments, timeoutMs, signal }) as (
+      ...args: unknown[]
+    ) => Promise<unknown>;
+  }
   if (callOptions?.cache === false) {
     return (...args) => {
       try {
@@ -86,6 +94,70 @@ function callFunction<T>(
       return Promise.reject(error);
     }
   };
+}
+
+/** What a stream method's calls are made with. */
+interface StreamCallInit {
+  readonly runtime: MethodRuntime;
+  readonly attachments: Attachments;
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal | undefined;
+}
+
+/**
+ * A stream method's function: a client stream answers a Promise; a server or two-way stream returns an
+ * AsyncIterable at once, and each iteration of it opens a stream (its first `next()` is sent when the
+ * iteration starts). The stream argument (the last one) travels as null in the opening's arguments.
+ */
+function streamCallFunction(init: StreamCallInit): (...args: unknown[]) => unknown {
+  const { runtime, attachments, timeoutMs, signal } = init;
+  const { route, invoke } = runtime;
+  const kind = runtime.stream!;
+  const open = (args: unknown[]): { stream: ClientStream; result: Promise<unknown> } => {
+    let input: AsyncIterable<unknown> | undefined;
+    let sent = args;
+    if (kind !== 'server') {
+      input = args[args.length - 1] as AsyncIterable<unknown>;
+      if (typeof input?.[Symbol.asyncIterator] !== 'function') {
+        throw new TypeError(`${route.label}: its last argument must be an AsyncIterable (a ${kind} stream)`);
+      }
+      sent = args.slice(0, -1);
+      sent.push(null);
+    }
+    const stream = new ClientStream(kind, input, signal);
+    const result = invoke(
+      new ClientInvocation({
+        route,
+        args: sent,
+        attachments,
+        timeoutMs,
+        signal: stream.signal,
+        oneway: false,
+        idempotent: false,
+        stream,
+      }),
+    );
+    if (stream.inbox !== undefined) {
+      const inbox = stream.inbox;
+      result.then(
+        () => inbox.end(),
+        (error: unknown) => inbox.fail(error),
+      );
+    }
+    return { stream, result };
+  };
+  if (kind === 'client') {
+    return (...args) => {
+      try {
+        return open(args).result;
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    };
+  }
+  return (...args) => ({
+    [Symbol.asyncIterator]: () => open(args).stream.inbox!,
+  });
 }
 
 /** Builds the typed reference. */

@@ -15,6 +15,11 @@ import {
   type HeartbeatOptions,
   MIN_HEARTBEAT_TIMEOUT_INTERVALS,
 } from './heartbeat.js';
+import {
+  INITIAL_CONNECTION_WINDOW_BYTES,
+  INITIAL_STREAM_WINDOW_BYTES,
+  MAX_WINDOW_BYTES,
+} from './stream-flow.js';
 
 const positiveInt = z.number().int().positive();
 
@@ -34,6 +39,16 @@ export const connectionConfigSchema = z.strictObject({
   frameTimeoutMs: positiveInt,
   /** Bytes of partial frames all connections of a provider (and, separately, of a consumer) may hold together. Default 67108864 (64 MiB). */
   maxPartialFrameBytes: z.number().int().min(1024),
+  /** Receive window of one stream (docs/protocol.md, Streams): bytes of messages the peer may send ahead of what the application read; at least 65536 (the protocol's initial window, the rest is granted on opening). Default 65536. */
+  streamWindowBytes: z.number().int().min(INITIAL_STREAM_WINDOW_BYTES).max(MAX_WINDOW_BYTES),
+  /** Receive window of one connection for the messages of all its streams, bytes; at least 1048576 (the protocol's initial window). Default 1048576. */
+  streamConnectionWindowBytes: z.number().int().min(INITIAL_CONNECTION_WINDOW_BYTES).max(MAX_WINDOW_BYTES),
+  /** Largest stream message accepted or sent, bytes of its frame (at most the side's maxFrameBytes): a larger one fails its stream. Default 4194304. */
+  maxStreamMessageBytes: z.number().int().min(1024),
+  /** Streams one connection may have open at once; one more is refused with Overloaded. Default 100. */
+  maxStreamsPerConnection: positiveInt,
+  /** A stream with no message either way for this long is ended with Timeout, ms; 0: never. Default 0. */
+  streamIdleTimeoutMs: z.number().int().nonnegative(),
 });
 
 export type ConnectionConfig = z.infer<typeof connectionConfigSchema>;
@@ -46,7 +61,23 @@ export const DEFAULT_CONNECTION_CONFIG: ConnectionConfig = {
   maxDecodedElements: DEFAULT_DECODE_LIMITS.maxElements,
   frameTimeoutMs: 30_000,
   maxPartialFrameBytes: 64 * 1024 * 1024,
+  streamWindowBytes: INITIAL_STREAM_WINDOW_BYTES,
+  streamConnectionWindowBytes: INITIAL_CONNECTION_WINDOW_BYTES,
+  maxStreamMessageBytes: 4 * 1024 * 1024,
+  maxStreamsPerConnection: 100,
+  streamIdleTimeoutMs: 0,
 };
+
+const DEFAULT_STREAM_CONFIG = {
+  streamWindowBytes: DEFAULT_CONNECTION_CONFIG.streamWindowBytes,
+  streamConnectionWindowBytes: DEFAULT_CONNECTION_CONFIG.streamConnectionWindowBytes,
+  maxStreamMessageBytes: DEFAULT_CONNECTION_CONFIG.maxStreamMessageBytes,
+  maxStreamsPerConnection: DEFAULT_CONNECTION_CONFIG.maxStreamsPerConnection,
+  streamIdleTimeoutMs: DEFAULT_CONNECTION_CONFIG.streamIdleTimeoutMs,
+};
+
+/** The streams' options of a connection that was given none. */
+export const DEFAULT_STREAM_OPTIONS: StreamOptions = resolveStreamOptions(DEFAULT_STREAM_CONFIG);
 
 /** How long opening a connection may take by default (`consumer.connectTimeoutMs`), ms. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 3_000;
@@ -82,6 +113,37 @@ export interface ConnectionOptions {
    * is suspected (consumer/suspicion.ts). 0 or absent: never.
    */
   suspectAfterMs?: number;
+  /** Streams' windows and limits (docs/protocol.md, Streams); default DEFAULT_STREAM_OPTIONS. */
+  streams?: StreamOptions;
+}
+
+/** The limits and windows of the streams of one connection. */
+export interface StreamOptions {
+  readonly windowBytes: number;
+  readonly connectionWindowBytes: number;
+  readonly maxMessageBytes: number;
+  readonly maxStreamsPerConnection: number;
+  readonly idleTimeoutMs: number;
+}
+
+/** The streams' options from the app's keys. */
+export function resolveStreamOptions(
+  config: Pick<
+    ConnectionConfig,
+    | 'streamWindowBytes'
+    | 'streamConnectionWindowBytes'
+    | 'maxStreamMessageBytes'
+    | 'maxStreamsPerConnection'
+    | 'streamIdleTimeoutMs'
+  >,
+): StreamOptions {
+  return {
+    windowBytes: config.streamWindowBytes,
+    connectionWindowBytes: config.streamConnectionWindowBytes,
+    maxMessageBytes: config.maxStreamMessageBytes,
+    maxStreamsPerConnection: config.maxStreamsPerConnection,
+    idleTimeoutMs: config.streamIdleTimeoutMs,
+  };
 }
 
 /**
@@ -121,6 +183,14 @@ export function resolveConnectionOptions(
     maxDecodedElements: config.maxDecodedElements,
     frameTimeoutMs: config.frameTimeoutMs,
     maxPartialFrameBytes: config.maxPartialFrameBytes,
+    streams: resolveStreamOptions({
+      ...DEFAULT_STREAM_CONFIG,
+      ...config,
+      maxStreamMessageBytes: Math.min(
+        config.maxStreamMessageBytes ?? DEFAULT_STREAM_CONFIG.maxStreamMessageBytes,
+        side.maxFrameBytes,
+      ),
+    }),
   };
 }
 

@@ -66,6 +66,12 @@ export interface FrameWriter {
   heartbeat(requestId: number, pong: boolean): void;
   /** An event frame; `requestId` names the call it is about (0 for none). */
   event(name: string, serializer: number, body: Uint8Array, requestId?: number): void;
+  /** A stream message (kind 4) for stream `requestId`; returns the frame's size in bytes. */
+  streamMessage(requestId: number, serializer: number, body: Uint8Array): number;
+  /** The consumer's half-close (kind 5, status 0, no body) of stream `requestId`. */
+  streamEnd(requestId: number): void;
+  /** A window update (kind 6): `increment` bytes of credit for stream `requestId`, 0 for the connection. */
+  windowUpdate(requestId: number, increment: number): void;
   /** Bytes queued here and in the sink, not yet on the wire. */
   readonly queuedBytes: number;
   /** Writes the batch now instead of at the end of the tick. */
@@ -165,6 +171,24 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
       batch.writeUInt16BE(nameBytes.length, at + HEADER_BYTES);
       nameBytes.copy(batch, at + HEADER_BYTES + 2);
       copyBody(body, at + HEADER_BYTES + metaLength);
+    },
+    streamMessage(requestId, serializer, body) {
+      const at = reserve(HEADER_BYTES + body.length);
+      head(at, FrameKind.StreamMessage, 0, serializer, STATUS_OK);
+      lengths(at, requestId, 0, body.length);
+      copyBody(body, at + HEADER_BYTES);
+      return HEADER_BYTES + body.length;
+    },
+    streamEnd(requestId) {
+      const at = reserve(HEADER_BYTES);
+      head(at, FrameKind.StreamEnd, 0, 0, STATUS_OK);
+      lengths(at, requestId, 0, 0);
+    },
+    windowUpdate(requestId, increment) {
+      const at = reserve(HEADER_BYTES + 4);
+      head(at, FrameKind.WindowUpdate, 0, 0, STATUS_OK);
+      lengths(at, requestId, 0, 4);
+      batch.writeUInt32BE(increment >>> 0, at + HEADER_BYTES);
     },
     get queuedBytes() {
       return used + sink.pendingBytes;

@@ -6,9 +6,11 @@
  * |--------|------|--------------------------------------------------------------|
  * | 0      | 2    | magic 0xCA 0x11                                              |
  * | 2      | 1    | protocol version (1)                                         |
- * | 3      | 1    | kind: 0 request, 1 response, 2 heartbeat, 3 event            |
+ * | 3      | 1    | kind: 0 request, 1 response, 2 heartbeat, 3 event,           |
+ * |        |      | 4 stream message, 5 stream end, 6 window update              |
  * | 4      | 1    | flags: bit0 one-way, bit1 compressed body, bit2 pong,        |
- * |        |      | bit3 (requests) the caller accepts a compressed answer       |
+ * |        |      | bit3 (requests) the caller accepts a compressed answer,      |
+ * |        |      | bit4 (requests) opens a stream                               |
  * | 5      | 1    | serializer id of the body                                    |
  * | 6      | 1    | status: 0 ok, otherwise an ErrorCode                         |
  * | 7      | 1    | compressor id (with flag bit 1 or 3; 0 deflate), else 0      |
@@ -30,6 +32,12 @@ export const FrameKind = {
   Response: 1,
   Heartbeat: 2,
   Event: 3,
+  /** One message of the stream whose id (the opening request's) the frame carries (docs/protocol.md, Streams). */
+  StreamMessage: 4,
+  /** The consumer's half-close of its stream's input. */
+  StreamEnd: 5,
+  /** Body: uint32 credit increment, for the stream of the frame's id, or 0 for the connection. */
+  WindowUpdate: 6,
 } as const;
 export type FrameKindValue = (typeof FrameKind)[keyof typeof FrameKind];
 
@@ -39,6 +47,8 @@ export const FrameFlag = {
   Pong: 4,
   /** On a request: the consumer takes an answer compressed with the compressor byte 7 names. */
   AcceptsCompressed: 8,
+  /** On a request: it opens a stream of a method declared `stream` (docs/protocol.md, Streams). */
+  Stream: 16,
 } as const;
 
 /** Status byte of a successful response. */

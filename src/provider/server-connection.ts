@@ -11,6 +11,7 @@ import type { Attachments } from '../core/invocation.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import { serviceKeyString } from '../core/service-key.js';
 import { answerCompression, bodyCompression } from '../protocol/compression.js';
+import { DEFAULT_STREAM_OPTIONS } from '../protocol/connection-options.js';
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
 import { EMPTY_BODY, readEventName } from '../protocol/frame-writer.js';
 import { openFramedConnection } from '../protocol/framed-connection.js';
@@ -23,11 +24,15 @@ import { forwardedClient, hostOf, plainAddress } from './forwarded-client.js';
 import type { PeerSlot } from './peer-limits.js';
 import type { ServerContext } from './server-context.js';
 import type { ServerInvocation } from './server-invocation.js';
+import { createServerStreams } from './server-streams.js';
 import { type ExportedMethod, type ExportedService, methodNotFound, methodOf } from './service-table.js';
+import type { StreamPort } from './stream-port.js';
 
 export interface ServerConnection {
   readonly remoteAddress: string;
   readonly inFlight: number;
+  /** Streams open on this connection. */
+  readonly openStreams: number;
   /**
    * Tells the consumer "going away" (once): it sends no new calls and closes its side when answered.
    * With `reconnect`, says the address stays served (a retiring cluster worker): the consumer opens a
@@ -82,6 +87,7 @@ export function serveConnection(
     {
       onFrame(frame, receivedAt) {
         if (frame.kind === FrameKind.Request) onRequest(frame, receivedAt);
+        else if (frame.kind >= FrameKind.StreamMessage) streams.onFrame(frame);
         else if (frame.kind === FrameKind.Event && readEventName(frame.meta) === EventName.Cancel) {
           onCancel(frame.requestId);
         }
@@ -95,11 +101,20 @@ export function serveConnection(
         const gone = new RpcError('Cancelled', `the caller's connection (${remoteAddress}) closed`);
         for (const invocation of withSignals) invocation.abort(gone);
         withSignals.clear();
+        streams.stopAll(gone);
         onClose();
       },
     },
   );
   const writer = framed.writer;
+  const streams = createServerStreams({
+    writer,
+    options: connectionOptions.streams ?? DEFAULT_STREAM_OPTIONS,
+    onViolation(error) {
+      ctx.onProtocolError(remoteAddress, error);
+      socket.destroy();
+    },
+  });
 
   /** Writes a shaped error as the response to `id` (in json for a format that carries only messages). */
   const writeError = (answer: ErrorAnswer): void => {
@@ -170,6 +185,7 @@ export function serveConnection(
       ended(invocation) {
         executing.delete(invocation.requestId);
         if (invocation.hasSignal) withSignals.delete(invocation);
+        if (invocation.stream !== undefined) streams.release(invocation.requestId);
         ctx.onCallEnded();
       },
       answer,
@@ -188,12 +204,12 @@ export function serveConnection(
     const invocation = executing.get(id);
     if (invocation === undefined || invocation.answered) return;
     invocation.answered = true;
-    invocation.abort(
-      new RpcError(
-        'Cancelled',
-        `${invocation.service.name}.${invocation.method} was cancelled by the caller`,
-      ),
+    const reason = new RpcError(
+      'Cancelled',
+      `${invocation.service.name}.${invocation.method} was cancelled by the caller`,
     );
+    invocation.abort(reason);
+    invocation.stream?.stop(reason);
   };
 
   const argumentsReader = createArgumentsReader(
@@ -235,6 +251,7 @@ export function serveConnection(
   const onRequest = (frame: Frame, chunkTime: number): void => {
     const id = frame.requestId;
     const oneway = (frame.flags & FrameFlag.OneWay) !== 0;
+    if ((frame.flags & FrameFlag.Stream) !== 0) streams.seen(id);
     const serializer = ctx.serializers[frame.serializer];
     if (serializer === undefined) {
       if (!oneway) {
@@ -287,6 +304,17 @@ export function serveConnection(
       return;
     }
     const deadline = meta.timeoutMs > 0 ? chunkTime + meta.timeoutMs : 0;
+    let stream: StreamPort | undefined;
+    const streamKind = method.declaration.stream;
+    if (streamKind !== undefined || (frame.flags & FrameFlag.Stream) !== 0) {
+      if (oneway) return;
+      const opened = openStream(id, frame.flags, method, bodies, deadline);
+      if (opened instanceof RpcError) {
+        refuse(id, serializer, opened);
+        return;
+      }
+      stream = opened;
+    }
     const client = forwardedClient(meta.attachments, fromGateway);
     entry.call({
       method,
@@ -304,7 +332,27 @@ export function serveConnection(
       peerCertificate,
       answerCompression: answerCompression(frame),
       callId: meta.callId,
+      stream,
     });
+  };
+
+  /** Opens the stream a request asks for, or says why not (a unary method, the limit reached). */
+  const openStream = (
+    id: number,
+    flags: number,
+    method: ExportedMethod,
+    bodies: Serializer,
+    deadline: number,
+  ): StreamPort | RpcError => {
+    const kind = method.declaration.stream;
+    if (kind === undefined) return new RpcError('BadRequest', `${method.label} is not a stream method`);
+    if ((flags & FrameFlag.Stream) === 0) {
+      return new RpcError('BadRequest', `${method.label} is a ${kind} stream: open it as a stream`);
+    }
+    if (state !== 'open') {
+      return new RpcError('Shutdown', `${remoteAddress}: this provider is going away`, { neverSent: true });
+    }
+    return streams.open(id, kind, bodies, deadline);
   };
 
   const goAway = (reconnect = false): void => {
@@ -319,12 +367,16 @@ export function serveConnection(
     get inFlight() {
       return executing.size;
     },
+    get openStreams() {
+      return streams.size;
+    },
     goAway,
     abandon(error) {
       for (const invocation of executing.values()) {
         if (invocation.answered || invocation.oneway) continue;
         invocation.answered = true;
         invocation.abort(error);
+        invocation.stream?.stop(error);
         refuse(invocation.requestId, invocation.serializer!, error);
       }
     },

@@ -21,6 +21,7 @@ import { UNCOMPRESSED } from '../protocol/compression.js';
 import type { PeerCertificate } from '../security/peer-certificate.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ArgumentsReader } from './arguments-reader.js';
+import type { StreamPort } from './stream-port.js';
 
 const NO_ARGS: unknown[] = [];
 
@@ -69,6 +70,8 @@ export interface ServerInvocationInit {
   readonly body?: Buffer;
   /** The compressor id of `body`; absent or -1 (UNCOMPRESSED) for none. */
   readonly compression?: number;
+  /** The stream this call opened (a method declared `stream`, from the wire); absent for a unary call. */
+  readonly stream?: StreamPort | undefined;
   /** The call's id (in-process: the consumer's); default the caller's `callisto-call-id` when well-formed, else a new one. */
   readonly callId?: string | undefined;
 }
@@ -111,6 +114,8 @@ export class ServerInvocation
   identity: CallerIdentity | undefined = undefined;
   /** The client certificate the call's own connection presented (mutual TLS), for the `auth` filter. */
   peerCertificate: PeerCertificate | undefined = undefined;
+  /** The stream this call opened; undefined for a unary call. */
+  stream: StreamPort | undefined = undefined;
 
   readonly service: ServiceKey;
   readonly method: string;
@@ -148,6 +153,7 @@ export class ServerInvocation
     if (init.peerCertificate !== undefined) this.peerCertificate = init.peerCertificate;
     if (init.answerCompression !== undefined) this.answerCompression = init.answerCompression;
     if (init.origin !== undefined) this.origin = init.origin;
+    if (init.stream !== undefined) this.stream = init.stream;
     if (init.args !== undefined) this.#args = init.args;
     if (init.reader !== undefined) this.encoded(init.reader, init.body!, init.compression ?? UNCOMPRESSED);
   }

@@ -14,6 +14,7 @@ import {
   isForbiddenMethodName,
   type MethodDeclaration,
   type ServiceDefinition,
+  type StreamKind,
 } from '../service/define-service.js';
 import { runInAsyncCallContext, runInCallContext } from './call-context.js';
 import type { ServerInvocation } from './server-invocation.js';
@@ -120,14 +121,52 @@ function exportMethod(spec: MethodExport): ExportedMethod {
   const fn = (implementation as Record<string, (...args: unknown[]) => unknown>)[name]!;
   const label = `${definition.name}.${name}`;
   const run = spec.asyncContext ? runInAsyncCallContext : runInCallContext;
+  const kind = declaration.stream;
   const call: Step<ServerInvocation> =
-    terminal ?? ((invocation) => run(invocation, () => fn.apply(implementation, invocation.args)));
+    terminal ??
+    (kind === undefined
+      ? (invocation) => run(invocation, () => fn.apply(implementation, invocation.args))
+      : streamCall({ label, kind, run, invoke: (args) => fn.apply(implementation, args) }));
   const schema = declaration.args;
   const chain = compileChain(
     schema === undefined ? filters : [...filters, validationFilter(label, schema)],
     call,
   );
   return { service: definition, name, label, declaration, chain };
+}
+
+/** What a stream method's terminal step is made of. */
+interface StreamCallInit {
+  readonly label: string;
+  readonly kind: StreamKind;
+  readonly run: typeof runInCallContext;
+  readonly invoke: (args: unknown[]) => unknown;
+}
+
+/**
+ * The terminal step of a stream method: the consumer's messages in the stream argument's slot (the last
+ * one), the handler called in its call context, and for a server or two-way stream what it returns
+ * driven to the consumer (the step's promise settles when the stream ended: the chain's filters, the
+ * concurrency slot included, hold the call as long as it is open).
+ */
+function streamCall(init: StreamCallInit): Step<ServerInvocation> {
+  const { label, kind, run, invoke } = init;
+  return (invocation) => {
+    const port = invocation.stream;
+    if (port === undefined) {
+      throw new RpcError('BadRequest', `${label} is a ${kind} stream: open it as a stream`);
+    }
+    let args = invocation.args;
+    if (port.input !== undefined) {
+      args = args.slice();
+      if (args.length === 0) args.push(port.input);
+      else args[args.length - 1] = port.input;
+    }
+    return run(invocation, () => {
+      const result = invoke(args);
+      return kind === 'client' ? result : port.drive(result, label);
+    });
+  };
 }
 
 /** The echo method of a service: its filters, then the first argument back. */

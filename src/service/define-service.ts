@@ -3,6 +3,7 @@
  * name + version (+ group).
  */
 
+import { ConfigError } from '../core/config-error.js';
 import { parseConfig } from '../core/describe-schema.js';
 import { ECHO_METHOD } from '../core/echo.js';
 import type { ErrorDeclaration } from '../core/error-payload.js';
@@ -21,7 +22,17 @@ export interface MethodDeclarationBase {
   args?: ArgumentsSchema;
   /** The answer of this method when the reference is in mock mode and no mock implementation has it. */
   mock?: (...args: never[]) => unknown;
+  /**
+   * A streaming method (docs/streams.md): `'server'` returns an `AsyncIterable` of messages,
+   * `'client'` takes an `AsyncIterable` as its last parameter and answers once, `'bidi'` both. Not
+   * combined with `oneway`, `cache` or `mock`. Default none (a unary call).
+   */
+  stream?: StreamKind;
 }
+
+/** The kinds of streaming method. */
+export type StreamKind = 'server' | 'client' | 'bidi';
+const STREAM_KINDS: ReadonlySet<string> = new Set(['server', 'client', 'bidi']);
 
 /**
  * How a method is declared. `idempotent: true` (may be executed more than once: retries and failover
@@ -92,6 +103,7 @@ export function defineService<T>(
     for (const method of Object.keys(methods)) {
       assertMethodName(name, method);
       checkDeclaredCache(name, method, methods[method]);
+      checkDeclaredStream(name, method, methods[method]);
     }
   }
   return Object.freeze({
@@ -152,4 +164,28 @@ function checkDeclaredCache(
   const source = `code, defineService(${service})`;
   parseConfig(resultCacheSchema, cache, { keyPrefix: `${key}.`, sourceOf: () => source });
   checkCacheable(key, cache, declaration!, source);
+}
+
+/** A declared stream: a known kind, and none of the options only a unary call has (a ConfigError). */
+function checkDeclaredStream(
+  service: string,
+  method: string,
+  declaration: MethodDeclaration | undefined,
+): void {
+  const stream = (declaration as { stream?: unknown } | undefined)?.stream;
+  if (stream === undefined) return;
+  const key = `defineService(${service}).methods.${method}.stream`;
+  if (typeof stream !== 'string' || !STREAM_KINDS.has(stream)) {
+    throw new ConfigError(key, stream, "'server', 'client' or 'bidi'");
+  }
+  for (const unaryOnly of ['oneway', 'cache', 'mock'] as const) {
+    const value = declaration![unaryOnly];
+    if (value !== undefined && value !== false) {
+      throw new ConfigError(
+        key,
+        stream,
+        `a unary method: a stream method cannot also declare \`${unaryOnly}\` (remove one of them)`,
+      );
+    }
+  }
 }

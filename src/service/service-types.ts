@@ -3,23 +3,43 @@
 // biome-ignore lint/suspicious/noExplicitAny: function type matching needs any
 type AnyFunction = (...args: any[]) => any;
 
+/** Whether a method's result type is a stream's (an AsyncIterable; `never` and `any` are not). */
+type IsStream<R> = 0 extends 1 & R
+  ? false
+  : [R] extends [never]
+    ? false
+    : [R] extends [AsyncIterable<unknown>]
+      ? true
+      : false;
+
 /** Names of `T`'s methods. */
 export type MethodNames<T> = {
   [K in keyof T]-?: T[K] extends AnyFunction ? K : never;
 }[keyof T] &
   string;
 
-/** The consumer's view: every method returns a Promise of its declared result. */
+/**
+ * The consumer's view: every method returns a Promise of its declared result, except a stream method
+ * (one declared to return an `AsyncIterable`: a server or two-way stream), which returns the
+ * `AsyncIterable` itself, synchronously (the stream opens at its first iteration; docs/streams.md).
+ */
 export type Remote<T> = {
   readonly [K in MethodNames<T>]: T[K] extends (...args: infer A) => infer R
-    ? (...args: A) => Promise<Awaited<R>>
+    ? IsStream<R> extends true
+      ? (...args: A) => AsyncIterable<R extends AsyncIterable<infer M> ? M : never>
+      : (...args: A) => Promise<Awaited<R>>
     : never;
 };
 
-/** What a provider implements: each method may be sync or async. */
+/**
+ * What a provider implements: each method may be sync or async; a stream method (returning an
+ * `AsyncIterable`) may be an `async function*` or return any async iterable.
+ */
 export type Implementation<T> = {
   [K in MethodNames<T>]: T[K] extends (...args: infer A) => infer R
-    ? (...args: A) => Awaited<R> | Promise<Awaited<R>>
+    ? IsStream<R> extends true
+      ? (...args: A) => AsyncIterable<R extends AsyncIterable<infer M> ? M : never>
+      : (...args: A) => Awaited<R> | Promise<Awaited<R>>
     : never;
 };
 

@@ -1,0 +1,97 @@
+/**
+ * Credit-based flow control of streams (docs/protocol.md, "Streams"), the same on both sides: in bytes
+ * of message frames (header and body), per stream and per connection, as HTTP/2 does. A receiver starts
+ * each window at the protocol's initial size and returns credit (window updates) as the application
+ * consumes messages, not as they arrive; a sender may send a message while both its stream's and its
+ * connection's credit are positive, and subtracts the message's whole size (the credit may go below
+ * zero by at most one message). Memory on the receiving side is bounded by the windows plus one message.
+ */
+
+/** Every stream's receive window when it opens, bytes (protocol constant). */
+export const INITIAL_STREAM_WINDOW_BYTES = 64 * 1024;
+/** Every connection's receive window for stream messages when it opens, bytes (protocol constant). */
+export const INITIAL_CONNECTION_WINDOW_BYTES = 1024 * 1024;
+/** No window may grow past this (2^31 - 1): an update that would is a protocol violation. */
+export const MAX_WINDOW_BYTES = 2 ** 31 - 1;
+
+/** What a sender may still send: its credit, and the senders waiting for more. */
+export class SendWindow {
+  #credit: number;
+  #waiters: Array<() => void> = [];
+
+  constructor(initial: number) {
+    this.#credit = initial;
+  }
+
+  get credit(): number {
+    return this.#credit;
+  }
+
+  /** Whether a message may be sent now. */
+  get open(): boolean {
+    return this.#credit > 0;
+  }
+
+  /** A window update from the peer; false when it would overflow MAX_WINDOW_BYTES (a violation). */
+  grant(increment: number): boolean {
+    if (increment <= 0 || this.#credit + increment > MAX_WINDOW_BYTES) return false;
+    this.#credit += increment;
+    if (this.#credit > 0) this.wakeAll();
+    return true;
+  }
+
+  /** A message of `bytes` was sent. */
+  spend(bytes: number): void {
+    this.#credit -= bytes;
+  }
+
+  /** Resolves when credit arrives (or `wakeAll()` is called): the waiter checks again. */
+  wait(): Promise<void> {
+    return new Promise<void>((wake) => this.#waiters.push(wake));
+  }
+
+  /** Wakes every waiter (credit came, or the stream ended and they must stop). */
+  wakeAll(): void {
+    if (this.#waiters.length === 0) return;
+    for (const wake of this.#waiters.splice(0)) wake();
+  }
+}
+
+/** What a receiver still accepts, and the credit it owes back as messages are consumed. */
+export class ReceiveWindow {
+  #available: number;
+  #owed = 0;
+  readonly #threshold: number;
+
+  /** `target`: the window this side wants (at least `initial`; the difference is granted at once). */
+  constructor(initial: number, target: number) {
+    this.#available = initial;
+    this.#threshold = Math.max(1, Math.floor(target / 4));
+    this.#owed = Math.max(0, target - initial);
+  }
+
+  /** Credit to grant right after opening (the wanted window above the protocol's initial one); 0 for none. */
+  takeInitialGrant(): number {
+    const grant = this.#owed;
+    this.#owed = 0;
+    this.#available += grant;
+    return grant;
+  }
+
+  /** A message of `bytes` arrived; false when the peer had no credit for it (a violation). */
+  receive(bytes: number): boolean {
+    if (this.#available <= 0) return false;
+    this.#available -= bytes;
+    return true;
+  }
+
+  /** The application consumed `bytes`: returns the credit to grant now (batched: 0 most times). */
+  consumed(bytes: number): number {
+    this.#owed += bytes;
+    if (this.#owed < this.#threshold) return 0;
+    const grant = this.#owed;
+    this.#owed = 0;
+    this.#available += grant;
+    return grant;
+  }
+}
