@@ -25,6 +25,8 @@ export interface RpcServer {
   /** Calls executing now. */
   readonly active: number;
   readonly connectionCount: number;
+  /** Streams open on every connection. */
+  readonly openStreams: number;
   listen(): Promise<void>;
   /** From now on, new calls are answered with a Shutdown error. */
   refuse(): void;
@@ -144,6 +146,11 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
     host: options.host,
     get active() {
       return limits.calls;
+    },
+    get openStreams() {
+      let open = 0;
+      for (const connection of connections) open += connection.openStreams;
+      return open;
     },
     get connectionCount() {
       return connections.size;

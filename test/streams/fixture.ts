@@ -25,6 +25,12 @@ export interface Streaming {
     numbers: AsyncIterable<number>,
   ): Promise<{ label: string; total: number; count: number }>;
   echo(messages: AsyncIterable<Tick>): AsyncIterable<Tick>;
+  /** Reads every message first (the caller half-closes), then answers. */
+  collect(messages: AsyncIterable<Tick>): AsyncIterable<Tick>;
+  /** A client stream that never reads its input (until cancelled). */
+  stall(messages: AsyncIterable<Tick>): Promise<number>;
+  /** Yields one message every `ms` forever. */
+  slow(ms: number): AsyncIterable<Tick>;
   ping(): Promise<string>;
 }
 
@@ -34,6 +40,9 @@ export const streaming = defineService<Streaming>('test.Streaming', {
     flood: { stream: 'server' },
     sum: { stream: 'client' },
     echo: { stream: 'bidi' },
+    collect: { stream: 'bidi' },
+    stall: { stream: 'client' },
+    slow: { stream: 'server' },
     ping: {},
   },
   errors: [StreamFailed],
@@ -49,8 +58,8 @@ export interface Probe {
 export function streamingImpl(probe: Probe) {
   return {
     async *count(to: number, failAfter: number) {
-      const signal = callContext()!.signal;
-      signal.addEventListener('abort', () => probe.aborted++);
+      const signal = callContext()?.signal;
+      signal?.addEventListener('abort', () => probe.aborted++);
       try {
         for (let n = 0; n < to; n++) {
           if (n === failAfter) throw new StreamFailed(n);
@@ -86,6 +95,28 @@ export function streamingImpl(probe: Probe) {
         for await (const message of messages) {
           probe.produced++;
           yield { n: message.n * 2 };
+        }
+      } finally {
+        probe.finallyRan++;
+      }
+    },
+    async *collect(messages: AsyncIterable<Tick>) {
+      const seen: Tick[] = [];
+      for await (const message of messages) seen.push(message);
+      yield { n: seen.length };
+      for (const message of seen) yield { n: message.n * 2 };
+    },
+    async stall(_messages: AsyncIterable<Tick>) {
+      const signal = callContext()?.signal;
+      await new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve()));
+      return 0;
+    },
+    async *slow(ms: number) {
+      try {
+        for (let n = 0; ; n++) {
+          await new Promise((resolve) => setTimeout(resolve, ms));
+          probe.produced++;
+          yield { n };
         }
       } finally {
         probe.finallyRan++;

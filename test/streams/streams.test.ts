@@ -5,21 +5,21 @@
  * N, with its code and declared fields; the whole-stream deadline; half-close.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CallistoApp } from '../../src/index.js';
-import { RpcError } from '../../src/index.js';
+import { appInternals } from '../../src/app/internals.js';
+import type { AppOptions, CallistoApp } from '../../src/index.js';
+import { RpcError, withOptions } from '../../src/index.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { waitFor } from '../support/wait-for.js';
 import { type Probe, StreamFailed, streaming, streamingImpl, type Tick } from './fixture.js';
 
 afterEach(closeAll);
 
-async function start(probe: Probe, options: { tls?: boolean } = {}) {
-  const provider = await testApp({ application: 'stream-provider', server: { port: 0 } });
+async function start(probe: Probe, providerOptions: AppOptions = {}) {
+  const provider = await testApp({ application: 'stream-provider', server: { port: 0 }, ...providerOptions });
   provider.provide(streaming, streamingImpl(probe));
   await provider.start();
   const consumer = await testApp({ application: 'stream-consumer' });
   const ref = consumer.refer(streaming, { url: provider.address!, retries: 0 });
-  void options;
   return { provider, consumer, ref };
 }
 
@@ -33,10 +33,21 @@ async function* ticks(count: number): AsyncIterable<Tick> {
   for (let n = 0; n < count; n++) yield { n };
 }
 
-/** Streams open on the provider's connections (its server's), and on the consumer's. */
-function openStreams(app: CallistoApp): number {
-  void app;
-  return 0;
+/** Streams open on an app's provider connections and on its consumer connections. */
+export function openStreams(app: CallistoApp): number {
+  const { provider, consumer } = appInternals(app);
+  let open = provider.server?.openStreams ?? 0;
+  for (const connection of consumer.pool.connections()) open += connection.openStreams;
+  return open;
+}
+
+async function failureOf(run: () => Promise<unknown>): Promise<RpcError> {
+  const error = await run().then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(RpcError.is(error)).toBe(true);
+  return error as RpcError;
 }
 
 describe('streams', () => {
@@ -87,16 +98,107 @@ describe('streams', () => {
     expect(error.details.after).toBe(7);
   });
 
-  it('break cancels the stream on both sides', async () => {
+  it('break cancels a server stream on both sides: finally ran, signal aborted, tables empty', async () => {
+    const probe = newProbe();
+    const { provider, consumer, ref } = await start(probe);
+    let seen = 0;
+    const iteration = ref.count(1_000_000, -1);
+    for await (const _tick of iteration) {
+      if (++seen === 1) {
+        expect(openStreams(provider)).toBe(1);
+        expect(openStreams(consumer)).toBe(1);
+      }
+      if (seen === 5) break;
+    }
+    await waitFor(() => probe.finallyRan === 1 || undefined, 5000);
+    expect(probe.aborted).toBe(1);
+    expect(probe.produced).toBeLessThan(1_000_000);
+    expect(openStreams(consumer)).toBe(0);
+    await waitFor(() => openStreams(provider) === 0 || undefined, 5000);
+    expect(await ref.ping()).toBe('pong');
+  });
+
+  it('break cancels a two-way stream, its input stops too', async () => {
+    const probe = newProbe();
+    const { provider, consumer, ref } = await start(probe);
+    let seen = 0;
+    for await (const _tick of ref.echo(ticks(1_000_000))) if (++seen === 10) break;
+    await waitFor(() => probe.finallyRan === 1 || undefined, 5000);
+    expect(openStreams(consumer)).toBe(0);
+    await waitFor(() => openStreams(provider) === 0 || undefined, 5000);
+  });
+
+  it('an AbortSignal cancels the stream: the iteration throws Cancelled', async () => {
+    const probe = newProbe();
+    const { provider, ref } = await start(probe);
+    const controller = new AbortController();
+    const error = await failureOf(async () => {
+      for await (const tick of withOptions(ref, { signal: controller.signal }).slow(5)) {
+        if (tick.n === 3) controller.abort();
+      }
+    });
+    expect(error.code).toBe('Cancelled');
+    await waitFor(() => probe.finallyRan === 1 || undefined, 5000);
+    await waitFor(() => openStreams(provider) === 0 || undefined, 5000);
+  });
+
+  it('the deadline ends the whole stream with Timeout on both sides', async () => {
+    const probe = newProbe();
+    const { provider, consumer, ref } = await start(probe);
+    let seen = 0;
+    const started = Date.now();
+    const error = await failureOf(async () => {
+      for await (const _tick of withOptions(ref, { timeoutMs: 400 }).slow(20)) seen++;
+    });
+    expect(error.code).toBe('Timeout');
+    expect(seen).toBeGreaterThan(0);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await waitFor(() => probe.finallyRan === 1 || undefined, 5000);
+    expect(openStreams(consumer)).toBe(0);
+    await waitFor(() => openStreams(provider) === 0 || undefined, 5000);
+  });
+
+  it('half-close: the input ends, the provider answers after it, the caller keeps reading', async () => {
+    const { ref } = await start(newProbe());
+    const answers: number[] = [];
+    for await (const tick of ref.collect(ticks(50))) answers.push(tick.n);
+    expect(answers[0]).toBe(50);
+    expect(answers.slice(1)).toEqual(Array.from({ length: 50 }, (_, n) => n * 2));
+  });
+
+  it('a slow reader: the producer stays within the window; a unary call on the connection answers promptly', async () => {
     const probe = newProbe();
     const { ref } = await start(probe);
-    let seen = 0;
-    for await (const _tick of ref.flood(10)) {
-      if (++seen === 5) break;
+    const messageBytes = 20 + 1_010; // a frame header and a ~1 KiB message
+    const bound = Math.ceil((64 * 1024) / messageBytes) + 3;
+    let consumed = 0;
+    let most = 0;
+    for await (const _tick of ref.flood(1_000)) {
+      consumed++;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      most = Math.max(most, probe.produced - consumed);
+      if (consumed === 20) {
+        const asked = Date.now();
+        expect(await ref.ping()).toBe('pong');
+        expect(Date.now() - asked).toBeLessThan(1_000);
+      }
+      if (consumed === 100) break;
     }
-    await waitFor(() => probe.finallyRan === 1 || undefined, { timeoutMs: 5000 });
-    expect(probe.finallyRan).toBe(1);
+    // it did run ahead (the window is used), but never past it
+    expect(most).toBeGreaterThan(10);
+    expect(most).toBeLessThanOrEqual(bound);
+  });
+
+  it('refuses a stream beyond maxStreamsPerConnection with Overloaded, naming the limit', async () => {
+    const { ref } = await start(newProbe(), { maxStreamsPerConnection: 2 });
+    const open = [ref.slow(50)[Symbol.asyncIterator](), ref.slow(50)[Symbol.asyncIterator]()];
+    await Promise.all(open.map((iterator) => iterator.next()));
+    const error = await failureOf(async () => {
+      for await (const _tick of ref.slow(50)) break;
+    });
+    expect(error.code).toBe('Overloaded');
+    expect(error.message).toContain('maxStreamsPerConnection');
+    await Promise.all(open.map((iterator) => iterator.return?.()));
     expect(await ref.ping()).toBe('pong');
-    void openStreams;
   });
 });
