@@ -3,7 +3,8 @@
  * (`sum`), a two-way stream (`echo`), and one unary method (`ping`) to share their connection, with a
  * probe of what the provider's handlers did (how far ahead a producer is, whether `finally` ran).
  */
-import { callContext, defineService, RpcError } from '../../src/index.js';
+import { appInternals } from '../../src/app/internals.js';
+import { type CallistoApp, callContext, defineService, RpcError } from '../../src/index.js';
 
 export interface Tick {
   n: number;
@@ -129,3 +130,11 @@ export function streamingImpl(probe: Probe) {
 }
 
 export { RpcError };
+
+/** Streams open on an app's provider connections and on its consumer connections. */
+export function openStreams(app: CallistoApp): number {
+  const { provider, consumer } = appInternals(app);
+  let open = provider.server?.openStreams ?? 0;
+  for (const connection of consumer.pool.connections()) open += connection.openStreams;
+  return open;
+}

@@ -5,12 +5,11 @@
  * N, with its code and declared fields; the whole-stream deadline; half-close.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { appInternals } from '../../src/app/internals.js';
-import type { AppOptions, CallistoApp } from '../../src/index.js';
+import type { AppOptions } from '../../src/index.js';
 import { RpcError, withOptions } from '../../src/index.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { waitFor } from '../support/wait-for.js';
-import { type Probe, StreamFailed, streaming, streamingImpl, type Tick } from './fixture.js';
+import { openStreams, type Probe, StreamFailed, streaming, streamingImpl, type Tick } from './fixture.js';
 
 afterEach(closeAll);
 
@@ -31,14 +30,6 @@ async function* numbers(count: number): AsyncIterable<number> {
 
 async function* ticks(count: number): AsyncIterable<Tick> {
   for (let n = 0; n < count; n++) yield { n };
-}
-
-/** Streams open on an app's provider connections and on its consumer connections. */
-export function openStreams(app: CallistoApp): number {
-  const { provider, consumer } = appInternals(app);
-  let open = provider.server?.openStreams ?? 0;
-  for (const connection of consumer.pool.connections()) open += connection.openStreams;
-  return open;
 }
 
 async function failureOf(run: () => Promise<unknown>): Promise<RpcError> {
