@@ -58,6 +58,16 @@ export function createInProcessTarget(
       return pending.size;
     },
     send(call) {
+      if (call.stream !== undefined) {
+        call.failed(
+          new RpcError(
+            'BadRequest',
+            `${call.route.label} is a stream: streams are not served in-process (injvm) yet; refer with injvm: false to call it over the wire`,
+            { neverSent: true },
+          ),
+        );
+        return;
+      }
       if (call.signal?.aborted) {
         call.failed(cancelled(call));
         return;

@@ -4,6 +4,8 @@
  * one per method that names its own; each such method's chain ends in a step that runs it in its pool
  * (executor-step.ts) instead of on the loop.
  */
+
+import { ConfigError } from '../core/config-error.js';
 import type { Step } from '../core/filter.js';
 import type { Logger } from '../observability/logger.js';
 import type { ServiceDefinition } from '../service/define-service.js';
@@ -52,6 +54,15 @@ export function createServiceExecutors(parts: ServiceExecutorsParts): ServiceExe
     terminalOf(method, label) {
       const spec = methodExecutors.has(method) ? methodExecutors.get(method) : serviceExecutor;
       if (spec === undefined) return undefined;
+      const stream = definition.methods?.[method]?.stream;
+      if (stream !== undefined) {
+        const key = methodExecutors.has(method) ? `${where}.methods.${method}.executor` : `${where}.executor`;
+        throw new ConfigError(
+          key,
+          'worker',
+          `'loop' for ${method}, a ${stream} stream: worker-thread executors do not serve streams yet (set methods.${method}.executor: 'loop')`,
+        );
+      }
       let pool: WorkerPool;
       if (spec === serviceExecutor) {
         servicePool.pool ??= poolFor(spec, servicePool.methods);
