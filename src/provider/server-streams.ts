@@ -100,6 +100,9 @@ export function createServerStreams(init: ServerStreamsInit): ServerStreams {
     readonly receive = new ReceiveWindow(INITIAL_STREAM_WINDOW_BYTES, options.windowBytes);
     readonly inbox: StreamInbox | undefined;
     #stopped: RpcError | undefined;
+    /** Resolves when the stream is stopped (made at the first `drive` step). */
+    #whenStopped: Promise<undefined> | undefined;
+    #wake: ((value: undefined) => void) | undefined;
     #iterator: AsyncIterator<unknown> | undefined;
     #idle: NodeJS.Timeout | undefined;
     #deadline: NodeJS.Timeout | undefined;
@@ -202,7 +205,12 @@ export function createServerStreams(init: ServerStreamsInit): ServerStreams {
       try {
         for (;;) {
           if (this.#stopped !== undefined) break;
-          const step = await iterator.next();
+          // a stop does not wait for a handler busy in an await: the stream answers at once
+          this.#whenStopped ??= new Promise<undefined>((wake) => {
+            this.#wake = wake;
+          });
+          const step = await Promise.race([iterator.next(), this.#whenStopped]);
+          if (step === undefined) break;
           if (step.done === true) {
             finished = true;
             break;
@@ -233,7 +241,8 @@ export function createServerStreams(init: ServerStreamsInit): ServerStreams {
         finished = true;
         throw error;
       } finally {
-        if (!finished) await iterator.return?.();
+        // stopped: stop() asked the handler to return already; the answer does not wait for it
+        if (!finished && this.#stopped === undefined) await iterator.return?.();
       }
       if (this.#stopped !== undefined) throw this.#stopped;
     }
@@ -241,6 +250,7 @@ export function createServerStreams(init: ServerStreamsInit): ServerStreams {
     stop(reason: RpcError): void {
       if (this.#stopped !== undefined) return;
       this.#stopped = reason;
+      this.#wake?.(undefined);
       this.clear();
       this.inbox?.fail(reason);
       this.send.wakeAll();

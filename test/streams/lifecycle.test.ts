@@ -1,0 +1,166 @@
+/**
+ * Streams and the rest of the provider and the cluster, over real sockets: an open stream holds its
+ * `executes` slot until it ends; graceful shutdown lets an open stream run until the shutdown deadline,
+ * then ends it with Shutdown; a dropped connection fails the iteration with Network after the messages
+ * delivered (never retried); a stream fails over only before it was sent (a dead first address);
+ * the idle timeout; and one stream over TLS.
+ */
+import net from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RpcError } from '../../src/index.js';
+import { makePki, type Pki } from '../security/pki.js';
+import { closeAll, testApp } from '../support/apps.js';
+import { waitFor } from '../support/wait-for.js';
+import { openStreams, type Probe, streaming, streamingImpl } from './fixture.js';
+
+afterEach(closeAll);
+
+let pki: Pki;
+beforeAll(() => {
+  pki = makePki();
+});
+afterAll(() => pki.remove());
+
+const newProbe = (): Probe => ({ produced: 0, finallyRan: 0, aborted: 0 });
+
+async function failureOf(run: () => Promise<unknown>): Promise<RpcError> {
+  const error = await run().then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(RpcError.is(error), String(error)).toBe(true);
+  return error as RpcError;
+}
+
+describe('streams in the provider and the cluster', () => {
+  it('an open stream holds its executes slot until it ends', async () => {
+    const provider = await testApp({ server: { port: 0 } });
+    provider.provide(streaming, streamingImpl(newProbe()), {
+      methods: { slow: { limits: { executes: 1 } } },
+    });
+    await provider.start();
+    const consumer = await testApp();
+    const ref = consumer.refer(streaming, { url: provider.address!, retries: 0 });
+    const first = ref.slow(20)[Symbol.asyncIterator]();
+    await first.next();
+    const refused = await failureOf(async () => {
+      for await (const _tick of ref.slow(20)) break;
+    });
+    expect(refused.code).toBe('Overloaded');
+    await first.return?.();
+    await waitFor(() => openStreams(provider) === 0 || undefined);
+    // the slot is free again
+    for await (const tick of ref.slow(5)) if (tick.n === 1) break;
+  });
+
+  it('graceful shutdown: an open stream runs until the deadline, then ends with Shutdown', async () => {
+    const probe = newProbe();
+    const provider = await testApp({ server: { port: 0 }, shutdownTimeoutMs: 600 });
+    provider.provide(streaming, streamingImpl(probe));
+    await provider.start();
+    const consumer = await testApp();
+    const ref = consumer.refer(streaming, { url: provider.address!, retries: 0 });
+    let seen = 0;
+    let closing: Promise<void> | undefined;
+    let seenAtClose = 0;
+    const error = await failureOf(async () => {
+      for await (const _tick of ref.slow(20)) {
+        seen++;
+        if (seen === 3) {
+          seenAtClose = seen;
+          closing = provider.close();
+        }
+      }
+    });
+    await closing;
+    expect(error.code).toBe('Shutdown');
+    // it kept streaming while the provider drained
+    expect(seen).toBeGreaterThan(seenAtClose + 5);
+    // the handler was at an await: its finally runs as it reaches its next yield
+    await waitFor(() => probe.finallyRan === 1 || undefined);
+  });
+
+  it('a dropped connection fails the iteration with Network after the messages delivered', async () => {
+    const provider = await testApp({ server: { port: 0 } });
+    provider.provide(streaming, streamingImpl(newProbe()));
+    await provider.start();
+    const consumer = await testApp();
+    const ref = consumer.refer(streaming, {
+      url: provider.address!,
+      retries: 2,
+      methods: { slow: { idempotent: true } },
+    });
+    let seen = 0;
+    const error = await failureOf(async () => {
+      for await (const _tick of ref.slow(10)) {
+        if (++seen === 3) provider.destroy();
+      }
+    });
+    expect(error.code).toBe('Network');
+    expect(seen).toBe(3);
+    expect(openStreams(consumer)).toBe(0);
+  });
+
+  it('fails over before the stream was sent: a dead first address', async () => {
+    // a port nothing listens on any more
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const deadAddress = `127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const provider = await testApp({ server: { port: 0 } });
+    provider.provide(streaming, streamingImpl(newProbe()));
+    await provider.start();
+    const consumer = await testApp();
+    const ref = consumer.refer(streaming, {
+      url: [deadAddress, provider.address!].join(','),
+      retries: 2,
+      loadbalance: 'roundrobin',
+    });
+    for (let round = 0; round < 2; round++) {
+      const seen: number[] = [];
+      for await (const tick of ref.count(3, -1)) seen.push(tick.n);
+      expect(seen).toEqual([0, 1, 2]);
+    }
+  });
+
+  it('the idle timeout ends a stream with no message for streamIdleTimeoutMs', async () => {
+    const probe = newProbe();
+    const provider = await testApp({ server: { port: 0 }, streamIdleTimeoutMs: 200 });
+    provider.provide(streaming, streamingImpl(probe));
+    await provider.start();
+    const consumer = await testApp();
+    const ref = consumer.refer(streaming, { url: provider.address!, retries: 0 });
+    const started = Date.now();
+    const error = await failureOf(async () => {
+      for await (const _tick of ref.slow(5_000)) break;
+    });
+    // answered at the idle timeout, not when the handler's await ends
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(error.code).toBe('Timeout');
+    expect(error.message).toContain('no message');
+    await waitFor(() => openStreams(provider) === 0 || undefined);
+  });
+
+  it('streams over TLS', async () => {
+    const provider = await testApp({
+      server: { port: 0, tls: { key: pki.server.key, cert: pki.server.cert } },
+    });
+    provider.provide(streaming, streamingImpl(newProbe()));
+    await provider.start();
+    const consumer = await testApp({ consumer: { tls: { ca: pki.ca } } });
+    const ref = consumer.refer(streaming, { url: provider.address!, retries: 0 });
+    let count = 0;
+    for await (const tick of ref.count(10_000, -1)) {
+      expect(tick.n).toBe(count);
+      count++;
+    }
+    expect(count).toBe(10_000);
+    const answer = await ref.sum(
+      'tls',
+      (async function* () {
+        for (let n = 1; n <= 100; n++) yield n;
+      })(),
+    );
+    expect(answer).toEqual({ label: 'tls', total: 5050, count: 100 });
+  });
+});
