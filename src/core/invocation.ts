@@ -58,6 +58,11 @@ export interface Invocation {
    * invocations; optional so that plain objects can stand in for an invocation.
    */
   readonly callId?: string | undefined;
+  /**
+   * Set on a stream call (a method declared `stream`, docs/filters.md "Streams"): one invocation for the
+   * whole stream, made when it opens. Undefined for a unary call.
+   */
+  readonly stream?: { readonly kind: 'server' | 'client' | 'bidi' } | undefined;
 }
 
 /** The one shape of every step of the call path. */
