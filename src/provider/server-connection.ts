@@ -110,6 +110,8 @@ export function serveConnection(
   const streams = createServerStreams({
     writer,
     options: connectionOptions.streams ?? DEFAULT_STREAM_OPTIONS,
+    shared: ctx.streams,
+    maxOpenStreams: ctx.options.maxOpenStreams,
     onViolation(error) {
       ctx.onProtocolError(remoteAddress, error);
       socket.destroy();

@@ -25,6 +25,8 @@ export interface ServerContext {
   /** Bytes of partial frames, shared by every connection. */
   readonly partialFrames: ByteBudget;
   readonly decodeLimits: DecodeLimits;
+  /** Streams open on every connection of the server (bounded by `options.maxOpenStreams`). */
+  readonly streams: { open: number };
   /** Told whenever a call ended (wakes a drain once nothing executes). */
   onCallEnded(): void;
   /** Reports a connection closed for a protocol violation (or for being too slow), for logging. */

@@ -59,6 +59,8 @@ export const serverConfigSchema = z.strictObject({
   serializers: z.array(extensionNameSchema<SerializerName>()),
   /** Calls executing at once before new ones are answered Overloaded. Default 10000. */
   maxConcurrentCalls: positiveInt,
+  /** Streams open at once on all connections of the server; one more is refused with Overloaded (maxStreamsPerConnection bounds each connection). Default 10000. */
+  maxOpenStreams: positiveInt,
   /** Send stack traces with errors. Default false. */
   exposeStack: z.boolean(),
   /** What handler errors tell callers: 'declared' (declared errors' fields, system errors scrubbed) or 'all' (trusted setups). Default 'declared'. */
@@ -106,6 +108,7 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   transport: DEFAULT_TRANSPORT,
   serializers: [],
   maxConcurrentCalls: 10_000,
+  maxOpenStreams: 10_000,
   exposeStack: false,
   exposeErrors: 'declared',
   maxConnections: 4096,
@@ -141,6 +144,8 @@ export interface ServerOptions {
   serializers: string[] | undefined;
   /** Calls executing at once, across connections; beyond it calls are answered Overloaded. */
   maxConcurrentCalls: number;
+  /** Streams open at once across connections; beyond it a stream is refused Overloaded. */
+  maxOpenStreams: number;
   /** Send the provider's stack trace with errors. */
   exposeStack: boolean;
   /** What handler errors tell callers. */
@@ -172,6 +177,7 @@ export function resolveServerOptions(server: ServerConfig, connection: Connectio
     advertiseHost: server.advertiseHost || undefined,
     serializers: server.serializers.length > 0 ? server.serializers : undefined,
     maxConcurrentCalls: server.maxConcurrentCalls,
+    maxOpenStreams: server.maxOpenStreams,
     exposeStack: server.exposeStack,
     exposeErrors: server.exposeErrors,
     writeHighWaterBytes: server.writeHighWaterBytes,

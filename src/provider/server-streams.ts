@@ -40,12 +40,15 @@ export interface ServerStreams {
 export interface ServerStreamsInit {
   readonly writer: FrameWriter;
   readonly options: StreamOptions;
+  /** Streams open on every connection of the server, and their limit (`server.maxOpenStreams`). */
+  readonly shared: { open: number };
+  readonly maxOpenStreams: number;
   /** The consumer broke the protocol: the connection is closed. */
   onViolation(error: ProtocolError): void;
 }
 
 export function createServerStreams(init: ServerStreamsInit): ServerStreams {
-  const { writer, options, onViolation } = init;
+  const { writer, options, onViolation, shared, maxOpenStreams } = init;
   const streams = new Map<number, WireStream>();
   const sendWindow = new SendWindow(INITIAL_CONNECTION_WINDOW_BYTES);
   const receiveWindow = new ReceiveWindow(INITIAL_CONNECTION_WINDOW_BYTES, options.connectionWindowBytes);
@@ -279,6 +282,13 @@ export function createServerStreams(init: ServerStreamsInit): ServerStreams {
           { neverSent: true },
         );
       }
+      if (shared.open >= maxOpenStreams) {
+        return new RpcError(
+          'Overloaded',
+          `this provider has ${shared.open} streams open, its limit (server.maxOpenStreams ${maxOpenStreams})`,
+          { neverSent: true },
+        );
+      }
       if (streams.has(id)) return new RpcError('BadRequest', `stream ${id} is already open`);
       if (!granted) {
         granted = true;
@@ -288,6 +298,7 @@ export function createServerStreams(init: ServerStreamsInit): ServerStreams {
       if (id > highest) highest = id;
       const stream = new WireStream(id, kind, serializer, deadline);
       streams.set(id, stream);
+      shared.open++;
       return stream;
     },
     onFrame(frame) {
@@ -311,6 +322,7 @@ export function createServerStreams(init: ServerStreamsInit): ServerStreams {
       if (stream === undefined) return;
       stream.clear();
       streams.delete(id);
+      shared.open--;
       stream.send.wakeAll();
     },
     stopAll(reason) {

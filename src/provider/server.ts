@@ -98,6 +98,7 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
     limits,
     partialFrames: createByteBudget(perConnection.maxPartialFrameBytes),
     decodeLimits: { maxElements: perConnection.maxDecodedElements },
+    streams: { open: 0 },
     onCallEnded: serving.ended,
     onProtocolError(remote, error) {
       hooks.onProtocolError?.(remote, error);
@@ -148,9 +149,7 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
       return limits.calls;
     },
     get openStreams() {
-      let open = 0;
-      for (const connection of connections) open += connection.openStreams;
-      return open;
+      return ctx.streams.open;
     },
     get connectionCount() {
       return connections.size;

@@ -180,6 +180,23 @@ describe('streams', () => {
     expect(most).toBeLessThanOrEqual(bound);
   });
 
+  it('refuses a stream beyond server.maxOpenStreams across connections, and counts down as they end', async () => {
+    const { provider, ref } = await start(newProbe(), { server: { port: 0, maxOpenStreams: 2 } });
+    const other = await testApp({ application: 'second-consumer' });
+    const second = other.refer(streaming, { url: provider.address!, retries: 0 });
+    const open = [ref.slow(50)[Symbol.asyncIterator](), second.slow(50)[Symbol.asyncIterator]()];
+    await Promise.all(open.map((iterator) => iterator.next()));
+    expect(openStreams(provider)).toBe(2);
+    const error = await failureOf(async () => {
+      for await (const _tick of second.slow(50)) break;
+    });
+    expect(error.code).toBe('Overloaded');
+    expect(error.message).toContain('server.maxOpenStreams');
+    await Promise.all(open.map((iterator) => iterator.return?.()));
+    await waitFor(() => openStreams(provider) === 0 || undefined);
+    for await (const tick of second.slow(5)) if (tick.n === 1) break;
+  });
+
   it('refuses a stream beyond maxStreamsPerConnection with Overloaded, naming the limit', async () => {
     const { ref } = await start(newProbe(), { maxStreamsPerConnection: 2 });
     const open = [ref.slow(50)[Symbol.asyncIterator](), ref.slow(50)[Symbol.asyncIterator]()];
