@@ -5,11 +5,15 @@
  * iteration, by the caller's own signal, or by the connection. The connection attaches to it when the
  * stream opens (client-streams.ts) and returns the credit of each message the caller takes.
  */
+import type { LocalStream } from '../core/local-call.js';
 import { RpcError } from '../core/rpc-error.js';
 import { StreamInbox } from '../protocol/stream-inbox.js';
 import type { StreamKind } from '../service/define-service.js';
 
-export class ClientStream {
+/** Messages an in-process provider may hand over ahead of the caller before it waits. */
+export const LOCAL_STREAM_AHEAD = 16;
+
+export class ClientStream implements LocalStream {
   readonly kind: StreamKind;
   /** What the caller sends (client and two-way streams). */
   readonly input: AsyncIterable<unknown> | undefined;
@@ -21,6 +25,8 @@ export class ClientStream {
   /** Messages of the input sent (likewise). */
   sent = 0;
   #consumed: ((bytes: number) => void) | undefined;
+  /** An in-process provider waiting for the caller to catch up. */
+  #room: (() => void) | undefined;
 
   constructor(kind: StreamKind, input: AsyncIterable<unknown> | undefined, signal: AbortSignal | undefined) {
     this.kind = kind;
@@ -32,9 +38,12 @@ export class ClientStream {
             consumed: (bytes) => {
               this.delivered++;
               this.#consumed?.(bytes);
+              this.#wakeRoom();
             },
-            abandoned: () =>
-              this.#controller.abort(new RpcError('Cancelled', 'the caller stopped reading the stream')),
+            abandoned: () => {
+              this.#wakeRoom();
+              this.#controller.abort(new RpcError('Cancelled', 'the caller stopped reading the stream'));
+            },
           });
     if (signal !== undefined) {
       if (signal.aborted) this.#controller.abort(signal.reason);
@@ -55,6 +64,24 @@ export class ClientStream {
   /** The connection that carries it: told the bytes of each message the caller takes. */
   attach(consumed: (bytes: number) => void): void {
     this.#consumed = consumed;
+  }
+
+  /** In-process: one message by reference; a promise while the caller is LOCAL_STREAM_AHEAD behind. */
+  deliver(value: unknown): Promise<void> | undefined {
+    const inbox = this.inbox!;
+    inbox.push(value, 0);
+    if (inbox.queued < LOCAL_STREAM_AHEAD || !inbox.open) return undefined;
+    return new Promise<void>((wake) => {
+      this.#room = wake;
+    });
+  }
+
+  #wakeRoom(): void {
+    const wake = this.#room;
+    if (wake === undefined) return;
+    if (this.inbox!.open && this.inbox!.queued >= LOCAL_STREAM_AHEAD) return;
+    this.#room = undefined;
+    wake();
   }
 
   /** Stops telling the connection (the attempt ended). */

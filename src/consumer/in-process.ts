@@ -58,16 +58,6 @@ export function createInProcessTarget(
       return pending.size;
     },
     send(call) {
-      if (call.stream !== undefined) {
-        call.failed(
-          new RpcError(
-            'BadRequest',
-            `${call.route.label} is a stream: streams are not served in-process (injvm) yet; refer with injvm: false to call it over the wire`,
-            { neverSent: true },
-          ),
-        );
-        return;
-      }
       if (call.signal?.aborted) {
         call.failed(cancelled(call));
         return;
@@ -81,6 +71,7 @@ export function createInProcessTarget(
         args: call.args,
         attachments: call.attachments,
         callId: call.callId,
+        stream: call.stream,
         deadline: call.deadline,
         oneway: call.oneway,
         idempotent: call.idempotent,

@@ -18,12 +18,25 @@ export interface LocalCall {
   readonly deadline: number;
   readonly oneway: boolean;
   readonly idempotent: boolean;
+  /** The stream this call opens (a method declared `stream`); absent for a unary call. */
+  readonly stream?: LocalStream | undefined;
   /** Set once the provider took the call. */
   sent: boolean;
   /** Set to the answer's attachments before `answered` or `failed`. */
   responseAttachments: Attachments;
   answered(value: unknown): void;
   failed(error: RpcError): void;
+}
+
+/**
+ * The consumer's side of an in-process stream: the caller's input (client and two-way streams), and
+ * where the handler's messages go (server and two-way streams), by reference, with backpressure.
+ */
+export interface LocalStream {
+  readonly kind: 'server' | 'client' | 'bidi';
+  readonly input: AsyncIterable<unknown> | undefined;
+  /** Hands one message to the caller; a promise when the caller is behind: resolves once it caught up. */
+  deliver(value: unknown): Promise<void> | undefined;
 }
 
 /** A call being served, which its caller may give up. */

@@ -11,6 +11,7 @@ import { serviceKeyString } from '../core/service-key.js';
 import type { Admission } from '../filters/admission.js';
 import { NO_ATTACHMENTS } from '../protocol/metadata.js';
 import { createProviderEntry, type ScrubbedError } from './entry.js';
+import { createLocalStreamPort } from './local-stream.js';
 import type { PeerSlot } from './peer-limits.js';
 import { methodNotFound, methodOf, type ServiceTable } from './service-table.js';
 import type { Serving } from './serving.js';
@@ -88,6 +89,18 @@ export function createLocalCalls(parts: LocalCallsParts): LocalCalls {
         call.failed(methodNotFound(exported, call.method));
         return NOTHING_TO_CANCEL;
       }
+      if ((call.stream === undefined) !== (method.declaration.stream === undefined)) {
+        const kind = method.declaration.stream;
+        call.failed(
+          new RpcError(
+            'BadRequest',
+            kind === undefined
+              ? `${method.label} is not a stream method`
+              : `${method.label} is a ${kind} stream: open it as a stream`,
+          ),
+        );
+        return NOTHING_TO_CANCEL;
+      }
       call.sent = true;
       const invocation = entry.call({
         method,
@@ -100,12 +113,14 @@ export function createLocalCalls(parts: LocalCallsParts): LocalCalls {
         admission: admission(),
         args: call.args as unknown[],
         origin: call,
+        stream: call.stream === undefined ? undefined : createLocalStreamPort(call.stream),
       });
       return {
         cancel(reason) {
           if (invocation.answered) return;
           invocation.answered = true;
           invocation.abort(reason);
+          invocation.stream?.stop(reason);
         },
       };
     },

@@ -1,7 +1,7 @@
 /**
  * Stream declarations: a wrong one is a ConfigError at defineService (an unknown kind, a stream that
- * is also oneway, cached or mocked) or at provide (a worker-thread executor); in-process calls refuse
- * streams with a clear error; and the typed proxy: `tsc` rejects a stream method used as a promise, a
+ * is also oneway, cached or mocked) or at provide (a worker-thread executor); in-process (injvm)
+ * streams; and the typed proxy: `tsc` rejects a stream method used as a promise, a
  * unary one used as a stream, and a client stream given no AsyncIterable (the `@ts-expect-error` lines
  * fail the type check when the types stop rejecting them).
  */
@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { defineService, type Implementation, type Remote, RpcError } from '../../src/index.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { configErrorOf } from '../support/config-error-of.js';
+import { waitFor } from '../support/wait-for.js';
 import { type Probe, type Streaming, streaming, streamingImpl, type Tick } from './fixture.js';
 
 afterEach(closeAll);
@@ -53,24 +54,39 @@ describe('stream declarations', () => {
     expect(error.message).toContain('do not serve streams');
   });
 
-  it('refuses a stream in-process with a clear error', async () => {
+  it('streams in-process (injvm): each kind, in order, and a break stops the provider', async () => {
+    const probe: Probe = { produced: 0, finallyRan: 0, aborted: 0 };
     const app = await testApp({ server: { port: 0 } });
-    app.provide(streaming, streamingImpl({ produced: 0, finallyRan: 0, aborted: 0 }));
+    app.provide(streaming, streamingImpl(probe));
     await app.start();
     const ref = app.refer(streaming, { retries: 0 });
+    const seen: number[] = [];
+    for await (const tick of ref.count(1_000, -1)) seen.push(tick.n);
+    expect(seen).toEqual(Array.from({ length: 1_000 }, (_, n) => n));
+    expect(probe.finallyRan).toBe(1);
+    const numbers = (async function* () {
+      for (let n = 1; n <= 10; n++) yield n;
+    })();
+    expect(await ref.sum('local', numbers)).toEqual({ label: 'local', total: 55, count: 10 });
+    const doubled: number[] = [];
+    const ticks = (async function* () {
+      for (let n = 0; n < 5; n++) yield { n };
+    })();
+    for await (const tick of ref.collect(ticks)) doubled.push(tick.n);
+    expect(doubled).toEqual([5, 0, 2, 4, 6, 8]);
+    // a flood stays a few messages ahead of a reader that breaks
+    let read = 0;
+    for await (const _tick of ref.flood(10)) if (++read === 5) break;
+    await waitFor(() => probe.finallyRan === 2 || undefined);
+    expect(probe.produced - 1_000).toBeLessThan(5 + 20);
+    // an error mid-stream, as over the wire
     const error = await (async () => {
-      for await (const _tick of ref.count(3, -1)) break;
+      for await (const _tick of ref.count(10, 3));
     })().then(
       () => undefined,
       (caught: unknown) => caught,
     );
-    expect(RpcError.is(error)).toBe(true);
-    expect((error as RpcError).message).toContain('injvm: false');
-    // over the wire it streams
-    const wire = app.refer(streaming, { retries: 0, injvm: false, url: app.address! });
-    const seen: number[] = [];
-    for await (const tick of wire.count(3, -1)) seen.push(tick.n);
-    expect(seen).toEqual([0, 1, 2]);
+    expect(RpcError.is(error) && error.code).toBe('ProviderError');
   });
 });
 
