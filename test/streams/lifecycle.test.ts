@@ -7,7 +7,7 @@
  */
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { RpcError } from '../../src/index.js';
+import { type CallistoApp, RpcError } from '../../src/index.js';
 import { makePki, type Pki } from '../security/pki.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { waitFor } from '../support/wait-for.js';
@@ -80,24 +80,35 @@ describe('streams in the provider and the cluster', () => {
     await waitFor(() => probe.finallyRan === 1 || undefined);
   });
 
-  it('a dropped connection fails the iteration with Network after the messages delivered', async () => {
-    const provider = await testApp({ server: { port: 0 } });
-    provider.provide(streaming, streamingImpl(newProbe()));
-    await provider.start();
+  it('a dropped connection fails the iteration with Network after the messages delivered, never retried', async () => {
+    const probes = [newProbe(), newProbe()];
+    const providers: CallistoApp[] = [];
+    for (const probe of probes) {
+      const provider = await testApp({ server: { port: 0 } });
+      provider.provide(streaming, streamingImpl(probe));
+      await provider.start();
+      providers.push(provider);
+    }
     const consumer = await testApp();
+    // idempotent, with retries: a unary call would be sent to the other provider; a started stream not
     const ref = consumer.refer(streaming, {
-      url: provider.address!,
+      url: providers.map((provider) => provider.address!).join(','),
       retries: 2,
       methods: { slow: { idempotent: true } },
     });
     let seen = 0;
+    let served = -1;
     const error = await failureOf(async () => {
       for await (const _tick of ref.slow(10)) {
-        if (++seen === 3) provider.destroy();
+        if (++seen === 3) {
+          served = probes.findIndex((probe) => probe.produced > 0);
+          providers[served]!.destroy();
+        }
       }
     });
     expect(error.code).toBe('Network');
     expect(seen).toBe(3);
+    expect(probes[1 - served]!.produced).toBe(0);
     expect(openStreams(consumer)).toBe(0);
   });
 
