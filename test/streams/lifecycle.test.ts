@@ -53,13 +53,22 @@ describe('streams in the provider and the cluster', () => {
     for await (const tick of ref.slow(5)) if (tick.n === 1) break;
   });
 
-  it('graceful shutdown: an open stream runs until the deadline, then ends with Shutdown', async () => {
+  it('graceful shutdown: an open stream runs until the deadline, then ends with Shutdown (not failed over)', async () => {
     const probe = newProbe();
+    const spare = newProbe();
     const provider = await testApp({ server: { port: 0 }, shutdownTimeoutMs: 600 });
     provider.provide(streaming, streamingImpl(probe));
     await provider.start();
+    const other = await testApp({ server: { port: 0 } });
+    other.provide(streaming, streamingImpl(spare));
+    await other.start();
     const consumer = await testApp();
-    const ref = consumer.refer(streaming, { url: provider.address!, retries: 0 });
+    // the stream goes to the first address; Shutdown before anything ran would go to the other
+    const ref = consumer.refer(streaming, {
+      url: `${provider.address!},${other.address!}`,
+      retries: 2,
+      loadbalance: 'roundrobin',
+    });
     let seen = 0;
     let closing: Promise<void> | undefined;
     let seenAtClose = 0;
@@ -68,7 +77,7 @@ describe('streams in the provider and the cluster', () => {
         seen++;
         if (seen === 3) {
           seenAtClose = seen;
-          closing = provider.close();
+          closing = (probe.produced > 0 ? provider : other).close();
         }
       }
     });
@@ -76,8 +85,10 @@ describe('streams in the provider and the cluster', () => {
     expect(error.code).toBe('Shutdown');
     // it kept streaming while the provider drained
     expect(seen).toBeGreaterThan(seenAtClose + 5);
+    // a started stream is never sent elsewhere, not even for a Shutdown
+    expect(Math.min(probe.produced, spare.produced)).toBe(0);
     // the handler was at an await: its finally runs as it reaches its next yield
-    await waitFor(() => probe.finallyRan === 1 || undefined);
+    await waitFor(() => probe.finallyRan + spare.finallyRan === 1 || undefined);
   });
 
   it('a dropped connection fails the iteration with Network after the messages delivered, never retried', async () => {
