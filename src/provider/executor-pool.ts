@@ -16,6 +16,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Attachments } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
+import { shedError } from '../core/shed.js';
 import type { FromThread, ThreadData, ThrownRecord, ToThread } from './executor-messages.js';
 import type { ResolvedWorkerExecutor } from './executor-options.js';
 
@@ -96,6 +97,15 @@ function startWorker(data: ThreadData, resourceLimits: ResolvedWorkerExecutor['r
   return new Worker(code, { eval: true, workerData: data, resourceLimits });
 }
 
+/** The answer to a call whose caller's deadline passed while it waited for a thread. */
+function expiredInQueue(label: string): RpcError {
+  return shedError(
+    'Timeout',
+    `${label}: the caller's deadline passed while the call waited for a worker thread; not run`,
+    'expired',
+  );
+}
+
 export function createWorkerPool(
   options: ResolvedWorkerExecutor,
   service: string,
@@ -132,6 +142,12 @@ export function createWorkerPool(
     while (waiting.length > 0) {
       const job = waiting.shift()!;
       if (job.settled) continue;
+      // its caller's deadline passed while it waited (its signal's timer may not have fired yet)
+      if (job.call.deadline > 0 && Date.now() >= job.call.deadline) {
+        settle(job);
+        job.reject(expiredInQueue(job.label));
+        continue;
+      }
       thread.job = job;
       thread.worker.postMessage({ t: 'call', id: job.id, ...job.call } satisfies ToThread);
       return;
@@ -214,7 +230,9 @@ export function createWorkerPool(
     if (job.settled) return;
     const reason = RpcError.from(job.signal!.reason, 'Cancelled');
     settle(job);
-    job.reject(reason);
+    const at = waiting.indexOf(job);
+    // a call whose caller's deadline passed while it waited for a thread is shed: it never ran
+    job.reject(at >= 0 && reason.code === 'Timeout' ? expiredInQueue(job.label) : reason);
     for (const thread of threads) {
       if (thread.job !== job) continue;
       if (options.cancel === 'terminate') {
@@ -230,7 +248,6 @@ export function createWorkerPool(
       return;
     }
     // still waiting: dispatchNext skips it
-    const at = waiting.indexOf(job);
     if (at >= 0) waiting.splice(at, 1);
     wakeIdle();
   };
