@@ -13,6 +13,11 @@
  * when it recovers, its accepts bring the refusals down. A lower K throttles sooner (1: as soon as any
  * call is refused), a higher one later.
  *
+ * Nothing is refused while the window holds fewer than `minRequests` requests (default 20): with the
+ * book's `+ 1` a single refusal would refuse the next attempt with probability ½, which for a quiet
+ * consumer (that cannot hurt a provider much) turns one refusal into a coin toss on its next call. Twenty
+ * in two minutes is one every six seconds; a consumer that sends more acts on the formula as it is.
+ *
  * The window is 2 minutes in 10 s buckets by default (the SRE book's); the counters are
  * loadbalance/window-counter.ts's, O(1) and allocation-free.
  */
@@ -27,6 +32,8 @@ export interface AdaptiveThrottleOptions {
   readonly now: () => number;
   /** A uniform random number in [0, 1). Default Math.random. */
   readonly random: () => number;
+  /** Requests the window must hold before anything is refused. Default 20. */
+  readonly minRequests: number;
 }
 
 export const DEFAULT_ADAPTIVE_THROTTLE_OPTIONS: AdaptiveThrottleOptions = {
@@ -34,6 +41,7 @@ export const DEFAULT_ADAPTIVE_THROTTLE_OPTIONS: AdaptiveThrottleOptions = {
   windowBuckets: 12,
   now: Date.now,
   random: Math.random,
+  minRequests: 20,
 };
 
 /** The default K: attempts sent per accepted one before throttling starts. */
@@ -45,7 +53,7 @@ export interface AdaptiveThrottle {
    * request here (the caller records nothing more for it).
    */
   refuse(k: number): boolean;
-  /** A sent attempt ended: `accepted` false for an overload refusal (or no answer at all). */
+  /** The provider answered an attempt: `accepted` false for an overload refusal. */
   record(accepted: boolean): void;
   /** The current probability of a local refusal with multiplier `k` (for metrics and tests). */
   refusalProbability(k: number): number;
@@ -58,8 +66,10 @@ class WindowedThrottle implements AdaptiveThrottle {
   readonly #window: WindowCounter;
   readonly #now: () => number;
   readonly #random: () => number;
+  readonly #minRequests: number;
 
   constructor(options: AdaptiveThrottleOptions) {
+    this.#minRequests = options.minRequests;
     this.#window = createWindowCounter(options.windowMs, options.windowBuckets, 2);
     this.#now = options.now;
     this.#random = options.random;
@@ -67,6 +77,7 @@ class WindowedThrottle implements AdaptiveThrottle {
 
   #probability(k: number, now: number): number {
     const requests = this.#window.sum(REQUESTS, now);
+    if (requests < this.#minRequests) return 0;
     const accepts = this.#window.sum(ACCEPTS, now);
     return Math.max(0, (requests - k * accepts) / (requests + 1));
   }

@@ -7,9 +7,11 @@
  * cluster strategy may try another provider at once — within the retry budget, which still bounds the
  * retries.
  *
- * Accepted: any answer that is not an overload refusal (`Overloaded` or `RateLimited` answered by the
- * provider); a sent attempt that got no answer (Timeout, the connection lost) is not accepted either. An
- * attempt that never reached the wire, one the caller cancelled and one-way calls are not counted.
+ * Counted: the attempts the provider answered; accepted: any answer that is not an overload refusal
+ * (`Overloaded` or `RateLimited` answered by the provider). An attempt that got no answer (a timeout,
+ * the connection lost, the caller cancelled), one that never reached the wire and one-way calls are not
+ * counted: silence is for the outlier detector and the connection's suspicion, and counting timeouts
+ * would let a consumer whose deadlines are too short throttle a healthy provider.
  *
  * After `metrics-client` (which counts a refused attempt as an attempt, and as shed `throttled`); before
  * it `endpoint-stats` and `outlier` see an attempt that was never sent, which they leave out.
@@ -20,14 +22,11 @@ import { RpcError } from '../core/rpc-error.js';
 import { shedError } from '../core/shed.js';
 import type { AttemptInvocation } from './attempt-invocation.js';
 
-/** Whether a sent attempt's outcome counts as the provider accepting it. */
+/** Whether the provider accepted an attempt; undefined when it did not answer it. */
 function accepted(error: unknown): boolean | undefined {
-  if (error === undefined) return true;
-  if (!RpcError.is(error)) return true;
-  if (error.remote) return error.code !== 'Overloaded' && error.code !== 'RateLimited';
-  // no answer: the caller gave up (not the provider's doing: not counted), or none came in time
-  if (error.code === 'Cancelled') return undefined;
-  return false;
+  if (error === undefined || !RpcError.is(error)) return true;
+  if (!error.remote) return undefined;
+  return error.code !== 'Overloaded' && error.code !== 'RateLimited';
 }
 
 export function throttleFilter(label: string, k: number): NamedFilter<AttemptInvocation> {
