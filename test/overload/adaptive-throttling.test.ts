@@ -2,12 +2,14 @@
  * Client-side adaptive throttling (issue 28), over real sockets: a consumer that sees a provider refuse
  * its calls `Overloaded` sends it only a small part of what follows and refuses the rest itself, never
  * sent (so failover takes them to a healthy provider); `adaptiveThrottling: false` sends every call. The
- * provider counts what reaches it. The outlier detector is off, so that only throttling keeps calls away.
+ * provider counts what reaches it. The outlier detector and the learnt effective weights are off, so that
+ * only throttling keeps calls away.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { type CallistoApp, RpcError } from '../../src/index.js';
 import { FlakyDef } from '../fixtures/flaky-service.js';
 import { closeAll, testApp } from '../support/apps.js';
+import { parsePrometheus, sampleValue } from '../support/prometheus-text.js';
 
 afterEach(closeAll);
 
@@ -63,6 +65,12 @@ describe('adaptive throttling', () => {
     expect(refusing.reads()).toBeLessThan(CALLS / 4);
     expect(refusing.reads() + local.length).toBe(CALLS);
     expect(await shedOn(consumer)).toEqual({ throttled: local.length });
+    const metrics = parsePrometheus(
+      await (await fetch(`http://127.0.0.1:${consumer.adminPort}/metrics`)).text(),
+    );
+    expect(
+      sampleValue(metrics, 'callisto_shed_total', { side: 'consumer', method: 'read', reason: 'throttled' }),
+    ).toBe(local.length);
   });
 
   it('fails the throttled calls over to a healthy provider: every call succeeds', async () => {
@@ -72,6 +80,7 @@ describe('adaptive throttling', () => {
     const ref = consumer.refer(FlakyDef, {
       url: [refusing.address, healthy.address],
       outlierDetection: false,
+      effectiveWeight: false,
     });
     for (let i = 0; i < CALLS; i++) expect(await ref.read(`k${i}`)).toBe(`healthy:k${i}`);
     expect(healthy.reads()).toBe(CALLS);
