@@ -14,7 +14,7 @@
  * expire and calls are admitted again, which teaches it the method's speed as it is now.
  *
  * Cost: one array write per sample; the percentile is recomputed (a sort of at most 32 numbers) only
- * when asked after 8 new samples or after `maxAgeMs / 4`.
+ * when asked after 8 new samples (after each one while there is no estimate) or after `maxAgeMs / 4`.
  */
 
 export interface ServiceTimeOptions {
@@ -71,7 +71,12 @@ class ServiceTimeWindow implements ServiceTime {
 
   expectedMs(nowMs: number): number {
     const { maxAgeMs } = this.#options;
-    if (this.#fresh >= RECOMPUTE_AFTER || nowMs - this.#computedAt >= maxAgeMs / 4) this.#compute(nowMs);
+    const stale =
+      this.#fresh >= RECOMPUTE_AFTER ||
+      // without an estimate yet, every new sample may be the one that makes enough
+      (this.#estimate === 0 && this.#fresh > 0) ||
+      nowMs - this.#computedAt >= maxAgeMs / 4;
+    if (stale) this.#compute(nowMs);
     return this.#estimate;
   }
 
