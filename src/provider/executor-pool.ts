@@ -2,7 +2,10 @@
  * A pool of worker threads for one worker executor: `threads` threads, each running one call at a time,
  * and a queue of at most `queue` calls waiting for a thread; a call beyond it is refused at once with
  * `Overloaded` (it never ran: a consumer fails it over). A call's signal (the caller's deadline or
- * cancellation, or the shutdown deadline) takes a waiting call out of the queue, and a running one is
+ * cancellation, or the shutdown deadline) takes a waiting call out of the queue — one whose deadline
+ * passed there is answered `Timeout` with `details.shed: 'expired'`, and a thread that becomes free
+ * checks the deadline again before it takes the next call, in case the signal's timer is late on a busy
+ * loop: a call is never run for a caller who gave up while it waited —, and a running one is
  * answered at once with the signal's reason while its thread is told (`cancel: 'signal'`: the handler's
  * signal fires and its late result is dropped) or stopped and replaced (`cancel: 'terminate'`). A thread
  * that dies (an uncaught error, `process.exit()`, out of memory) fails only the call it was running,
