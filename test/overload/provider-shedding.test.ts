@@ -179,6 +179,36 @@ describe('calls expired while they waited', () => {
     });
   });
 
+  it('are dropped at their turn in a leaky bucket: never run, counted', async () => {
+    const executed: string[] = [];
+    const app = await testApp({ application: 'leaky', admin: { enabled: true } });
+    // one call every 500 ms, up to 8 waiting
+    app.provide(
+      PacedDef,
+      {
+        async work(key) {
+          executed.push(key);
+          return key;
+        },
+      },
+      { limits: { rate: { kind: 'leaky', perSecond: 2, queue: 8 } } } as never,
+    );
+    await app.start();
+    const consumer = await testApp();
+    const ref = consumer.refer(PacedDef, { url: app.address!, retries: 0, timeoutMs: 5_000 });
+    expect(await ref.work('first', 0)).toBe('first'); // takes the bucket's turn: the next is ~500 ms away
+    const queued = await Promise.all(
+      Array.from({ length: 3 }, (_, i) =>
+        failure(withOptions(ref, { timeoutMs: 150 }).work(`queued${i}`, 0)),
+      ),
+    );
+    for (const error of queued) expect(error.code).toBe('Timeout');
+    await waitFor(async () => (await shedOn(app, 'work')).expired === 3, 5_000, {
+      message: 'the three calls counted as shed: expired, at their turns',
+    });
+    expect(executed).toEqual(['first']);
+  });
+
   it('are dropped from a worker pool queue: never run, answered Timeout, counted', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'callisto-shed-'));
     dirs.push(dir);
