@@ -71,6 +71,7 @@ export function createMethodRuntime(init: MethodRuntimeInit): MethodRuntime {
     outlierDetection: config.outlierDetection,
     detector: () => (directory === undefined ? NO_DETECTOR : outlierDetectorOf(directory, config)),
     metrics,
+    throttlingK: config.adaptiveThrottling ? config.adaptiveThrottlingK : undefined,
   });
   const terminal = mode === 'force' ? forcedMock(mock()) : clusterTerminal();
 

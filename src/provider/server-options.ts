@@ -59,6 +59,8 @@ export const serverConfigSchema = z.strictObject({
   serializers: z.array(extensionNameSchema<SerializerName>()),
   /** Calls executing at once before new ones are answered Overloaded. Default 10000. */
   maxConcurrentCalls: positiveInt,
+  /** Deadline-aware admission (docs/operations.md, "Overload protection"): each method learns its service time (the 10th percentile of its last 32 calls, at most 10 s old, once 16 are there), and a call whose remaining budget is already smaller is refused Overloaded before its arguments are decoded (it never runs; the consumer fails it over). Default true. */
+  deadlineAdmission: z.boolean(),
   /** Send stack traces with errors. Default false. */
   exposeStack: z.boolean(),
   /** What handler errors tell callers: 'declared' (declared errors' fields, system errors scrubbed) or 'all' (trusted setups). Default 'declared'. */
@@ -106,6 +108,7 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   transport: DEFAULT_TRANSPORT,
   serializers: [],
   maxConcurrentCalls: 10_000,
+  deadlineAdmission: true,
   exposeStack: false,
   exposeErrors: 'declared',
   maxConnections: 4096,
@@ -141,6 +144,8 @@ export interface ServerOptions {
   serializers: string[] | undefined;
   /** Calls executing at once, across connections; beyond it calls are answered Overloaded. */
   maxConcurrentCalls: number;
+  /** Deadline-aware admission: calls whose budget is below the method's learnt service time are refused. */
+  deadlineAdmission: boolean;
   /** Send the provider's stack trace with errors. */
   exposeStack: boolean;
   /** What handler errors tell callers. */
@@ -172,6 +177,7 @@ export function resolveServerOptions(server: ServerConfig, connection: Connectio
     advertiseHost: server.advertiseHost || undefined,
     serializers: server.serializers.length > 0 ? server.serializers : undefined,
     maxConcurrentCalls: server.maxConcurrentCalls,
+    deadlineAdmission: server.deadlineAdmission,
     exposeStack: server.exposeStack,
     exposeErrors: server.exposeErrors,
     writeHighWaterBytes: server.writeHighWaterBytes,

@@ -16,6 +16,7 @@ import {
   type ServiceDefinition,
 } from '../service/define-service.js';
 import { runInAsyncCallContext, runInCallContext } from './call-context.js';
+import { unlessExpired } from './expired-guard.js';
 import type { ServerInvocation } from './server-invocation.js';
 
 export interface ExportedMethod {
@@ -120,8 +121,10 @@ function exportMethod(spec: MethodExport): ExportedMethod {
   const fn = (implementation as Record<string, (...args: unknown[]) => unknown>)[name]!;
   const label = `${definition.name}.${name}`;
   const run = spec.asyncContext ? runInAsyncCallContext : runInCallContext;
-  const call: Step<ServerInvocation> =
-    terminal ?? ((invocation) => run(invocation, () => fn.apply(implementation, invocation.args)));
+  // a call whose deadline passed while it waited in the provider is not run (expired-guard.ts)
+  const call: Step<ServerInvocation> = unlessExpired(
+    terminal ?? ((invocation) => run(invocation, () => fn.apply(implementation, invocation.args))),
+  );
   const schema = declaration.args;
   const chain = compileChain(
     schema === undefined ? filters : [...filters, validationFilter(label, schema)],
