@@ -1,0 +1,297 @@
+/**
+ * `refer(def, { protocol: 'http' })` over real sockets: the reference calls the provider's HTTP/JSON
+ * entry (an HTTP connection behind the same endpoint) and gets what a framed call gets: results (tagged
+ * values), declared business errors with their fields, RpcError codes (MethodNotFound, Unauthorized,
+ * Timeout at the deadline it sends), the call id in the provider's access log, credentials; it finds
+ * the entry's address in the registry record and skips providers not serving HTTP (and a callisto
+ * reference skips HTTP-only ones); a failure before the request was sent fails over; an answer over
+ * the consumer's limit is refused; HTTPS is verified with consumer.tls.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { appInternals } from '../../src/app/internals.js';
+import {
+  type AppOptions,
+  defineService,
+  type LogFields,
+  type Logger,
+  RpcError,
+  withOptions,
+} from '../../src/index.js';
+import { InsufficientFundsError, UserServiceDef, UserServiceImpl } from '../fixtures/user-service.js';
+import { makePki, type Pki } from '../security/pki.js';
+import { closeAll, testApp } from '../support/apps.js';
+import { codeOf } from '../support/outcome-code.js';
+
+let pki: Pki;
+const dirs: string[] = [];
+const servers: http.Server[] = [];
+beforeAll(() => {
+  pki = makePki();
+});
+afterAll(() => pki.remove());
+afterEach(async () => {
+  await closeAll();
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((done) => server.close(done));
+  }
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+interface Line {
+  message: string;
+  fields: LogFields | undefined;
+}
+
+function capture(): { lines: Line[]; logger: Logger } {
+  const lines: Line[] = [];
+  const keep = (message: string, fields?: LogFields) => lines.push({ message, fields });
+  return { lines, logger: { debug: keep, info: keep, warn: keep, error: keep } };
+}
+
+/** A provider of the user service on TCP and HTTP (both ports free), with the given server keys. */
+async function provider(server: Record<string, unknown> = {}, options: AppOptions = {}) {
+  const log = capture();
+  const app = await testApp({
+    logger: log.logger,
+    logLevel: 'info',
+    ...options,
+    server: {
+      port: 0,
+      http: { port: 0 },
+      accessLog: ['test.UserService'],
+      ...server,
+    } as AppOptions['server'],
+  });
+  const impl = new UserServiceImpl();
+  app.provide(UserServiceDef, impl);
+  await app.start();
+  return { app, impl, lines: log.lines, httpUrl: `http://127.0.0.1:${app.httpPort}` };
+}
+
+/** The error a promise rejects with, as an RpcError. */
+async function failure(promise: Promise<unknown>): Promise<RpcError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(RpcError.is(error)).toBe(true);
+  return error as RpcError;
+}
+
+/** A service name the provider serves, declaring a method it does not. */
+const MissingDef = defineService<{ absent(): Promise<void> }>('test.UserService', {
+  version: '1.0.0',
+  methods: { absent: {} },
+});
+
+const accessLines = (lines: readonly Line[]) => lines.filter((line) => line.message.startsWith('access '));
+
+describe("refer(def, { protocol: 'http' })", () => {
+  it('calls the HTTP entry: results, business errors with their fields, codes, deadlines, call ids', async () => {
+    const p = await provider();
+    const consumer = await testApp();
+    const users = consumer.refer(UserServiceDef, { url: p.httpUrl, protocol: 'http', retries: 0 });
+    const overTcp = consumer.refer(UserServiceDef, { url: p.app.address!, retries: 0 });
+
+    // a result with a Date (the tagged JSON format), the same as over the framed protocol
+    const user = await users.getUser(7);
+    expect(user).toEqual(await overTcp.getUser(7));
+    expect(user.createdAt).toBeInstanceOf(Date);
+    expect(await users.say('there')).toBe('hello there');
+
+    // a declared business error: code, name, message and fields as over the framed protocol
+    const business = await failure(users.withdraw(50));
+    const framed = await failure(overTcp.withdraw(50));
+    expect(business.code).toBe('ProviderError');
+    expect(business.name).toBe('InsufficientFundsError');
+    expect(business.message).toBe(new InsufficientFundsError(10, 50).message);
+    expect(business.details).toMatchObject({ balance: 10, requested: 50 });
+    expect({
+      code: business.code,
+      name: business.name,
+      message: business.message,
+      details: business.details,
+    }).toEqual({
+      code: framed.code,
+      name: framed.name,
+      message: framed.message,
+      details: framed.details,
+    });
+    expect(business.remote).toBe(true);
+
+    // an undeclared method
+    expect(await codeOf(consumer.refer(MissingDef, { url: p.httpUrl, protocol: 'http' }).absent())).toBe(
+      'MethodNotFound',
+    );
+
+    // the deadline travels (x-callisto-timeout-ms) and is held here
+    const started = Date.now();
+    const late = await failure(withOptions(users, { timeoutMs: 300 }).slow(2_500));
+    expect(late.code).toBe('Timeout');
+    expect(Date.now() - started).toBeLessThan(2_400);
+
+    // cancellation aborts the request
+    const controller = new AbortController();
+    const cancelled = withOptions(users, { signal: controller.signal }).slow(2_500);
+    setTimeout(() => controller.abort(), 50);
+    expect(await codeOf(cancelled)).toBe('Cancelled');
+
+    // the provider's access log names the consumer's call id
+    const seen: string[] = [];
+    const traced = await testApp({
+      filters: {
+        consumer: [
+          {
+            name: 'see-call-id',
+            position: 'attempt',
+            start: (invocation: { callId?: string }) => {
+              if (invocation.callId) seen.push(invocation.callId);
+            },
+          } as never,
+        ],
+      },
+    });
+    await traced.refer(UserServiceDef, { url: p.httpUrl, protocol: 'http' }).say('ids');
+    expect(seen).toHaveLength(1);
+    const sayLines = accessLines(p.lines).filter((line) => /say/.test(line.message));
+    expect(sayLines.at(-1)?.fields?.callId).toBe(seen[0]);
+  });
+
+  it('sends the consumer’s credentials; refused Unauthorized without them', async () => {
+    const token = 'a-long-enough-shared-secret-for-orders';
+    const p = await provider({ auth: { tokens: { orders: token }, defaultAccess: 'allow' } });
+    const anonymous = await testApp();
+    expect(
+      await codeOf(
+        anonymous.refer(UserServiceDef, { url: p.httpUrl, protocol: 'http', retries: 0 }).say('x'),
+      ),
+    ).toBe('Unauthorized');
+    const orders = await testApp({ consumer: { credentials: token } as AppOptions['consumer'] });
+    expect(await orders.refer(UserServiceDef, { url: p.httpUrl, protocol: 'http' }).say('x')).toBe('hello x');
+  });
+
+  it('finds the HTTP entry in the registry record; skips providers without it, and vice versa', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'callisto-httpref-'));
+    dirs.push(dir);
+    const registry = [`file://${dir}`];
+    const both = await provider({}, { registry });
+    const HttpOnly = defineService<{ say(text: string): Promise<string> }>('test.HttpOnly', {
+      methods: { say: {} },
+    });
+    const RpcOnly = defineService<{ say(text: string): Promise<string> }>('test.RpcOnly', {
+      methods: { say: {} },
+    });
+    const other = await testApp({ registry, server: { port: 0, http: { port: 0 } } as AppOptions['server'] });
+    other.provide(HttpOnly, { say: async (t) => `http ${t}` }, { protocols: ['http'] });
+    other.provide(RpcOnly, { say: async (t) => `rpc ${t}` }, { protocols: ['callisto'] });
+    await other.start();
+
+    const consumer = await testApp({ registry });
+    const users = consumer.refer(UserServiceDef, { protocol: 'http' });
+    expect(await users.say('found')).toBe('hello found');
+    const addresses = [...appInternals(consumer).consumer.directories().values()].flatMap((directory) =>
+      directory.list().map((endpoint) => endpoint.address),
+    );
+    expect(addresses).toContain(both.httpUrl);
+    expect(addresses).not.toContain(both.app.address);
+
+    expect(await consumer.refer(HttpOnly, { protocol: 'http' }).say('a')).toBe('http a');
+    expect(await codeOf(consumer.refer(RpcOnly, { protocol: 'http', retries: 0 }).say('b'))).toBe(
+      'NoProvider',
+    );
+    expect(await consumer.refer(RpcOnly).say('c')).toBe('rpc c');
+    expect(await codeOf(consumer.refer(HttpOnly, { retries: 0 }).say('d'))).toBe('NoProvider');
+
+    // a provider with no HTTP entry at all is not an HTTP provider
+    const tcpOnly = await testApp({ registry, server: { port: 0 } as AppOptions['server'] });
+    const Plain = defineService<{ say(text: string): Promise<string> }>('test.Plain', {
+      methods: { say: {} },
+    });
+    tcpOnly.provide(Plain, { say: async (t) => `plain ${t}` });
+    await tcpOnly.start();
+    expect(await consumer.refer(Plain).say('e')).toBe('plain e');
+    expect(await codeOf(consumer.refer(Plain, { protocol: 'http', retries: 0 }).say('f'))).toBe('NoProvider');
+  });
+
+  it('fails over from a provider it cannot reach (never sent), even for a non-idempotent method', async () => {
+    const p = await provider();
+    const closed = http.createServer();
+    await new Promise<void>((done) => closed.listen(0, '127.0.0.1', done));
+    const deadPort = (closed.address() as AddressInfo).port;
+    await new Promise((done) => closed.close(done));
+    const consumer = await testApp();
+    const users = consumer.refer(UserServiceDef, {
+      url: [`127.0.0.1:${deadPort}`, p.httpUrl],
+      protocol: 'http',
+      retries: 2,
+      loadbalance: 'roundrobin',
+    });
+    for (let i = 0; i < 4; i++) expect(await users.register(`name${i}`, i)).toBe(`name${i}:${i}`);
+  });
+
+  it('refuses an answer larger than the consumer’s limit (server.maxFrameBytes), declared or streamed', async () => {
+    const big = 'x'.repeat(8_192);
+    const hostile = http.createServer((request, response) => {
+      request.resume();
+      if (request.url?.endsWith('/getUser')) {
+        // a declared length over the limit
+        response.writeHead(200, { 'content-type': 'application/json', 'content-length': 1_000_000 });
+        response.write(`"${big}`);
+        return;
+      }
+      // chunked, without end: the consumer must stop reading at the limit
+      response.writeHead(200, { 'content-type': 'application/json' });
+      const more = () => {
+        if (response.destroyed) return;
+        response.write(big, () => setImmediate(more));
+      };
+      response.write('"');
+      more();
+    });
+    servers.push(hostile);
+    await new Promise<void>((done) => hostile.listen(0, '127.0.0.1', done));
+    const url = `127.0.0.1:${(hostile.address() as AddressInfo).port}`;
+    const consumer = await testApp({ server: { maxFrameBytes: 65_536 } as AppOptions['server'] });
+    const users = consumer.refer(UserServiceDef, { url, protocol: 'http', retries: 0 });
+    const declared = await failure(users.getUser(1));
+    expect(declared.message).toMatch(
+      /larger than the consumer's limit of 65536 bytes[\s\S]*content-length 1000000/,
+    );
+    const streamed = await failure(users.say('x'));
+    expect(streamed.message).toMatch(/larger than the consumer's limit of 65536 bytes/);
+
+    // a real provider's answer within and over the limit
+    const p = await provider();
+    const near = consumer.refer(UserServiceDef, { url: p.httpUrl, protocol: 'http', retries: 0 });
+    expect(await near.say('y'.repeat(60_000))).toHaveLength(60_006);
+    expect((await failure(near.say('y'.repeat(70_000)))).message).toMatch(/larger than the consumer's limit/);
+  });
+
+  it('calls an HTTPS entry, verified with consumer.tls; refuses without it, naming the key', async () => {
+    const p = await provider({ tls: { key: pki.server.key, cert: pki.server.cert } });
+    const withCa = await testApp({ consumer: { tls: { ca: pki.ca } } as AppOptions['consumer'] });
+    const url = `https://localhost:${p.app.httpPort}`;
+    expect(await withCa.refer(UserServiceDef, { url, protocol: 'http' }).say('secure')).toBe('hello secure');
+    const without = await testApp();
+    const refused = await failure(
+      without.refer(UserServiceDef, { url, protocol: 'http', retries: 0 }).say('no'),
+    );
+    expect(refused.message).toMatch(/consumer\.tls/);
+  });
+
+  it('refuses direct RPC addresses with protocol http, and unknown protocols, naming the key', async () => {
+    const consumer = await testApp();
+    expect(() => consumer.refer(UserServiceDef, { url: 'tls://127.0.0.1:1', protocol: 'http' })).toThrow(
+      /refer\(test\.UserService\)\.url[\s\S]*http:\/\/host:port/,
+    );
+    expect(() => consumer.refer(UserServiceDef, { url: '127.0.0.1:1', protocol: 'grpc' as never })).toThrow(
+      /protocol[\s\S]*'callisto', 'http'/,
+    );
+  });
+});
