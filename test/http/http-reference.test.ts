@@ -135,6 +135,7 @@ describe("refer(def, { protocol: 'http' })", () => {
     const late = await failure(withOptions(users, { timeoutMs: 300 }).slow(2_500));
     expect(late.code).toBe('Timeout');
     expect(Date.now() - started).toBeLessThan(2_400);
+    // the provider had the deadline too: its entry gave up on the call at it (504, handler aborted)
 
     // cancellation aborts the request
     const controller = new AbortController();
@@ -161,6 +162,55 @@ describe("refer(def, { protocol: 'http' })", () => {
     expect(seen).toHaveLength(1);
     const sayLines = accessLines(p.lines).filter((line) => /say/.test(line.message));
     expect(sayLines.at(-1)?.fields?.callId).toBe(seen[0]);
+  });
+
+  it('sends what the entry reads: path, JSON body, version, group, deadline, credentials, attachments', async () => {
+    const seen: { url?: string; headers?: http.IncomingHttpHeaders; body?: string } = {};
+    const recorder = http.createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        Object.assign(seen, {
+          url: request.url,
+          headers: request.headers,
+          body: Buffer.concat(chunks).toString(),
+        });
+        response.writeHead(200, {
+          'content-type': 'application/json',
+          'x-callisto-attachment-served-by': 'rec',
+        });
+        response.end('"recorded"');
+      });
+    });
+    servers.push(recorder);
+    await new Promise<void>((done) => recorder.listen(0, '127.0.0.1', done));
+    const GroupedDef = defineService<{ put(when: Date, n: bigint): Promise<string> }>('test.Grouped', {
+      version: '2.1.0',
+      group: 'blue',
+      methods: { put: {} },
+    });
+    const consumer = await testApp({ consumer: { credentials: 'secret-token' } as AppOptions['consumer'] });
+    const ref = consumer.refer(GroupedDef, {
+      url: `127.0.0.1:${(recorder.address() as AddressInfo).port}`,
+      protocol: 'http',
+      attachments: { Tenant: 'acme' },
+    });
+    expect(await withOptions(ref, { timeoutMs: 4_000 }).put(new Date(5), 12n)).toBe('recorded');
+    expect(seen.url).toBe('/test.Grouped/put');
+    expect(JSON.parse(seen.body!)).toEqual([
+      { $t: 'D', v: 5 },
+      { $t: 'n', v: '12' },
+    ]);
+    const headers = seen.headers!;
+    expect(headers['content-type']).toBe('application/json');
+    expect(headers['x-callisto-version']).toBe('2.1.0');
+    expect(headers['x-callisto-group']).toBe('blue');
+    const budget = Number(headers['x-callisto-timeout-ms']);
+    expect(budget).toBeGreaterThan(0);
+    expect(budget).toBeLessThanOrEqual(4_000);
+    expect(headers.authorization).toBe('Bearer secret-token');
+    expect(headers['x-callisto-attachment-tenant']).toBe('acme');
+    expect(headers['callisto-call-id']).toMatch(/^[0-9a-z]{10}-[0-9a-z]+$/);
   });
 
   it('sends the consumer’s credentials; refused Unauthorized without them', async () => {
