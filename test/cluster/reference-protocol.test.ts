@@ -47,4 +47,30 @@ describe('refer(def, { protocol })', () => {
     expect(directory.list().map((endpoint) => endpoint.port)).toEqual([1002, 1003]);
     await directory.close();
   });
+
+  it("takes records at their HTTP port for 'http', skipping those without one or not serving http", async () => {
+    const record = (port: number, extra: Partial<ProviderRecord>): ProviderRecord => ({
+      ...directProviderRecord(FlakyDef, `127.0.0.1:${port}`),
+      ...extra,
+    });
+    const directory = createDirectory({
+      key: FlakyDef,
+      protocol: 'http',
+      feed: fixedFeed([
+        record(1001, { http: { port: 2001 }, protocols: ['callisto'] }),
+        record(1002, { http: { port: 2002 }, protocols: ['callisto', 'http'] }),
+        record(1003, {}),
+        record(1004, { http: { port: 2004 }, transport: 'tls' }),
+        record(1005, { http: { port: 2005 } }),
+      ]),
+      link: () => ({ available: true, connection: () => ({ send() {} }) }),
+    });
+    await directory.ready;
+    expect(directory.list().map((endpoint) => endpoint.address)).toEqual([
+      'http://127.0.0.1:2002',
+      'https://127.0.0.1:2004',
+      'http://127.0.0.1:2005',
+    ]);
+    await directory.close();
+  });
 });

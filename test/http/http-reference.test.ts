@@ -324,10 +324,15 @@ describe("refer(def, { protocol: 'http' })", () => {
   });
 
   it('calls an HTTPS entry, verified with consumer.tls; refuses without it, naming the key', async () => {
-    const p = await provider({ tls: { key: pki.server.key, cert: pki.server.cert } });
-    const withCa = await testApp({ consumer: { tls: { ca: pki.ca } } as AppOptions['consumer'] });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'callisto-httpsref-'));
+    dirs.push(dir);
+    const registry = [`file://${dir}`];
+    const p = await provider({ tls: { key: pki.server.key, cert: pki.server.cert } }, { registry });
+    const withCa = await testApp({ registry, consumer: { tls: { ca: pki.ca } } as AppOptions['consumer'] });
     const url = `https://localhost:${p.app.httpPort}`;
     expect(await withCa.refer(UserServiceDef, { url, protocol: 'http' }).say('secure')).toBe('hello secure');
+    // found in the registry: the record of a TLS provider means HTTPS on its HTTP port
+    expect(await withCa.refer(UserServiceDef, { protocol: 'http' }).say('found')).toBe('hello found');
     const without = await testApp();
     const refused = await failure(
       without.refer(UserServiceDef, { url, protocol: 'http', retries: 0 }).say('no'),
