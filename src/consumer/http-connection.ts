@@ -4,6 +4,8 @@
  * balancers, cluster strategies and filters above it are unchanged. One keep-alive agent (node:http or
  * node:https) per provider address; each call is one `POST /<service>/<method>`:
  *
+ * What a request carries and how an answer is read: http-exchange.ts.
+ *
  * - the arguments as a JSON array in the json serializer's tagged format (whatever the reference's
  *   serializer: the entry reads JSON), version and group as `x-callisto-version`/`x-callisto-group`;
  * - attachments as `x-callisto-attachment-<key>` headers (keys lower-cased, as HTTP has them), except
@@ -27,24 +29,13 @@ import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import net, { type Socket } from 'node:net';
 import tls from 'node:tls';
-import { fromErrorPayload } from '../core/error-payload.js';
-import type { Attachments } from '../core/invocation.js';
-import { ErrorCode, type ErrorCodeName, messageOf, RpcError } from '../core/rpc-error.js';
-import {
-  ATTACHMENT_PREFIX,
-  GROUP_HEADER,
-  STANDARD_ATTACHMENT_HEADERS,
-  TIMEOUT_HEADER,
-  VERSION_HEADER,
-} from '../http/http-request.js';
-import { MAX_TIMEOUT_MS } from '../http/http-timeout.js';
-import { CALL_ID_ATTACHMENT } from '../observability/call-id.js';
-import { decodeRoute, NO_ATTACHMENTS } from '../protocol/metadata.js';
-import { decodeBody, measureBody } from '../serialization/decode-limits.js';
+import { messageOf, RpcError } from '../core/rpc-error.js';
+import { NO_ATTACHMENTS } from '../protocol/metadata.js';
 import type { Serializer } from '../serialization/serializer.js';
 import { type ClientTlsOptions, clientContextOptions } from '../transport/tls-options.js';
 import type { ClientConnection, ConnectionEvents, ConnectionState } from './connection.js';
-import type { WireCall, WireRoute } from './pending-call.js';
+import { answerOf, namesOf, requestHeaders } from './http-exchange.js';
+import type { WireCall } from './pending-call.js';
 
 /** The pseudo-transports of HTTP endpoints (their addresses read `http://host:port`, `https://host:port`). */
 export const HTTP_TRANSPORTS = ['http', 'https'] as const;
@@ -52,6 +43,12 @@ export const HTTP_TRANSPORTS = ['http', 'https'] as const;
 export function isHttpTransport(name: string): name is (typeof HTTP_TRANSPORTS)[number] {
   return name === 'http' || name === 'https';
 }
+
+/**
+ * Sockets one HTTP endpoint opens at most (calls beyond wait for one in node's agent, their deadlines
+ * running): within a provider's `server.maxConnectionsPerAddress` (256) with room for other consumers.
+ */
+export const HTTP_MAX_SOCKETS = 64;
 
 export interface HttpConnectionInit {
   readonly host: string;
@@ -81,43 +78,6 @@ interface Flight {
 
 const EMPTY = new Uint8Array(0);
 
-/** Header-safe values only (no line breaks or control characters). */
-const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
-const STANDARD = new Set<string>(STANDARD_ATTACHMENT_HEADERS);
-
-/** The codes of HTTP statuses answered without a Callisto error body (a proxy in between, say). */
-function codeOfStatus(status: number): ErrorCodeName {
-  if (status === 401 || status === 403) return 'Unauthorized';
-  if (status === 404) return 'ServiceNotFound';
-  if (status === 408 || status === 504) return 'Timeout';
-  if (status === 429) return 'RateLimited';
-  if (status === 502) return 'Network';
-  if (status === 503) return 'Overloaded';
-  if (status >= 400 && status < 500) return 'BadRequest';
-  return 'Internal';
-}
-
-const routeNames = new WeakMap<WireRoute, ReturnType<typeof decodeRoute>>();
-
-/** Service, version, group and method of a route (a MethodRoute has them; any other is decoded once). */
-function namesOf(route: WireRoute): ReturnType<typeof decodeRoute> {
-  const own = route as Partial<{
-    service: { name: string; version: string; group: string };
-    method: string;
-  }>;
-  if (own.service !== undefined && typeof own.method === 'string') {
-    const { name, version, group } = own.service;
-    return { service: name, version, group, method: own.method };
-  }
-  let names = routeNames.get(route);
-  if (names === undefined) {
-    names = decodeRoute(route.prefix);
-    routeNames.set(route, names);
-  }
-  return names;
-}
-
 export function createHttpConnection(init: HttpConnectionInit): ClientConnection {
   const { host, port, secure, json, events = {} } = init;
   const scheme = secure ? 'https' : 'http';
@@ -141,9 +101,8 @@ export function createHttpConnection(init: HttpConnectionInit): ClientConnection
     rejectUnauthorized: init.tls?.rejectUnauthorized ?? true,
     ...(init.tls?.servername ? { servername: init.tls.servername } : {}),
   };
-  const agent = secure
-    ? new https.Agent({ keepAlive: true, ...tlsOptions })
-    : new http.Agent({ keepAlive: true });
+  const agentOptions = { keepAlive: true, maxSockets: HTTP_MAX_SOCKETS };
+  const agent = secure ? new https.Agent({ ...agentOptions, ...tlsOptions }) : new http.Agent(agentOptions);
 
   const noTlsError = (): RpcError =>
     new RpcError(
@@ -181,71 +140,6 @@ export function createHttpConnection(init: HttpConnectionInit): ClientConnection
     if ('error' in outcome) flight.call.failed(outcome.error);
     else flight.call.answered(outcome.value);
     afterSettle();
-  };
-
-  /** The request headers of a call. */
-  const headersOf = (call: WireCall, body: Uint8Array): http.OutgoingHttpHeaders => {
-    const { version, group } = namesOf(call.route);
-    const headers: http.OutgoingHttpHeaders = {
-      'content-type': 'application/json',
-      'content-length': body.length,
-      [VERSION_HEADER]: version,
-    };
-    if (group !== '') headers[GROUP_HEADER] = group;
-    const timeoutMs = call.attempt.timeoutMs;
-    if (timeoutMs > 0) headers[TIMEOUT_HEADER] = String(Math.min(Math.ceil(timeoutMs), MAX_TIMEOUT_MS));
-    if (call.callId !== undefined) headers[CALL_ID_ATTACHMENT] = call.callId;
-    const attachments = call.attachments;
-    if (attachments !== undefined) {
-      for (const key of Object.keys(attachments)) {
-        const value = attachments[key];
-        if (typeof value !== 'string' || !HEADER_VALUE.test(value)) continue;
-        const lower = key.toLowerCase();
-        const name = STANDARD.has(lower) ? lower : `${ATTACHMENT_PREFIX}${lower}`;
-        if (HEADER_NAME.test(name)) headers[name] = value;
-      }
-    }
-    return headers;
-  };
-
-  /** The answer of a response whose body arrived (within the limit). */
-  const outcomeOf = (
-    call: WireCall,
-    response: IncomingMessage,
-    body: Buffer,
-  ): { value: unknown } | { error: RpcError } => {
-    const status = response.statusCode ?? 0;
-    call.attempt.responseAttachments = attachmentsOf(response);
-    if (status === 204) return { value: undefined };
-    let decoded: unknown;
-    try {
-      measureBody(json, body, { maxElements: init.maxDecodedElements });
-      decoded =
-        body.length === 0 ? undefined : decodeBody(json, body, { maxElements: init.maxDecodedElements });
-    } catch (error) {
-      if (status >= 200 && status < 300) {
-        const message = `cannot decode the response of ${call.route.label} from ${address}: ${messageOf(error)}`;
-        events.onRefused?.(connection, `refused an answer from ${address}: ${message}`);
-        return { error: new RpcError('Serialization', message, { cause: error }) };
-      }
-      decoded = undefined;
-    }
-    if (status >= 200 && status < 300) return { value: decoded };
-    const error = (decoded as { error?: { code?: unknown } } | undefined)?.error;
-    const code =
-      typeof error?.code === 'string' && Object.hasOwn(ErrorCode, error.code)
-        ? (error.code as ErrorCodeName)
-        : undefined;
-    if (code === undefined || typeof error !== 'object') {
-      return {
-        error: new RpcError(
-          codeOfStatus(status),
-          `${call.route.label}: ${address} answered HTTP ${status} ${response.statusMessage ?? ''} without a Callisto error`.trimEnd(),
-          { remote: true },
-        ),
-      };
-    }
-    return { error: fromErrorPayload(ErrorCode[code], error) };
   };
 
   /** Why `call` cannot be sent, or undefined; encodes its body into `encoded` when it can. */
@@ -287,7 +181,7 @@ export function createHttpConnection(init: HttpConnectionInit): ClientConnection
       port,
       method: 'POST',
       path: `/${encodeURIComponent(service)}/${encodeURIComponent(method)}`,
-      headers: headersOf(call, body),
+      headers: requestHeaders(call, body.length),
     });
     const flight: Flight = { call, request, timer: undefined, onAbort: undefined, settled: false };
     flights.add(flight);
@@ -338,7 +232,24 @@ export function createHttpConnection(init: HttpConnectionInit): ClientConnection
         response.resume();
         return;
       }
-      readBody(flight, response, (bodyBytes) => settle(flight, outcomeOf(call, response, bodyBytes)), fail);
+      readBody(
+        flight,
+        response,
+        (bodyBytes) =>
+          settle(
+            flight,
+            answerOf({
+              call,
+              response,
+              body: bodyBytes,
+              json,
+              maxDecodedElements: init.maxDecodedElements,
+              address,
+              refused: (reason) => events.onRefused?.(connection, reason),
+            }),
+          ),
+        fail,
+      );
     });
     const timeoutMs = call.attempt.timeoutMs;
     if (timeoutMs > 0 && !call.oneway) {
@@ -385,6 +296,17 @@ export function createHttpConnection(init: HttpConnectionInit): ClientConnection
     });
     response.once('end', () => {
       if (!flight.settled) done(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
+    response.on('error', (error) => {
+      if (!flight.settled) {
+        fail(
+          new RpcError(
+            'Network',
+            `the answer of ${flight.call.route.label} from ${address} failed: ${messageOf(error)}`,
+            { cause: error },
+          ),
+        );
+      }
     });
     response.once('aborted', () => {
       if (!flight.settled) {
@@ -498,20 +420,6 @@ export function createHttpConnection(init: HttpConnectionInit): ClientConnection
   };
   probe();
   return connection;
-}
-
-/** The `x-callisto-attachment-*` headers of an answer. */
-function attachmentsOf(response: IncomingMessage): Attachments {
-  let attachments: Attachments | undefined;
-  for (const name in response.headers) {
-    if (!name.startsWith(ATTACHMENT_PREFIX)) continue;
-    const value = response.headers[name];
-    const key = name.slice(ATTACHMENT_PREFIX.length);
-    if (value === undefined || key === '' || key === '__proto__') continue;
-    attachments ??= Object.create(null) as Attachments;
-    attachments[key] = Array.isArray(value) ? value.join(', ') : value;
-  }
-  return attachments ?? NO_ATTACHMENTS;
 }
 
 /** The error of a call its caller aborted; the abort reason is its cause. */
