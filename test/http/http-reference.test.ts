@@ -24,8 +24,9 @@ import {
 } from '../../src/index.js';
 import { InsufficientFundsError, UserServiceDef, UserServiceImpl } from '../fixtures/user-service.js';
 import { makePki, type Pki } from '../security/pki.js';
-import { closeAll, testApp } from '../support/apps.js';
+import { closeAll, resourceCounts, testApp } from '../support/apps.js';
 import { codeOf } from '../support/outcome-code.js';
+import { waitFor } from '../support/wait-for.js';
 
 let pki: Pki;
 const dirs: string[] = [];
@@ -338,6 +339,25 @@ describe("refer(def, { protocol: 'http' })", () => {
       without.refer(UserServiceDef, { url, protocol: 'http', retries: 0 }).say('no'),
     );
     expect(refused.message).toMatch(/consumer\.tls/);
+  });
+
+  it('leaves no socket or timer behind once the consumer closes', async () => {
+    const p = await provider();
+    const before = resourceCounts();
+    const consumer = await testApp();
+    const users = consumer.refer(UserServiceDef, { url: p.httpUrl, protocol: 'http', retries: 0 });
+    await Promise.all([users.say('a'), users.say('b'), users.getUser(1)]);
+    expect(await codeOf(withOptions(users, { timeoutMs: 100 }).slow(400))).toBe('Timeout');
+    // the consumer's sockets (and so the provider's ends of them) and timers are gone, the provider running
+    await consumer.close();
+    await waitFor(() => {
+      const after = resourceCounts();
+      return (
+        (after.TCPSocketWrap ?? 0) <= (before.TCPSocketWrap ?? 0) &&
+        (after.TCPServerWrap ?? 0) <= (before.TCPServerWrap ?? 0) &&
+        (after.Timeout ?? 0) <= (before.Timeout ?? 0)
+      );
+    });
   });
 
   it('refuses direct RPC addresses with protocol http, and unknown protocols, naming the key', async () => {
