@@ -286,6 +286,31 @@ describe("refer(def, { protocol: 'http' })", () => {
     for (let i = 0; i < 4; i++) expect(await users.register(`name${i}`, i)).toBe(`name${i}:${i}`);
   });
 
+  it('does not repeat a non-idempotent call whose request was sent; repeats an idempotent one', async () => {
+    let hits = 0;
+    const cutting = http.createServer((request) => {
+      hits++;
+      // the request arrived: the connection is cut before any answer
+      request.resume();
+      request.on('end', () => request.socket.destroy());
+    });
+    servers.push(cutting);
+    await new Promise<void>((done) => cutting.listen(0, '127.0.0.1', done));
+    const consumer = await testApp();
+    const users = consumer.refer(UserServiceDef, {
+      url: `127.0.0.1:${(cutting.address() as AddressInfo).port}`,
+      protocol: 'http',
+      retries: 2,
+    });
+    const cut = await failure(users.register('ann', 3));
+    expect(cut.code).toBe('Network');
+    expect(cut.neverSent).toBe(false);
+    expect(hits).toBe(1);
+    hits = 0;
+    expect(await codeOf(users.say('again'))).toBe('Network');
+    expect(hits).toBe(3);
+  });
+
   it('refuses an answer larger than the consumer’s limit (server.maxFrameBytes), declared or streamed', async () => {
     const big = 'x'.repeat(8_192);
     const hostile = http.createServer((request, response) => {
