@@ -126,6 +126,10 @@ describe("refer(def, { protocol: 'http' })", () => {
     });
     expect(business.remote).toBe(true);
 
+    // a one-way call is answered once sent; the provider runs it
+    expect(await users.notify('noted')).toBeUndefined();
+    await waitFor(() => p.impl.notifications.includes('noted'));
+
     // an undeclared method
     expect(await codeOf(consumer.refer(MissingDef, { url: p.httpUrl, protocol: 'http' }).absent())).toBe(
       'MethodNotFound',
