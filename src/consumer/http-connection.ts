@@ -123,12 +123,15 @@ export function createHttpConnection(init: HttpConnectionInit): ClientConnection
     state = { kind: 'closed', error, local: false };
     rejectReady(error);
     events.onClose?.(connection, error, false);
+    afterSettle();
   };
 
   const afterSettle = (): void => {
     if (flights.size > 0) return;
     lastCallAt = Date.now();
     for (const wake of drainWaiters.splice(0)) wake();
+    // closed (unreachable): the pool let go of this connection; its calls ended, its sockets go too
+    if (state.kind === 'closed') agent.destroy();
   };
 
   const settle = (flight: Flight, outcome: { value: unknown } | { error: RpcError }): void => {
