@@ -290,6 +290,23 @@ describe("refer(def, { protocol: 'http' })", () => {
     for (let i = 0; i < 4; i++) expect(await users.register(`name${i}`, i)).toBe(`name${i}:${i}`);
   });
 
+  it('holds the deadline itself when the provider ignores it (a server that never answers)', async () => {
+    const silent = http.createServer((request) => request.resume());
+    servers.push(silent);
+    await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
+    const consumer = await testApp();
+    const users = consumer.refer(UserServiceDef, {
+      url: `127.0.0.1:${(silent.address() as AddressInfo).port}`,
+      protocol: 'http',
+      retries: 0,
+    });
+    const started = Date.now();
+    const late = await failure(withOptions(users, { timeoutMs: 200 }).register('ann', 3));
+    expect(late.code).toBe('Timeout');
+    expect(late.message).toMatch(/timed out waiting for http:\/\/127\.0\.0\.1:/);
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
   it('does not repeat a non-idempotent call whose request was sent; repeats an idempotent one', async () => {
     let hits = 0;
     const cutting = http.createServer((request) => {
