@@ -5,7 +5,7 @@
  * (`callisto_shed_total`, `/stats`).
  *
  * - `deadline`: refused by the provider's deadline-aware admission (its budget was smaller than the
- *   method's expected service time), `Overloaded`;
+ *   method's expected service time), `Timeout` (never run, so it may fail over; not a health failure);
  * - `expired`: dropped by the provider before it ran, because its caller's deadline passed while it
  *   waited (in a worker pool's queue, a leaky bucket, behind an asynchronous filter), `Timeout`;
  * - `throttled`: refused by the consumer's adaptive throttling before it was sent, `Overloaded`.

@@ -5,8 +5,8 @@
  *
  * With a method's learnt service time (`serviceTime`, governance/service-time.ts; `server.
  * deadlineAdmission`, on by default) it is also deadline-aware admission: a call whose remaining budget
- * is already smaller than the method's expected service time is refused at once with `Overloaded`
- * (`details.shed: 'deadline'`), before its arguments are counted or decoded and before it takes an
+ * is already smaller than the method's expected service time is refused at once with `Timeout`
+ * (`details.shed: 'deadline'`: the caller's budget is what is short), before its arguments are counted or decoded and before it takes an
  * execution slot: it never runs, so the consumer may send it to another provider. Every call the
  * method answered itself (a result, or anything its handler threw that is not an RpcError) teaches the
  * estimate how long it took from here to the end of the chain (queues after this filter included).
@@ -60,8 +60,10 @@ export function providerDeadlineFilter(
         if (remainingMs <= 0) throw deadlinePassed(invocation);
         const expectedMs = invocation.oneway ? 0 : serviceTime.expectedMs(at);
         if (remainingMs < expectedMs) {
+          // Timeout: the caller's budget is what ran out (a caller with no time left to fail over gets
+          // the error it would have got anyway); details.shed says it never ran, so it may go elsewhere
           throw shedError(
-            'Overloaded',
+            'Timeout',
             `${invocation.service.name}.${invocation.method}: ${Math.round(remainingMs)} ms left of the caller's budget, less than the ${Math.round(expectedMs)} ms the method takes (deadline-aware admission); not run`,
             'deadline',
             { details: { remainingMs, expectedMs } },

@@ -1,7 +1,7 @@
 /**
  * The provider's overload protection (issue 28), over real sockets: deadline-aware admission refuses,
  * before decoding and before running, a call whose budget is smaller than the method's learnt service
- * time (`Overloaded`, so a consumer fails it over), and a call whose deadline expired while it waited in
+ * time (`Timeout` with `details.shed`, which a consumer fails over), and a call whose deadline expired while it waited in
  * the provider — behind a filter that queues, or for a worker thread — is dropped without running.
  * Executions and decodes are counted by the provider itself; the shed calls by reason on `/stats`.
  * Timings are wide: a service time of ~150 ms against budgets of 40 ms and 5 s.
@@ -80,7 +80,7 @@ async function shedOn(app: CallistoApp, method: string): Promise<Record<string, 
 }
 
 describe('deadline-aware admission', () => {
-  it("refuses Overloaded, undecoded and unrun, a call whose budget is below the method's learnt service time", async () => {
+  it("refuses (Timeout, shed: deadline), undecoded and unrun, a call whose budget is below the method's learnt service time", async () => {
     const p = await pacedProvider();
     const consumer = await testApp();
     const ref = consumer.refer(PacedDef, { url: p.app.address!, retries: 0, timeoutMs: 5_000 });
@@ -94,7 +94,7 @@ describe('deadline-aware admission', () => {
     const decodedBefore = p.decoded();
 
     const refused = await failure(withOptions(ref, { timeoutMs: 40 }).work('short', 150));
-    expect(refused).toMatchObject({ code: 'Overloaded', remote: true });
+    expect(refused).toMatchObject({ code: 'Timeout', remote: true });
     expect(refused.details['shed']).toBe('deadline');
     expect(refused.message).toMatch(/deadline-aware admission/);
     expect(p.executed.length).toBe(executedBefore);
