@@ -47,7 +47,11 @@ const tsxLoader = import.meta.resolve('tsx');
 
 function spawnScript(prefix: string[], script: string, args: string[]): ChildProcess {
   installCleanup();
-  const command = [...prefix, process.execPath, '--import', tsxLoader, script, ...args];
+  // BENCH_PROFILE=<dir>: each child writes a V8 CPU profile there when it exits (for finding hot spots)
+  const profile = process.env.BENCH_PROFILE
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
+    : [];
+  const command = [...prefix, process.execPath, ...profile, '--import', tsxLoader, script, ...args];
   const child = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
   children.add(child);
   child.once('exit', () => children.delete(child));

@@ -4,7 +4,8 @@
  * repeated when the error proves it never ran — it was never sent (`neverSent`), or the provider refused
  * it before running anything — and, when the method is idempotent, also after errors where it may have
  * run (`Network` after sending, `Timeout`, `Internal`, `Shutdown` of a call in progress). Business errors
- * (`ProviderError`) and cancellations are never repeated.
+ * (`ProviderError`) and cancellations are never repeated. A provider's refusal that says it was shed
+ * before running (`details.shed` `deadline` or `expired`, a `Timeout`) proves the call never ran too.
  */
 import type { ErrorCodeName, RpcError } from '../core/rpc-error.js';
 
@@ -24,7 +25,13 @@ const RETRYABLE_IF_IDEMPOTENT: ReadonlySet<ErrorCodeName> = new Set([
 /** Whether `error` proves the call was not executed by any provider. */
 export function provesNotExecuted(error: RpcError): boolean {
   if (error.neverSent) return true;
-  return error.remote && NOT_EXECUTED.has(error.code) && error.details.started !== true;
+  if (!error.remote || error.details.started === true) return false;
+  // shed by the provider before it ran (deadline-aware admission, expired in its queue): never executed
+  return NOT_EXECUTED.has(error.code) || isShedUnrun(error.details.shed);
+}
+
+function isShedUnrun(reason: unknown): boolean {
+  return reason === 'deadline' || reason === 'expired';
 }
 
 export function isRetryable(error: RpcError, idempotent: boolean, onRateLimited = false): boolean {

@@ -20,11 +20,14 @@
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import { createByteBudget } from '../protocol/byte-budget.js';
 import type { ConnectionOptions } from '../protocol/connection-options.js';
+import { JSON_SERIALIZER_ID } from '../serialization/json.js';
 import type { Serializer } from '../serialization/serializer.js';
+import type { ClientTlsOptions } from '../transport/tls-options.js';
 import { DEFAULT_TRANSPORT, type Transport, transportAddress } from '../transport/transport.js';
 import { createClientConnection } from './client-connection.js';
-import type { ClientConnection } from './connection.js';
+import type { ClientConnection, ConnectionEvents } from './connection.js';
 import { createFailedConnection } from './failed-connection.js';
+import { createHttpConnection, isHttpTransport } from './http-connection.js';
 
 export interface ConnectionPoolOptions {
   connection: ConnectionOptions;
@@ -36,6 +39,11 @@ export interface ConnectionPoolOptions {
   reconnectMaxMs: number;
   /** Close connections unused this long, ms (`consumer.idleTimeoutMs`); 0 disables. */
   idleTimeoutMs: number;
+  /**
+   * `consumer.tls`, resolved: how an `https` endpoint (a provider's HTTPS entry, for `protocol: 'http'`
+   * references) is verified; without it such calls fail, never sent, naming the key.
+   */
+  httpTls?: ClientTlsOptions | undefined;
 }
 
 /** Reconnect backoff of the consumer's pool: ceilings from 200 ms, doubling, up to 10 s (with full jitter). */
@@ -175,52 +183,65 @@ export function createConnectionPool(
       let saidGoodbye = false;
       let connection: ClientConnection;
       try {
-        connection = createClientConnection(
-          { transport: options.transport(this.transport), host: this.host, port: this.port },
-          serializers,
-          options.connection,
-          {
-            onGoAway: (_c, addressStays) => {
-              saidGoodbye = true;
-              if (this.current !== connection) return;
-              if (addressStays) {
-                // another process serves the address: new calls go on a new connection to it
-                this.current = undefined;
-                return;
-              }
-              this.goneAway = true;
-              events.onGoAway?.(this.address);
-              healthChanged(this.address);
-            },
-            onHeartbeatRtt: (_c, rttMs) => events.onHeartbeatRtt?.(this.address, rttMs),
-            onSuspect: (_c, silentMs) => {
-              events.onSuspect?.(this.address, silentMs);
-              healthChanged(this.address);
-            },
-            onSuspectCleared: () => {
-              events.onSuspectCleared?.(this.address);
-              healthChanged(this.address);
-            },
-            onClose: (_closed, error, local) => {
-              if (this.current === connection) this.current = undefined;
-              const byUs = closing || local;
-              // A provider that said it was going away closing its connection is expected, not a failure;
-              // nor are failed attempts to find it back.
-              const expected = byUs || saidGoodbye || this.goneAway;
-              events.onDisconnect?.(this.address, expected ? undefined : error);
-              healthChanged(this.address);
-              if (byUs) return;
-              if (saidGoodbye) {
-                this.nextAttemptAt = Date.now() + options.reconnectBaseMs;
-                return;
-              }
-              this.failures++;
-              if (!this.goneAway) this.scheduleReconnect();
-            },
-            onRefused: (_c, reason) => events.onRefused?.(this.address, reason),
+        const connectionEvents: ConnectionEvents = {
+          onGoAway: (_c, addressStays) => {
+            saidGoodbye = true;
+            if (this.current !== connection) return;
+            if (addressStays) {
+              // another process serves the address: new calls go on a new connection to it
+              this.current = undefined;
+              return;
+            }
+            this.goneAway = true;
+            events.onGoAway?.(this.address);
+            healthChanged(this.address);
           },
-          partialFrames,
-        );
+          onHeartbeatRtt: (_c, rttMs) => events.onHeartbeatRtt?.(this.address, rttMs),
+          onSuspect: (_c, silentMs) => {
+            events.onSuspect?.(this.address, silentMs);
+            healthChanged(this.address);
+          },
+          onSuspectCleared: () => {
+            events.onSuspectCleared?.(this.address);
+            healthChanged(this.address);
+          },
+          onClose: (_closed, error, local) => {
+            if (this.current === connection) this.current = undefined;
+            const byUs = closing || local;
+            // A provider that said it was going away closing its connection is expected, not a failure;
+            // nor are failed attempts to find it back.
+            const expected = byUs || saidGoodbye || this.goneAway;
+            events.onDisconnect?.(this.address, expected ? undefined : error);
+            healthChanged(this.address);
+            if (byUs) return;
+            if (saidGoodbye) {
+              this.nextAttemptAt = Date.now() + options.reconnectBaseMs;
+              return;
+            }
+            this.failures++;
+            if (!this.goneAway) this.scheduleReconnect();
+          },
+          onRefused: (_c, reason) => events.onRefused?.(this.address, reason),
+        };
+        connection = isHttpTransport(this.transport)
+          ? createHttpConnection({
+              host: this.host,
+              port: this.port,
+              secure: this.transport === 'https',
+              tls: options.httpTls,
+              json: serializers[JSON_SERIALIZER_ID]!,
+              maxBodyBytes: options.connection.maxFrameBytes,
+              maxDecodedElements: options.connection.maxDecodedElements,
+              connectTimeoutMs: options.connection.connectTimeoutMs,
+              events: connectionEvents,
+            })
+          : createClientConnection(
+              { transport: options.transport(this.transport), host: this.host, port: this.port },
+              serializers,
+              options.connection,
+              connectionEvents,
+              partialFrames,
+            );
       } catch (error) {
         // Nothing was sent: any method may go elsewhere.
         const failure = new RpcError('Network', `cannot connect to ${this.address}: ${messageOf(error)}`, {

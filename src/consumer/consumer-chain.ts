@@ -21,6 +21,7 @@ import { mockFallbackFilter } from '../filters/mock-fallback.js';
 import { observeClientFilter } from '../filters/observe-client.js';
 import { type OutcomeRecorder, outlierFilter } from '../filters/outlier.js';
 import { createResultCache } from '../filters/result-cache.js';
+import { throttleFilter } from '../filters/throttle.js';
 import { tracingClientFilter } from '../filters/tracing-client.js';
 import type { ResultCacheOptions } from '../governance/cache-options.js';
 import type { MethodMetrics } from '../observability/method-metrics.js';
@@ -55,6 +56,8 @@ export interface AttemptChainNeeds {
   readonly detector: () => OutcomeRecorder;
   /** Where `metrics-client` counts (undefined: `metrics: false`). */
   readonly metrics: MethodMetrics | undefined;
+  /** `adaptiveThrottlingK` when `adaptiveThrottling` is on (default 2); undefined when off. */
+  readonly throttlingK: number | undefined;
 }
 
 /** One row: when the filter is in a method's chain, and the filter. */
@@ -115,6 +118,10 @@ export const ATTEMPT_CHAIN: Rows<'attempt', AttemptChainNeeds> = {
   'metrics-client': {
     in: (needs) => needs.metrics !== undefined,
     filter: (needs) => metricsClientFilter(needs.metrics!),
+  },
+  throttle: {
+    in: (needs) => needs.throttlingK !== undefined,
+    filter: (needs) => throttleFilter(needs.label, needs.throttlingK!),
   },
 };
 

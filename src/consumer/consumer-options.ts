@@ -6,6 +6,7 @@
  * elsewhere are taken from there (the outlier detector, the retry budget, the balancers, connections).
  */
 import { z } from 'zod';
+import { DEFAULT_THROTTLE_K } from '../cluster/adaptive-throttle.js';
 import { DEFAULT_OUTLIER_OPTIONS } from '../cluster/circuit-breaker.js';
 import { DEFAULT_RETRY_BUDGET_OPTIONS } from '../cluster/retry-budget.js';
 import {
@@ -92,6 +93,10 @@ export const consumerConfigSchema = z.strictObject({
   sendApplication: z.boolean(),
   /** Try another provider when one answers RateLimited (any method: it did not run). Default false. */
   failoverOnRateLimited: z.boolean(),
+  /** Client-side adaptive throttling (docs/operations.md, "Overload protection"): per provider, over the last 2 minutes, an attempt is refused before it is sent with probability max(0, (requests − K·accepts) / (requests + 1)), where accepts are answers that are not Overloaded/RateLimited refusals; a refused attempt fails Overloaded, never sent, so failover tries another provider within the retry budget. Default true. */
+  adaptiveThrottling: z.boolean(),
+  /** K of adaptive throttling: attempts sent per accepted one before any is refused locally; lower throttles sooner. At least 1. Default 2. */
+  adaptiveThrottlingK: z.number().min(1),
 });
 
 export type ConsumerConfig = z.infer<typeof consumerConfigSchema>;
@@ -130,4 +135,6 @@ export const DEFAULT_CONSUMER_CONFIG: ConsumerConfig = {
   credentials: '',
   sendApplication: false,
   failoverOnRateLimited: false,
+  adaptiveThrottling: true,
+  adaptiveThrottlingK: DEFAULT_THROTTLE_K,
 };

@@ -10,6 +10,7 @@ import type { Logger } from '../observability/logger.js';
 import { createRateLimitedLog } from '../observability/rate-limited-log.js';
 import type { ConnectionOptions } from '../protocol/connection-options.js';
 import type { SerializerTable } from '../serialization/serializer-table.js';
+import type { ClientTlsOptions } from '../transport/tls-options.js';
 import type { Transport } from '../transport/transport.js';
 import { type ConnectionPool, createConnectionPool, POOL_RECONNECT } from './connection-pool.js';
 import { createOutageLog } from './outage-log.js';
@@ -19,6 +20,8 @@ export interface ConsumerPoolParts {
   readonly serializers: SerializerTable;
   readonly connection: ConnectionOptions;
   readonly idleTimeoutMs: number;
+  /** `consumer.tls`, resolved: how HTTPS entries are verified (`protocol: 'http'` references). */
+  readonly httpTls?: ClientTlsOptions | undefined;
   readonly logger: Logger;
   /** A heartbeat round trip was measured (the latency-aware balancers learn from it even when idle). */
   readonly onHeartbeatRtt: (address: string, rttMs: number) => void;
@@ -56,6 +59,7 @@ export function createConsumerPool(parts: ConsumerPoolParts): ConnectionPool {
       transport: transportNamed,
       idleTimeoutMs: parts.idleTimeoutMs,
       connection: parts.connection,
+      httpTls: parts.httpTls,
     },
     {
       onRefused: (_address, reason) => hostileLog.warn('refused', reason),

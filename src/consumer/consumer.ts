@@ -20,6 +20,7 @@ import { createCompressorTable } from '../serialization/compression/compressor-t
 import type { SerializerTable } from '../serialization/serializer-table.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import type { Remote } from '../service/service-types.js';
+import { resolveClientTls } from '../transport/tls-options.js';
 import type { ConnectionPool } from './connection-pool.js';
 import type { ConsumerContext } from './consumer-context.js';
 import { createConsumerPool } from './consumer-pool.js';
@@ -78,6 +79,7 @@ export function createConsumer(parts: ConsumerParts): Consumer {
       suspectAfterMs: Math.min(settings.consumer.suspectAfterMs, settings.connection.heartbeat.intervalMs),
     },
     idleTimeoutMs: settings.consumer.idleTimeoutMs,
+    httpTls: resolveClientTls(settings.consumer.tls),
     logger,
     onHeartbeatRtt: (address, rttMs) => {
       for (const directory of directories!.all.values()) directory.recordRtt(address, rttMs);

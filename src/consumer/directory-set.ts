@@ -15,6 +15,7 @@ import { directFeed, inProcessFeed, registryFeed } from './directory-feed.js';
 import type { CallTarget } from './endpoint.js';
 import { IN_PROCESS } from './endpoint.js';
 import type { MockCatalog } from './mock-methods.js';
+import { recordThrough } from './reference-protocol.js';
 import type { ReferenceTargets } from './reference-targets.js';
 
 export interface DirectorySetParts {
@@ -81,11 +82,13 @@ export function createDirectorySet(parts: DirectorySetParts): DirectorySet {
     }
     const link = (record: { host: string; port: number; transport?: string }) =>
       pool.handle(record.host, record.port, record.transport);
+    const { protocol } = source;
     return createDirectory({
       key: definition,
       pool,
       link,
       log,
+      protocol,
       feed: urls?.length
         ? directFeed(definition, urls)
         : registryFeed({
@@ -98,8 +101,13 @@ export function createDirectorySet(parts: DirectorySetParts): DirectorySet {
             snapshotDir: settings.consumer.snapshotDir,
             emptyProtection: settings.consumer.emptyProtection,
             startTimeoutMs: settings.startTimeoutMs,
-            isHealthy: (record) =>
-              pool.isHealthy(pool.handle(record.host, record.port, record.transport).address),
+            isHealthy: (listed) => {
+              const record = recordThrough(listed, protocol);
+              return (
+                record !== undefined &&
+                pool.isHealthy(pool.handle(record.host, record.port, record.transport).address)
+              );
+            },
             onHealthChange: (listener) => pool.onHealthChange(listener),
             logger,
           }),
@@ -147,6 +155,7 @@ export function createDirectorySet(parts: DirectorySetParts): DirectorySet {
 /** The source part of a directory's key. */
 function sourceKey(source: DirectorySource, announce: boolean): string {
   if (source === 'in-process') return IN_PROCESS;
-  if (source.urls?.length) return `url:${source.urls.join(',')}`;
-  return `registry:${source.registries.join(',')}${announce ? '' : '|unannounced'}`;
+  const through = source.protocol === 'http' ? '|http' : '';
+  if (source.urls?.length) return `url:${source.urls.join(',')}${through}`;
+  return `registry:${source.registries.join(',')}${announce ? '' : '|unannounced'}${through}`;
 }

@@ -33,7 +33,7 @@ import type { ProviderRecord } from '../registry/provider-record.js';
 import type { ConnectionPool } from './connection-pool.js';
 import { createDirectoryOverrides } from './directory-overrides.js';
 import { type EndpointLink, ProviderEndpoint } from './endpoint.js';
-import { DEFAULT_REFERENCE_PROTOCOL, servesProtocol } from './reference-protocol.js';
+import { DEFAULT_REFERENCE_PROTOCOL, type ReferenceProtocol, recordThrough } from './reference-protocol.js';
 
 /** Why a directory has no provider: one readable sentence and the same as data. */
 export interface EmptyReason {
@@ -119,6 +119,11 @@ export interface DirectoryParts {
   readonly link: (record: ProviderRecord) => EndpointLink;
   /** The pool to tell which addresses are wanted (none in-process). */
   readonly pool?: ConnectionPool;
+  /**
+   * What the references of this directory call through (default `callisto`): records are taken as that
+   * protocol reaches them (an `http` one at the record's HTTP entry), and skipped when it cannot.
+   */
+  readonly protocol?: ReferenceProtocol;
   /** Reports overrides naming no current provider (logged and skipped). */
   readonly log?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
@@ -139,6 +144,7 @@ function isNewIncarnation(previous: ProviderRecord | undefined, next: ProviderRe
 
 export function createDirectory(parts: DirectoryParts): Directory {
   const { key, feed, pool } = parts;
+  const protocol = parts.protocol ?? DEFAULT_REFERENCE_PROTOCOL;
   let endpoints: readonly ProviderEndpoint[] = [];
   /** `endpoints` without the ones an override disabled (the same array when none is). */
   let routable: readonly ProviderEndpoint[] = endpoints;
@@ -154,9 +160,11 @@ export function createDirectory(parts: DirectoryParts): Directory {
     const next: ProviderEndpoint[] = [];
     const added: ProviderEndpoint[] = [];
     const renewed: ProviderEndpoint[] = [];
-    for (const record of records) {
-      // a provider that does not serve this service over Callisto's protocol (only its HTTP entry, say)
-      if (!servesProtocol(record, DEFAULT_REFERENCE_PROTOCOL)) continue;
+    for (const listed of records) {
+      // a provider that does not serve this service over the directory's protocol (only its HTTP
+      // entry, say, or no HTTP entry for an HTTP reference)
+      const record = recordThrough(listed, protocol);
+      if (record === undefined) continue;
       const address = ProviderEndpoint.addressOf(record);
       const existing = previous.get(address);
       if (existing === undefined && next.some((endpoint) => endpoint.address === address)) continue;

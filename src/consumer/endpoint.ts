@@ -1,10 +1,12 @@
 /**
  * One provider as the consumer sees it: where it is, its weight and start time (for the balancers),
- * its live counters (kept by the `endpoint-stats` filter on every attempt), and what it is reached
+ * its live counters (kept by the `endpoint-stats` filter on every attempt), its adaptive throttling
+ * state (the `throttle` filter), and what it is reached
  * through: a pool handle (its connection) or, for in-process calls, the app's own provider.
  */
+import { type AdaptiveThrottle, createAdaptiveThrottle } from '../cluster/adaptive-throttle.js';
 import type { ClusterEndpoint } from '../cluster/cluster.js';
-import { tickMonotonic } from '../core/clock.js';
+import { tickMonotonic, tickNow } from '../core/clock.js';
 import type { Attachments } from '../core/invocation.js';
 import { REGISTRY_TOKEN_ATTACHMENT } from '../core/registry-token.js';
 import { createEndpointStats, type EndpointStatsRecorder } from '../loadbalance/endpoint-stats.js';
@@ -43,6 +45,8 @@ export interface ProviderEndpointInit {
 export class ProviderEndpoint implements ClusterEndpoint {
   readonly address: string;
   readonly stats: EndpointStatsRecorder = createEndpointStats({ now: tickMonotonic });
+  /** Its requests and accepts for adaptive throttling (the `throttle` attempt filter). */
+  readonly throttle: AdaptiveThrottle = createAdaptiveThrottle({ now: tickNow });
   readonly host: string;
   readonly port: number;
   weight: number;

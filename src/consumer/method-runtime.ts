@@ -71,6 +71,7 @@ export function createMethodRuntime(init: MethodRuntimeInit): MethodRuntime {
     outlierDetection: config.outlierDetection,
     detector: () => (directory === undefined ? NO_DETECTOR : outlierDetectorOf(directory, config)),
     metrics,
+    throttlingK: config.adaptiveThrottling ? config.adaptiveThrottlingK : undefined,
   });
   const terminal = mode === 'force' ? forcedMock(mock()) : clusterTerminal();
 
@@ -87,7 +88,9 @@ export function createMethodRuntime(init: MethodRuntimeInit): MethodRuntime {
       }
       if (cluster === undefined) {
         // Decided at the first call: the app may provide the service after refer().
-        const inProcess = base.injvm && consumer.inProcess.provides(definition);
+        // (an HTTP reference calls the HTTP entry, even of a service the app provides itself)
+        const inProcess =
+          base.injvm && reference.targets?.protocol !== 'http' && consumer.inProcess.provides(definition);
         const found = consumer.directories.find(
           definition,
           inProcess ? 'in-process' : reference.targets!,

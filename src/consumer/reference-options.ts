@@ -103,9 +103,12 @@ export interface ReferenceOptions<T>
    */
   onRetriesExhausted?: (event: RetriesExhaustedMessage) => void;
   /**
-   * The protocol this reference calls through: `callisto` (default, the provider's RPC port). `http`
-   * (the provider's HTTP entry) is refused with a ConfigError: not supported yet. Providers whose
-   * record lists protocols without this one are skipped.
+   * The protocol this reference calls through: `callisto` (default, the provider's RPC port, tcp or
+   * tls) or `http` (the provider's HTTP/JSON entry, `server.http`: JSON bodies whatever `serializer`
+   * says, HTTPS verified with `consumer.tls` when the provider serves TLS; docs/http.md). Providers
+   * whose record lists protocols without this one are skipped, as are, for `http`, records without an
+   * HTTP port; with `url`, `http` takes `http://host:port`, `https://host:port` or `host:port` (the
+   * HTTP port). An `http` reference never calls in-process.
    */
   protocol?: 'callisto' | 'http';
 }

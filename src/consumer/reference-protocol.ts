@@ -1,13 +1,14 @@
 /**
  * The protocol a reference calls through (`refer(def, { protocol })`): `callisto`, the framed RPC
- * protocol on the provider's port (tcp or tls), is the default and, for now, the only one a reference
- * calls through. `http` (the provider's HTTP/JSON entry) is named and refused with a ConfigError until
- * the consumer has an HTTP client. A provider record may list the protocols its service is served on
- * (`protocols`); a consumer skips the records whose list does not include its protocol, and a record
- * without a list serves every protocol.
+ * protocol on the provider's port (tcp or tls), is the default; `http` calls the provider's HTTP/JSON
+ * entry (docs/http.md) through an HTTP connection (http-connection.ts) behind the same endpoint, at the
+ * record's `http` port (HTTPS when the provider serves TLS). A provider record may list the protocols
+ * its service is served on (`protocols`); a consumer skips the records whose list does not include its
+ * protocol, and a record without a list serves every protocol (`http` only when it has an `http` port).
  */
 import { ConfigError } from '../core/config-error.js';
 import type { ProviderRecord } from '../registry/provider-record.js';
+import { isHttpTransport } from './http-connection.js';
 
 export const REFERENCE_PROTOCOLS = ['callisto', 'http'] as const;
 
@@ -15,19 +16,18 @@ export type ReferenceProtocol = (typeof REFERENCE_PROTOCOLS)[number];
 
 export const DEFAULT_REFERENCE_PROTOCOL: ReferenceProtocol = 'callisto';
 
-/** The protocol of a reference's options, checked: `callisto`, or a ConfigError naming the key. */
-export function checkReferenceProtocol(label: string, value: unknown): 'callisto' {
+/** The protocol of a reference's options, checked: `callisto` or `http`, or a ConfigError naming the key. */
+export function checkReferenceProtocol(label: string, value: unknown): ReferenceProtocol {
   if (value === undefined || value === 'callisto') return 'callisto';
-  if (value === 'http') {
-    throw new ConfigError(`${label}.protocol`, value, "'callisto'", {
-      problem:
-        "calling a provider's HTTP entry from a reference is not supported yet; leave protocol out (or 'callisto'), or call the HTTP entry with any HTTP client (docs/http.md)",
-    });
-  }
+  if (value === 'http') return 'http';
   throw new ConfigError(
     `${label}.protocol`,
     value,
     `one of ${REFERENCE_PROTOCOLS.map((p) => `'${p}'`).join(', ')}`,
+    {
+      problem:
+        "'callisto' calls the provider's RPC port (tcp or tls), 'http' its HTTP/JSON entry (server.http, docs/http.md)",
+    },
   );
 }
 
@@ -35,4 +35,26 @@ export function checkReferenceProtocol(label: string, value: unknown): 'callisto
 export function servesProtocol(record: ProviderRecord, protocol: ReferenceProtocol): boolean {
   const protocols = (record as { readonly protocols?: readonly string[] }).protocols;
   return protocols === undefined || protocols.includes(protocol);
+}
+
+/**
+ * The record as a reference of `protocol` reaches it, or undefined when it cannot: for `callisto` the
+ * record itself when it serves the protocol; for `http` the record at its HTTP entry (`http` port, on
+ * the record's host; `https` when the provider serves TLS), or as it is for a direct `http://` address.
+ */
+export function recordThrough(
+  record: ProviderRecord,
+  protocol: ReferenceProtocol,
+): ProviderRecord | undefined {
+  if (protocol === 'callisto') {
+    return servesProtocol(record, protocol) && !isHttpTransport(record.transport ?? '') ? record : undefined;
+  }
+  if (isHttpTransport(record.transport ?? '')) return record;
+  const httpPort = record.http?.port;
+  if (httpPort === undefined || !servesProtocol(record, protocol)) return undefined;
+  return {
+    ...record,
+    port: httpPort,
+    transport: record.transport === 'tls' || record.tls === true ? 'https' : 'http',
+  };
 }

@@ -12,7 +12,9 @@ import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import { checkRegistryAddressFor } from '../registry/check-registry-address.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import { parseDirectAddress } from './directory-feed.js';
+import { isHttpTransport } from './http-connection.js';
 import type { ReferenceOptions } from './reference-options.js';
+import { checkReferenceProtocol, type ReferenceProtocol } from './reference-protocol.js';
 
 /** The provider addresses or the registries of a reference. */
 export interface ReferenceTargets {
@@ -20,6 +22,8 @@ export interface ReferenceTargets {
   readonly urls: readonly string[] | undefined;
   /** Registry addresses otherwise (the reference's own, else the app's); may be empty for in-process. */
   readonly registries: readonly string[];
+  /** What the reference calls through: the RPC port (`callisto`) or the HTTP entry (`http`). */
+  readonly protocol: ReferenceProtocol;
 }
 
 export interface TargetContext {
@@ -43,10 +47,41 @@ export function resolveReferenceTargets(
   const source = `code, ${label} options`;
   const indexed = (key: string, value: unknown, i: number) =>
     typeof value === 'string' ? key : `${key}[${i}]`;
-  const urls = listOf(options.url, (text) => text.split(',').map((part) => part.trim()));
+  const protocol = checkReferenceProtocol(label, options.protocol);
+  const listed = listOf(options.url, (text) => text.split(',').map((part) => part.trim()));
+  // over HTTP, `host:port` is the provider's HTTP port
+  const urls = protocol === 'http' ? listed?.map(httpAddress) : listed;
   urls?.forEach((url, i) => {
     const key = indexed(`${label}.url`, options.url, i);
     let transport: string;
+    if (protocol === 'http') {
+      let scheme: string | undefined;
+      try {
+        scheme = parseDirectAddress(url).transport;
+      } catch (error) {
+        throw new ConfigError(
+          key,
+          listed![i],
+          'http://host:port, https://host:port or host:port (the HTTP port)',
+          {
+            source,
+            cause: error,
+          },
+        );
+      }
+      if (!isHttpTransport(scheme)) {
+        throw new ConfigError(
+          key,
+          listed![i],
+          'http://host:port, https://host:port or host:port (the HTTP port)',
+          {
+            source,
+            problem: `protocol: 'http' calls the provider's HTTP entry; ${scheme}:// is an address of its RPC port`,
+          },
+        );
+      }
+      return;
+    }
     try {
       transport = parseDirectAddress(url).transport;
     } catch (error) {
@@ -76,11 +111,17 @@ export function resolveReferenceTargets(
   });
   const registries = own ?? context.appRegistries;
   const { injvm, provided } = context.inProcess;
-  if (!urls?.length && registries.length === 0 && !(injvm && provided)) {
+  // an HTTP reference calls the HTTP entry, even of a service the app provides itself
+  if (!urls?.length && registries.length === 0 && !(injvm && provided && protocol === 'callisto')) {
     throw new ConfigError(`${label}.url`, undefined, 'a provider address (url), a registry, or mock: true', {
       source,
       problem: `nothing to call: the app has no registry and ${injvm ? `does not provide ${definition.name} itself` : 'injvm is off'}`,
     });
   }
-  return { urls: urls?.length ? urls : undefined, registries };
+  return { urls: urls?.length ? urls : undefined, registries, protocol };
+}
+
+/** A direct address of an HTTP reference: `host:port` is `http://host:port`. */
+function httpAddress(url: string): string {
+  return /^[a-z][a-z0-9-]*:\/\//.test(url.trim()) ? url : `http://${url.trim()}`;
 }

@@ -59,7 +59,7 @@ const referenceOnlySchema = z.strictObject({
   limits: consumerLimitsSchema,
   methods: z.record(z.string(), z.unknown()).describe('a mapping of method names to method options'),
   onRetriesExhausted: isFunction.describe('a function (event) => void'),
-  protocol: z.string().describe("'callisto'"),
+  protocol: z.string().describe("'callisto' or 'http'"),
 });
 
 const methodOptionsSchema = z.strictObject({

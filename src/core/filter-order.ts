@@ -57,7 +57,7 @@ const provider = {
   deadline: {
     order: 200,
     when: 'always',
-    does: "refuses with `Timeout` a call whose caller's deadline has passed",
+    does: "refuses with `Timeout` a call whose caller's deadline has passed; with `deadlineAdmission` (default) learns each method's service time and refuses with `Overloaded`, before decoding, a call whose remaining budget is smaller ([operations.md](operations.md))",
     form: 'hooks',
   },
   auth: {
@@ -204,6 +204,12 @@ const attempt = {
     order: 450,
     when: '`metrics: true` (default)',
     does: 'counts attempts by provider and outcome code, retries and failovers',
+    form: 'hooks',
+  },
+  throttle: {
+    order: 460,
+    when: '`adaptiveThrottling: true` (default)',
+    does: "client-side adaptive throttling: refuses an attempt before sending it, with probability max(0, (requests − K·accepts) / (requests + 1)) over the provider's last 2 minutes (`adaptiveThrottlingK`, default 2), `Overloaded` never sent, so failover tries another provider ([operations.md](operations.md))",
     form: 'hooks',
   },
   user,

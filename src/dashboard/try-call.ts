@@ -3,11 +3,14 @@
  * service name, one attempt, the app's registries), with the arguments as a JSON array in the tagged
  * form of the command line and the HTTP entry (`{"$t":"D","v":…}`, `{"$t":"n","v":"…"}`, docs/values.md), and the result or error in the same form.
  *
+ * `$echo` is offered for every service: the provider's echo, answered through its filters (docs/cluster.md).
+ *
  * Whatever the page asks, Try it holds at most `MAX_TRY_REFERENCES` references (the least recently
  * used one is released, after its calls end) and writes no consumer record in the registries.
  */
 
-import { type CallistoApp, defineService, RpcError, releaseReference } from '../index.js';
+import { type CallistoApp, defineService, echo, RpcError, releaseReference } from '../index.js';
+import { ECHO_METHOD } from '../internal.js';
 import { parseCallTarget } from '../tools/call-target.js';
 import { CliError } from '../tools/exit-codes.js';
 import { fromView, toView, ViewError } from '../tools/json-view.js';
@@ -165,7 +168,11 @@ export function createTryCaller(app: CallistoApp, defaultTimeoutMs: number): Try
         throw new TryInputError('Try it calls through the registries, and the dashboard has none');
       }
       const entry = referenceFor(request);
-      const method = entry.reference[request.method];
+      // every provided service answers `$echo` through its filters (auth, access rules), not its code
+      const method =
+        request.method === ECHO_METHOD
+          ? (...values: unknown[]) => echo(entry.reference, values[0] ?? 'echo')
+          : entry.reference[request.method];
       if (typeof method !== 'function') {
         throw new TryInputError(`${request.method} cannot be called remotely (a reserved name)`);
       }

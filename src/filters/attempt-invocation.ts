@@ -1,11 +1,19 @@
 /** What the consumer's per-attempt filters read and write of an invocation (consumer/client-invocation.ts). */
+import type { AdaptiveThrottle } from '../cluster/adaptive-throttle.js';
 import type { Invocation } from '../core/invocation.js';
 import type { EndpointStatsRecorder } from '../loadbalance/endpoint-stats.js';
 
 /** The current attempt, one record reset when an attempt starts (consumer/call-attempt.ts). */
 export interface AttemptState {
   /** The provider the balancer picked for this attempt. */
-  readonly endpoint: { readonly address: string; readonly stats: EndpointStatsRecorder } | undefined;
+  readonly endpoint:
+    | {
+        readonly address: string;
+        readonly stats: EndpointStatsRecorder;
+        /** Its adaptive throttling state (the `throttle` filter). */
+        readonly throttle: AdaptiveThrottle;
+      }
+    | undefined;
   /** The attempt's budget, ms until the call's deadline or the attempt's own cap (0 for none). */
   timeoutMs: number;
   /** The request reached the wire (the provider may have seen it). */

@@ -1,25 +1,91 @@
 /**
- * `deadline` (provider): a call whose caller's deadline has already passed when it is read
- * is refused with `Timeout`, without running anything (the caller has given up on it). The deadline is
- * the provider's own: the time the request's bytes were read plus the budget the request carries.
+ * `deadline` (provider): a call whose caller's deadline has already passed when it is read is refused
+ * with `Timeout`, without running anything (the caller has given up on it). The deadline is the
+ * provider's own: the time the request's bytes were read plus the budget the request carries.
+ *
+ * With a method's learnt service time (`serviceTime`, governance/service-time.ts; `server.
+ * deadlineAdmission`, on by default) it is also deadline-aware admission: a call whose remaining budget
+ * is already smaller than the method's expected service time is refused at once with `Timeout`
+ * (`details.shed: 'deadline'`: the caller's budget is what is short), before its arguments are counted or decoded and before it takes an
+ * execution slot: it never runs, so the consumer may send it to another provider. Every call the
+ * method answered itself (a result, or anything its handler threw that is not an RpcError) teaches the
+ * estimate how long it took from here to the end of the chain (queues after this filter included).
  */
 
+import { tickMonotonic } from '../core/clock.js';
 import { defineFilter, type NamedFilter } from '../core/filter.js';
 import { FILTER_ORDER } from '../core/filter-order.js';
+import type { Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
+import { shedError } from '../core/shed.js';
+import type { ServiceTime } from '../governance/service-time.js';
 
-export function providerDeadlineFilter(now: () => number = Date.now): NamedFilter {
-  return defineFilter({
+/** What deadline-aware admission keeps on a provider's invocation. */
+export interface DeadlineInvocation extends Invocation {
+  /** performance.now() when the `deadline` filter admitted the call (0: not measured). */
+  admittedAt: number;
+  readonly oneway: boolean;
+}
+
+export interface ProviderDeadlineOptions {
+  /** The method's learnt service time; none: deadline-aware admission off. */
+  readonly serviceTime?: ServiceTime | undefined;
+  /** Wall clock, ms. Default Date.now. */
+  readonly now?: () => number;
+}
+
+export function providerDeadlineFilter(
+  options: ProviderDeadlineOptions = {},
+): NamedFilter<DeadlineInvocation> {
+  const now = options.now ?? Date.now;
+  const serviceTime = options.serviceTime;
+  if (serviceTime === undefined) {
+    return defineFilter<DeadlineInvocation>({
+      name: 'deadline',
+      position: 'provider',
+      order: FILTER_ORDER.provider.deadline,
+      start(invocation) {
+        if (invocation.deadline > 0 && now() >= invocation.deadline) throw deadlinePassed(invocation);
+      },
+    });
+  }
+  return defineFilter<DeadlineInvocation>({
     name: 'deadline',
     position: 'provider',
     order: FILTER_ORDER.provider.deadline,
     start(invocation) {
-      if (invocation.deadline > 0 && now() >= invocation.deadline) {
-        throw new RpcError(
-          'Timeout',
-          `${invocation.service.name}.${invocation.method}: deadline passed before execution`,
-        );
+      const at = tickMonotonic();
+      if (invocation.deadline > 0) {
+        const remainingMs = invocation.deadline - now();
+        if (remainingMs <= 0) throw deadlinePassed(invocation);
+        const expectedMs = invocation.oneway ? 0 : serviceTime.expectedMs(at);
+        if (remainingMs < expectedMs) {
+          // Timeout: the caller's budget is what ran out (a caller with no time left to fail over gets
+          // the error it would have got anyway); details.shed says it never ran, so it may go elsewhere
+          throw shedError(
+            'Timeout',
+            `${invocation.service.name}.${invocation.method}: ${Math.round(remainingMs)} ms left of the caller's budget, less than the ${Math.round(expectedMs)} ms the method takes (deadline-aware admission); not run`,
+            'deadline',
+            { details: { remainingMs, expectedMs } },
+          );
+        }
       }
+      invocation.admittedAt = at;
+    },
+    end(invocation, error) {
+      if (error !== undefined && RpcError.is(error)) return;
+      const startedAt = invocation.admittedAt;
+      let at = tickMonotonic();
+      // a call that ended in the run it started in (a synchronous method) reads the clock itself
+      if (at === startedAt) at = performance.now();
+      serviceTime.record(at - startedAt, at);
     },
   });
+}
+
+function deadlinePassed(invocation: Invocation): RpcError {
+  return new RpcError(
+    'Timeout',
+    `${invocation.service.name}.${invocation.method}: deadline passed before execution`,
+  );
 }

@@ -5,5 +5,9 @@ const UNHEALTHY: ReadonlySet<ErrorCodeName> = new Set(['Network', 'Timeout', 'Ov
 
 /** Whether an attempt's outcome leaves its provider healthy (success, business and request errors). */
 export function isHealthy(error: unknown): boolean {
-  return error === undefined || !UNHEALTHY.has(RpcError.from(error).code);
+  if (error === undefined) return true;
+  const rpc = RpcError.from(error);
+  // refused by deadline-aware admission: the caller's budget was too short, the provider is fine
+  if (rpc.remote && rpc.details.shed === 'deadline') return true;
+  return !UNHEALTHY.has(rpc.code);
 }

@@ -4,7 +4,7 @@
  * (governance/leaky-bucket.ts). Calls start at a steady rate: a call that comes before its turn waits
  * for it, at most `queue` calls wait in a bucket, and a call that finds the queue full is refused with
  * `Overloaded` and never runs. A call whose caller's deadline passes while it waits is answered
- * `Timeout` at its turn, without running.
+ * `Timeout` at its turn, without running (`details.shed: 'expired'`).
  *
  * It wraps the rest of the chain (it delays it), so it runs after `decode`: a waiting call holds what
  * admission gave it (an execution slot, its elements) and counts in `executes`; the queue bounds them.
@@ -14,6 +14,7 @@ import { defineFilter, type NamedFilter } from '../core/filter.js';
 import { FILTER_ORDER } from '../core/filter-order.js';
 import type { Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
+import { shedError } from '../core/shed.js';
 import type { LeakyLimiter } from '../governance/provider-limiters.js';
 
 export function leakyRateFilter(limiters: readonly LeakyLimiter[]): NamedFilter {
@@ -44,7 +45,9 @@ function turn(waitMs: number, invocation: Invocation): Promise<void> {
   return new Promise((resolve, reject) => {
     setTimeout(() => {
       if (invocation.deadline > 0 && Date.now() >= invocation.deadline) {
-        reject(new RpcError('Timeout', "the caller's deadline passed while the call waited for its turn"));
+        reject(
+          shedError('Timeout', "the caller's deadline passed while the call waited for its turn", 'expired'),
+        );
       } else resolve();
     }, waitMs);
   });

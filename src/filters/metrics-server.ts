@@ -2,7 +2,8 @@
  * `metrics-server` (provider): counts every call the provider was asked for, by outcome code, with
  * its latency, the calls in flight and the last failure (the app's metrics store; docs/observability.md).
  * Outermost of the provider's filters, so that refusals (`Shutdown`, `Timeout` at the deadline check,
- * `Unauthorized`, `RateLimited`, `Overloaded`) are counted by code as well as what the method answered.
+ * `Unauthorized`, `RateLimited`, `Overloaded`) are counted by code as well as what the method answered,
+ * and the calls shed under overload by reason (core/shed.ts: `deadline`, `expired`).
  * A handful of increments per call and no clock reading of its own for a method that answers later (the
  * run's shared reading, core/clock.ts); on by default (`metrics: false` leaves it out).
  */
@@ -12,6 +13,7 @@ import { defineFilter, type NamedFilter } from '../core/filter.js';
 import { FILTER_ORDER } from '../core/filter-order.js';
 import type { Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
+import { shedReasonOf } from '../core/shed.js';
 import type { MethodMetrics } from '../observability/method-metrics.js';
 
 /** Where the filter keeps when it started measuring a call. */
@@ -46,7 +48,11 @@ export function metricsServerFilter(metrics: MethodMetrics): NamedFilter<Metered
       metrics.inFlight--;
       metrics.latency.observe(now - startedAt);
       if (error === undefined) metrics.ok++;
-      else metrics.failed(outcomeCode(error), (error as Error)?.message ?? String(error), error);
+      else {
+        metrics.failed(outcomeCode(error), (error as Error)?.message ?? String(error), error);
+        const shed = shedReasonOf(error);
+        if (shed !== undefined) metrics.shedFor(shed);
+      }
     },
   });
 }

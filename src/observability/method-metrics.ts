@@ -47,6 +47,12 @@ export class MethodMetrics {
   failovers = 0;
   /** Consumer: attempts by provider address and code. */
   readonly peers = new Map<string, PeerCounts>();
+  /**
+   * Calls shed under overload, by reason (core/shed.ts): on the provider `deadline` (deadline-aware
+   * admission) and `expired` (deadline passed while waiting), on the consumer `throttled` (attempts
+   * refused by adaptive throttling).
+   */
+  readonly shed = new Map<string, number>();
   /** Request / answer body bytes, where the side knows them. */
   bytesIn = 0;
   bytesOut = 0;
@@ -76,6 +82,11 @@ export class MethodMetrics {
       message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message,
       error,
     };
+  }
+
+  /** A call (or, on the consumer, an attempt) was shed for `reason`. */
+  shedFor(reason: string): void {
+    this.shed.set(reason, (this.shed.get(reason) ?? 0) + 1);
   }
 
   /** An attempt to `address` ended with `code` (`OK` for success). */

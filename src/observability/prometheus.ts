@@ -131,6 +131,17 @@ function methodCollectors(): StoreCollector[] {
       },
     ),
     new StoreCollector(
+      'callisto_shed_total',
+      'Calls shed under overload, by reason: provider deadline (refused by deadline-aware admission, Overloaded) and expired (deadline passed while it waited, not run, Timeout); consumer throttled (attempts refused by adaptive throttling before sending, Overloaded)',
+      'counter',
+      (store, out) => {
+        for (const m of store.methods()) {
+          const labels = methodLabels(store, m);
+          for (const [reason, count] of m.shed) out.push({ labels: { ...labels, reason }, value: count });
+        }
+      },
+    ),
+    new StoreCollector(
       'callisto_received_bytes_total',
       'Provider: request argument bytes received (as framed, before decompression)',
       'counter',

@@ -26,6 +26,8 @@ export interface MethodStats {
   latencyWindow: { ms: number; current?: WindowFigures; previous?: WindowFigures };
   retries?: number;
   failovers?: number;
+  /** Calls shed under overload by reason (`deadline`, `expired`, `throttled`), when any were. */
+  shed?: Record<string, number>;
   /** `ref`: the reference the failure was quoted to its caller under, when it was given one. */
   lastFailure?: { time: number; code: string; message: string; ref?: string };
 }
@@ -85,6 +87,7 @@ export function statsFeed(store: MetricsStore, now: number = Date.now()): StatsF
         stats.retries = m.retries;
         stats.failovers = m.failovers;
       }
+      if (m.shed.size > 0) stats.shed = Object.fromEntries(m.shed);
       const last = m.lastFailure;
       if (last !== undefined) {
         const ref = knownReference(last.error);

@@ -93,7 +93,9 @@ export function writeAttachments(
   if (callId !== undefined) {
     at += CALL_ID_FIELD.copy(out, at);
     at = out.writeUInt16BE(callId.length, at);
-    at += out.write(callId, at, 'latin1');
+    // a call id is a few ASCII characters: a byte loop costs less than Buffer#write's checks
+    for (let i = 0; i < callId.length; i++) out[at + i] = callId.charCodeAt(i);
+    at += callId.length;
     count++;
   }
   out.writeUInt16BE(count, countAt);

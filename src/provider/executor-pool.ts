@@ -2,7 +2,10 @@
  * A pool of worker threads for one worker executor: `threads` threads, each running one call at a time,
  * and a queue of at most `queue` calls waiting for a thread; a call beyond it is refused at once with
  * `Overloaded` (it never ran: a consumer fails it over). A call's signal (the caller's deadline or
- * cancellation, or the shutdown deadline) takes a waiting call out of the queue, and a running one is
+ * cancellation, or the shutdown deadline) takes a waiting call out of the queue — one whose deadline
+ * passed there is answered `Timeout` with `details.shed: 'expired'`, and a thread that becomes free
+ * checks the deadline again before it takes the next call, in case the signal's timer is late on a busy
+ * loop: a call is never run for a caller who gave up while it waited —, and a running one is
  * answered at once with the signal's reason while its thread is told (`cancel: 'signal'`: the handler's
  * signal fires and its late result is dropped) or stopped and replaced (`cancel: 'terminate'`). A thread
  * that dies (an uncaught error, `process.exit()`, out of memory) fails only the call it was running,
@@ -16,6 +19,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Attachments } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
+import { shedError } from '../core/shed.js';
 import type { FromThread, ThreadData, ThrownRecord, ToThread } from './executor-messages.js';
 import type { ResolvedWorkerExecutor } from './executor-options.js';
 
@@ -96,6 +100,15 @@ function startWorker(data: ThreadData, resourceLimits: ResolvedWorkerExecutor['r
   return new Worker(code, { eval: true, workerData: data, resourceLimits });
 }
 
+/** The answer to a call whose caller's deadline passed while it waited for a thread. */
+function expiredInQueue(label: string): RpcError {
+  return shedError(
+    'Timeout',
+    `${label}: the caller's deadline passed while the call waited for a worker thread; not run`,
+    'expired',
+  );
+}
+
 export function createWorkerPool(
   options: ResolvedWorkerExecutor,
   service: string,
@@ -132,6 +145,12 @@ export function createWorkerPool(
     while (waiting.length > 0) {
       const job = waiting.shift()!;
       if (job.settled) continue;
+      // its caller's deadline passed while it waited (its signal's timer may not have fired yet)
+      if (job.call.deadline > 0 && Date.now() >= job.call.deadline) {
+        settle(job);
+        job.reject(expiredInQueue(job.label));
+        continue;
+      }
       thread.job = job;
       thread.worker.postMessage({ t: 'call', id: job.id, ...job.call } satisfies ToThread);
       return;
@@ -214,7 +233,9 @@ export function createWorkerPool(
     if (job.settled) return;
     const reason = RpcError.from(job.signal!.reason, 'Cancelled');
     settle(job);
-    job.reject(reason);
+    const at = waiting.indexOf(job);
+    // a call whose caller's deadline passed while it waited for a thread is shed: it never ran
+    job.reject(at >= 0 && reason.code === 'Timeout' ? expiredInQueue(job.label) : reason);
     for (const thread of threads) {
       if (thread.job !== job) continue;
       if (options.cancel === 'terminate') {
@@ -230,7 +251,6 @@ export function createWorkerPool(
       return;
     }
     // still waiting: dispatchNext skips it
-    const at = waiting.indexOf(job);
     if (at >= 0) waiting.splice(at, 1);
     wakeIdle();
   };

@@ -22,6 +22,7 @@ import { observeServerFilter } from '../filters/observe-server.js';
 import { registryTokenFilter } from '../filters/registry-token.js';
 import { shutdownFilter } from '../filters/shutdown.js';
 import { tracingServerFilter } from '../filters/tracing-server.js';
+import { createServiceTime } from '../governance/service-time.js';
 import type { Logger } from '../observability/logger.js';
 import type { MetricsStore } from '../observability/metrics-store.js';
 import { createRateLimitedLog } from '../observability/rate-limited-log.js';
@@ -44,6 +45,11 @@ export interface ProviderChainParts {
   readonly registryToken?: string | undefined;
   /** Whether `tracing-server` is in (`tracing: true` and an OpenTelemetry SDK registered first). */
   readonly tracing: boolean;
+  /**
+   * `server.deadlineAdmission` (default true): the `deadline` filter of each method learns its service
+   * time and refuses calls whose budget is smaller (filters/deadline.ts).
+   */
+  readonly deadlineAdmission?: boolean | undefined;
 }
 
 /** The method a row is asked about. */
@@ -98,7 +104,14 @@ export function createProviderChain(
             }),
       ),
     },
-    { name: 'deadline', filter: shared(providerDeadlineFilter()) },
+    {
+      name: 'deadline',
+      // with deadline-aware admission one per method: each learns its own method's service time
+      filter:
+        parts.deadlineAdmission === false
+          ? shared(providerDeadlineFilter())
+          : () => providerDeadlineFilter({ serviceTime: createServiceTime() }),
+    },
     {
       name: 'auth',
       filter: shared(

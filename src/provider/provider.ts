@@ -123,6 +123,7 @@ export function createProvider(parts: ProviderParts): Provider {
     auth: parts.auth,
     metrics: parts.metrics,
     tracing: parts.tracing === true,
+    deadlineAdmission: serverOptions.deadlineAdmission,
   });
   const forApp = appLimits(options.limits);
   const appFilters = parts.filters.map((entry) =>

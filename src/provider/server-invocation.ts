@@ -13,6 +13,7 @@ import { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
 import type { Admission, AdmittedInvocation } from '../filters/admission.js';
 import type { AuthenticatedInvocation } from '../filters/auth.js';
+import type { DeadlineInvocation } from '../filters/deadline.js';
 import { argumentsNotDecoded, type EncodedInvocation } from '../filters/decode-arguments.js';
 import type { MeteredInvocation } from '../filters/metrics-server.js';
 import type { ObservedInvocation } from '../filters/observe-server.js';
@@ -81,6 +82,7 @@ export class ServerInvocation
   implements
     AdmittedInvocation,
     AuthenticatedInvocation,
+    DeadlineInvocation,
     EncodedInvocation,
     ObservedInvocation,
     MeteredInvocation
@@ -100,6 +102,8 @@ export class ServerInvocation
   observedAt = 0;
   /** When the `metrics-server` filter started measuring the call. */
   meteredAt = 0;
+  /** When the `deadline` filter admitted the call (deadline-aware admission; 0: not measured). */
+  admittedAt = 0;
   /** The request's encoded argument bytes (0 in-process). */
   requestBytes = 0;
   /** Decoded argument elements this call holds of the limits (counted before decoding). */

@@ -61,6 +61,8 @@ export const serverConfigSchema = z.strictObject({
   maxConcurrentCalls: positiveInt,
   /** Streams open at once on all connections of the server; one more is refused with Overloaded (maxStreamsPerConnection bounds each connection). Default 10000. */
   maxOpenStreams: positiveInt,
+  /** Deadline-aware admission (docs/operations.md, "Overload protection"): each method learns its service time (the 10th percentile of its last 32 calls, at most 10 s old, once 16 are there), and a call whose remaining budget is already smaller is refused Overloaded before its arguments are decoded (it never runs; the consumer fails it over). Default true. */
+  deadlineAdmission: z.boolean(),
   /** Send stack traces with errors. Default false. */
   exposeStack: z.boolean(),
   /** What handler errors tell callers: 'declared' (declared errors' fields, system errors scrubbed) or 'all' (trusted setups). Default 'declared'. */
@@ -109,6 +111,7 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   serializers: [],
   maxConcurrentCalls: 10_000,
   maxOpenStreams: 10_000,
+  deadlineAdmission: true,
   exposeStack: false,
   exposeErrors: 'declared',
   maxConnections: 4096,
@@ -146,6 +149,8 @@ export interface ServerOptions {
   maxConcurrentCalls: number;
   /** Streams open at once across connections; beyond it a stream is refused Overloaded. */
   maxOpenStreams: number;
+  /** Deadline-aware admission: calls whose budget is below the method's learnt service time are refused. */
+  deadlineAdmission: boolean;
   /** Send the provider's stack trace with errors. */
   exposeStack: boolean;
   /** What handler errors tell callers. */
@@ -178,6 +183,7 @@ export function resolveServerOptions(server: ServerConfig, connection: Connectio
     serializers: server.serializers.length > 0 ? server.serializers : undefined,
     maxConcurrentCalls: server.maxConcurrentCalls,
     maxOpenStreams: server.maxOpenStreams,
+    deadlineAdmission: server.deadlineAdmission,
     exposeStack: server.exposeStack,
     exposeErrors: server.exposeErrors,
     writeHighWaterBytes: server.writeHighWaterBytes,

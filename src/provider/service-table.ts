@@ -17,6 +17,7 @@ import {
   type StreamKind,
 } from '../service/define-service.js';
 import { runInAsyncCallContext, runInCallContext } from './call-context.js';
+import { unlessExpired } from './expired-guard.js';
 import type { ServerInvocation } from './server-invocation.js';
 
 export interface ExportedMethod {
@@ -122,11 +123,13 @@ function exportMethod(spec: MethodExport): ExportedMethod {
   const label = `${definition.name}.${name}`;
   const run = spec.asyncContext ? runInAsyncCallContext : runInCallContext;
   const kind = declaration.stream;
-  const call: Step<ServerInvocation> =
+  // a call whose deadline passed while it waited in the provider is not run (expired-guard.ts)
+  const call: Step<ServerInvocation> = unlessExpired(
     terminal ??
-    (kind === undefined
-      ? (invocation) => run(invocation, () => fn.apply(implementation, invocation.args))
-      : streamCall({ label, kind, run, invoke: (args) => fn.apply(implementation, args) }));
+      (kind === undefined
+        ? (invocation) => run(invocation, () => fn.apply(implementation, invocation.args))
+        : streamCall({ label, kind, run, invoke: (args) => fn.apply(implementation, args) })),
+  );
   const schema = declaration.args;
   const chain = compileChain(
     schema === undefined ? filters : [...filters, validationFilter(label, schema)],

@@ -113,11 +113,14 @@ describe('failover', () => {
     const log = linesLogger();
     const app = await testApp({ application: 'consumer', logger: log.logger, logLevel: 'debug' });
     // Budget: no share of calls (ratio 0), only the reserve of 10 retries/s over the 10 s window: 100.
+    // Adaptive throttling off: it would refuse most of these attempts before they are sent (its own
+    // test: test/overload/adaptive-throttling.test.ts); this one counts what the budget lets through.
     const ref = app.refer(FlakyDef, {
       url: providers.map((p) => p.address),
       retries: 2,
       retryBudgetRatio: 0,
       outlierDetection: false,
+      adaptiveThrottling: false,
     });
     for (let i = 0; i < 80; i++)
       await expect(ref.read(`k${i}`)).rejects.toMatchObject({ code: 'Overloaded' });

@@ -1,6 +1,6 @@
 /**
- * `refer(def, { protocol })`: `callisto` (the default) calls over the provider's RPC port; `http` is
- * refused with a ConfigError saying it is not supported yet; anything else names the choices. A
+ * `refer(def, { protocol })`: `callisto` (the default) calls over the provider's RPC port (`http`, the
+ * HTTP entry: test/http/http-reference.test.ts); anything else names the choices. A
  * provider record that lists its protocols without `callisto` is skipped by the consumer's directory
  * (a record without a list serves every protocol).
  */
@@ -26,13 +26,10 @@ describe('refer(def, { protocol })', () => {
     expect(await consumer.refer(FlakyDef, { url: provider.address! }).read('y')).toBe('p0:y');
   });
 
-  it("refuses 'http' (not supported yet) and an unknown protocol with a ConfigError naming the key", async () => {
+  it('refuses an unknown protocol with a ConfigError naming the key and the choices', async () => {
     const consumer = await testApp({ application: 'consumer' });
-    expect(() => consumer.refer(FlakyDef, { url: '127.0.0.1:1', protocol: 'http' })).toThrow(
-      /refer\(test\.Flaky\)\.protocol[\s\S]*not supported yet/,
-    );
     expect(() => consumer.refer(FlakyDef, { url: '127.0.0.1:1', protocol: 'grpc' as never })).toThrow(
-      /protocol[\s\S]*'callisto', 'http'/,
+      /refer\(test\.Flaky\)\.protocol[\s\S]*'callisto', 'http'/,
     );
   });
 
@@ -48,6 +45,32 @@ describe('refer(def, { protocol })', () => {
     });
     await directory.ready;
     expect(directory.list().map((endpoint) => endpoint.port)).toEqual([1002, 1003]);
+    await directory.close();
+  });
+
+  it("takes records at their HTTP port for 'http', skipping those without one or not serving http", async () => {
+    const record = (port: number, extra: Partial<ProviderRecord>): ProviderRecord => ({
+      ...directProviderRecord(FlakyDef, `127.0.0.1:${port}`),
+      ...extra,
+    });
+    const directory = createDirectory({
+      key: FlakyDef,
+      protocol: 'http',
+      feed: fixedFeed([
+        record(1001, { http: { port: 2001 }, protocols: ['callisto'] }),
+        record(1002, { http: { port: 2002 }, protocols: ['callisto', 'http'] }),
+        record(1003, {}),
+        record(1004, { http: { port: 2004 }, transport: 'tls' }),
+        record(1005, { http: { port: 2005 } }),
+      ]),
+      link: () => ({ available: true, connection: () => ({ send() {} }) }),
+    });
+    await directory.ready;
+    expect(directory.list().map((endpoint) => endpoint.address)).toEqual([
+      'http://127.0.0.1:2002',
+      'https://127.0.0.1:2004',
+      'http://127.0.0.1:2005',
+    ]);
     await directory.close();
   });
 });

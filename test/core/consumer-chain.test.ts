@@ -48,12 +48,14 @@ const everyAttempt: AttemptChainNeeds = {
   outlierDetection: true,
   detector: () => ({ record() {} }),
   metrics,
+  throttlingK: 2,
 };
 const noAttempt: AttemptChainNeeds = {
   ...everyAttempt,
   credentials: undefined,
   outlierDetection: false,
   metrics: undefined,
+  throttlingK: undefined,
 };
 
 describe('the consumer chain table', () => {

@@ -31,9 +31,11 @@ import { rateLimitFilter } from '../../src/filters/rate-limit.js';
 import { registryTokenFilter } from '../../src/filters/registry-token.js';
 import { createResultCache } from '../../src/filters/result-cache.js';
 import { shutdownFilter } from '../../src/filters/shutdown.js';
+import { throttleFilter } from '../../src/filters/throttle.js';
 import { tracingClientFilter } from '../../src/filters/tracing-client.js';
 import { tracingServerFilter } from '../../src/filters/tracing-server.js';
 import { validationFilter } from '../../src/filters/validation.js';
+import { createServiceTime } from '../../src/governance/service-time.js';
 import { createMetricsStore } from '../../src/observability/metrics-store.js';
 import { createFaultPlan } from '../../src/testing/faults.js';
 
@@ -48,6 +50,7 @@ function builtins(): NamedFilter<never>[] {
     shutdownFilter({ refusing: false }),
     accessLogFilter({ write() {} }),
     providerDeadlineFilter(),
+    providerDeadlineFilter({ serviceTime: createServiceTime() }),
     authFilter({ authenticators: [{ name: 'sync', authenticate: () => identity }] }),
     authFilter({ authenticators: [{ name: 'jwt', async: true, authenticate: async () => identity }] }),
     registryTokenFilter('registry-token'),
@@ -74,6 +77,7 @@ function builtins(): NamedFilter<never>[] {
     endpointStatsFilter(),
     outlierFilter({ record() {} }),
     metricsClientFilter(metrics()),
+    throttleFilter('test.Docs.m', 2),
   ];
 }
 

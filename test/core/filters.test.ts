@@ -140,9 +140,14 @@ describe('consumer positions', () => {
     const plain = app.refer(FlakyDef, { url });
     expect(methodRuntimeOf(plain, 'read').filters).toEqual({
       call: ['metrics-call'],
-      attempt: ['deadline', 'observe', 'endpoint-stats', 'outlier', 'metrics-client'],
+      attempt: ['deadline', 'observe', 'endpoint-stats', 'outlier', 'metrics-client', 'throttle'],
     });
-    const noOutlier = app.refer(FlakyDef, { url, outlierDetection: false, mock: 'fail' });
+    const noOutlier = app.refer(FlakyDef, {
+      url,
+      outlierDetection: false,
+      adaptiveThrottling: false,
+      mock: 'fail',
+    });
     expect(methodRuntimeOf(noOutlier, 'read').filters).toEqual({
       call: ['metrics-call', 'mock'],
       attempt: ['deadline', 'observe', 'endpoint-stats', 'metrics-client'],
@@ -151,7 +156,7 @@ describe('consumer positions', () => {
     const withUser = app.refer(FlakyDef, { url, filters: [audit, (next) => next] });
     expect(methodRuntimeOf(withUser, 'read').filters).toEqual({
       call: ['metrics-call', 'anonymous'],
-      attempt: ['deadline', 'observe', 'endpoint-stats', 'audit', 'outlier', 'metrics-client'],
+      attempt: ['deadline', 'observe', 'endpoint-stats', 'audit', 'outlier', 'metrics-client', 'throttle'],
     });
   });
 });

@@ -112,6 +112,14 @@ describe('the dashboard page', () => {
       });
       expect(await page.locator('.timing').textContent()).toMatch(/^in \d+\.\d ms$/);
 
+      // the service's echo, through the provider's filters: the value comes back as sent
+      await page.getByLabel('Method').fill('$echo');
+      await page.getByLabel(/Arguments/).fill('[{"ping": 7}]');
+      await page.getByRole('button', { name: 'Call' }).click();
+      await page.locator('#try-output').getByText('"ping": 7').waitFor({ timeout: SEE_MS });
+      expect(JSON.parse((await page.locator('#try-output').textContent()) ?? '')).toEqual({ ping: 7 });
+      expect(await page.locator('#try-methods option[value="$echo"]').count()).toBe(1);
+
       // the provider's own error, as the caller gets it
       await page.getByLabel('Method').fill('broken');
       await page.getByLabel(/Arguments/).fill('[]');

@@ -37,7 +37,9 @@ export async function attemptGaps(init: AttemptGapsInit): Promise<number[][]> {
     }),
   );
   const consumer = await testApp({ application: 'consumer' });
-  const ref = consumer.refer(FlakyDef, { url: addresses, ...init.reference });
+  // adaptive throttling off: providers that refuse everything would soon be refused locally, without the
+  // waits under test (test/overload/adaptive-throttling.test.ts tests it)
+  const ref = consumer.refer(FlakyDef, { url: addresses, adaptiveThrottling: false, ...init.reference });
   await Promise.all(
     Array.from({ length: init.calls }, (_, i) =>
       ref.read(`k${i}`).then(

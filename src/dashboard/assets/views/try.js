@@ -118,7 +118,10 @@ export function mountTry(main, banner, name) {
       );
       replaceContent(
         methods,
-        [...new Set(keys.flatMap((k) => k.methods.map((m) => m.name)))].map((m) => h('option', { value: m })),
+        // `$echo`: every provided service answers it, through its filters
+        [...new Set([...keys.flatMap((k) => k.methods.map((m) => m.name)), '$echo'])].map((m) =>
+          h('option', { value: m }),
+        ),
       );
       if (!methodInput.value && keys[0]?.methods[0]) methodInput.value = keys[0].methods[0].name;
     },

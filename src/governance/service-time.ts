@@ -1,0 +1,102 @@
+/**
+ * A method's expected service time, learnt from its recent calls, for deadline-aware admission (the
+ * provider's `deadline` filter, docs/operations.md "Overload protection"): a call whose remaining
+ * budget is smaller than it cannot be answered in time, so it is refused before anything is done.
+ *
+ * The estimate is a low percentile (`quantile`, default the 10th) of the last `samples` durations
+ * (default 32) no older than `maxAgeMs` (default 10 s), and none until `minSamples` (default 16) of
+ * them are there. Why a low percentile and not a mean or an EWMA: a refusal must be a call that could
+ * not have made it even served as fast as the method usually is. A mean is pulled up by the slow tail
+ * (a GC pause, a large argument, a queue that formed for a moment) and would refuse calls that would
+ * have been answered in time; a low percentile moves only when most calls got slower. Fast-moving: the
+ * window is the last 32 calls, so a method that became slower or faster is followed within ~30 calls.
+ * The age limit keeps it from sticking: if every call is refused (no new samples), the old samples
+ * expire and calls are admitted again, which teaches it the method's speed as it is now.
+ *
+ * Cost: one array write per sample; the percentile is recomputed (a sort of at most 32 numbers) only
+ * when asked after 8 new samples (after each one while there is no estimate) or after `maxAgeMs / 4`.
+ */
+
+export interface ServiceTimeOptions {
+  /** Recent durations kept. Default 32. */
+  readonly samples: number;
+  /** Samples needed before there is an estimate (until then every call is admitted). Default 16. */
+  readonly minSamples: number;
+  /** The percentile taken, (0, 1). Default 0.1. */
+  readonly quantile: number;
+  /** Samples older than this no longer count, ms. Default 10000. */
+  readonly maxAgeMs: number;
+}
+
+export const DEFAULT_SERVICE_TIME_OPTIONS: ServiceTimeOptions = {
+  samples: 32,
+  minSamples: 16,
+  quantile: 0.1,
+  maxAgeMs: 10_000,
+};
+
+/** How many new samples make the estimate stale. */
+const RECOMPUTE_AFTER = 8;
+
+export interface ServiceTime {
+  /** A call of the method took `durationMs`; `nowMs` is the monotonic time it ended. */
+  record(durationMs: number, nowMs: number): void;
+  /** The expected service time, ms, at monotonic time `nowMs`; 0 while there are too few samples. */
+  expectedMs(nowMs: number): number;
+}
+
+class ServiceTimeWindow implements ServiceTime {
+  readonly #options: ServiceTimeOptions;
+  readonly #durations: Float64Array;
+  readonly #times: Float64Array;
+  #next = 0;
+  #filled = 0;
+  #fresh = 0;
+  #estimate = 0;
+  #computedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(options: ServiceTimeOptions) {
+    this.#options = options;
+    this.#durations = new Float64Array(options.samples);
+    this.#times = new Float64Array(options.samples);
+  }
+
+  record(durationMs: number, nowMs: number): void {
+    this.#durations[this.#next] = durationMs;
+    this.#times[this.#next] = nowMs;
+    this.#next = (this.#next + 1) % this.#options.samples;
+    if (this.#filled < this.#options.samples) this.#filled++;
+    this.#fresh++;
+  }
+
+  expectedMs(nowMs: number): number {
+    const { maxAgeMs } = this.#options;
+    const stale =
+      this.#fresh >= RECOMPUTE_AFTER ||
+      // without an estimate yet, every new sample may be the one that makes enough
+      (this.#estimate === 0 && this.#fresh > 0) ||
+      nowMs - this.#computedAt >= maxAgeMs / 4;
+    if (stale) this.#compute(nowMs);
+    return this.#estimate;
+  }
+
+  #compute(nowMs: number): void {
+    const { maxAgeMs, minSamples, quantile } = this.#options;
+    this.#fresh = 0;
+    this.#computedAt = nowMs;
+    const recent: number[] = [];
+    for (let i = 0; i < this.#filled; i++) {
+      if (nowMs - this.#times[i]! <= maxAgeMs) recent.push(this.#durations[i]!);
+    }
+    if (recent.length < minSamples) {
+      this.#estimate = 0;
+      return;
+    }
+    recent.sort((a, b) => a - b);
+    this.#estimate = recent[Math.floor(quantile * (recent.length - 1))]!;
+  }
+}
+
+export function createServiceTime(options: Partial<ServiceTimeOptions> = {}): ServiceTime {
+  return new ServiceTimeWindow({ ...DEFAULT_SERVICE_TIME_OPTIONS, ...options });
+}
