@@ -148,6 +148,46 @@ describe('the adaptive concurrency limit', () => {
   });
 });
 
+describe('what the limit learns from', () => {
+  interface Failing {
+    /** Waits `ms` (no CPU), then answers, or throws an RpcError when `fail`. */
+    run(fail: boolean, ms: number): Promise<boolean>;
+  }
+  const FailingDef = defineService<Failing>('test.Failing', { methods: { run: {} } });
+
+  it("calls that end in an RpcError (refusals, timeouts, a handler's RpcError) are not samples", async () => {
+    const app = await testApp({ application: 'failing' });
+    app.provide(FailingDef, {
+      async run(fail, ms) {
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        if (fail) throw new RpcError('Unavailable', 'not now');
+        return true;
+      },
+    });
+    await app.start();
+    const consumer = await testApp({ application: 'load' });
+    const ref = consumer.refer(FailingDef, {
+      url: app.address!,
+      retries: 0,
+      timeoutMs: 5_000,
+      adaptiveThrottling: false,
+      outlierDetection: false,
+    });
+    // fast calls set the long latency; then waves of 100 calls in flight together, each ~150 ms,
+    // failing with an RpcError: counted, they would be a queue and bring the limit down to ~100
+    for (let w = 0; w < 3; w++) await Promise.all(Array.from({ length: 50 }, () => ref.run(false, 0)));
+    for (let w = 0; w < 3; w++) {
+      await Promise.allSettled(Array.from({ length: 100 }, () => ref.run(true, 150)));
+    }
+    expect(limiterOf(app).limit).toBe(10_000);
+    // the same waves answered: the limit learns from them
+    for (let w = 0; w < 3; w++) {
+      await Promise.allSettled(Array.from({ length: 100 }, () => ref.run(false, 150)));
+    }
+    expect(limiterOf(app).limit).toBeLessThan(200);
+  });
+});
+
 describe('priorities at the adaptive limit', () => {
   it('refuses sheddable calls first; critical ones (a call option over the method) mostly succeed', async () => {
     const p = await burner({}, SheddableDef);
