@@ -160,7 +160,7 @@ describe('what the limit learns from', () => {
     app.provide(FailingDef, {
       async run(fail, ms) {
         await new Promise((resolve) => setTimeout(resolve, ms));
-        if (fail) throw new RpcError('Unavailable', 'not now');
+        if (fail) throw new RpcError('Overloaded', 'not now');
         return true;
       },
     });
