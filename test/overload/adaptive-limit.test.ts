@@ -219,7 +219,12 @@ describe('priorities at the adaptive limit', () => {
     expect(other.length).toBeLessThan(12 * WAVE * 0.05);
   });
 
-  it('refuses an unknown priority in defineService, naming the key', () => {
+  it('refuses an unknown priority in defineService and in withOptions, naming the key', async () => {
+    const consumer = await testApp({ application: 'load' });
+    const ref = consumer.refer(BurnerDef, { url: '127.0.0.1:1' });
+    expect(() => withOptions(ref, { priority: 'urgent' as never }).burn(1, 0)).toThrow(
+      /withOptions\(\)\.priority.*critical, default, sheddable/,
+    );
     expect(() =>
       defineService<Burner>('test.Wrong', { methods: { burn: { priority: 'urgent' as never } } }),
     ).toThrow(/defineService\(test\.Wrong\)\.methods\.burn\.priority.*critical, default, sheddable/);
