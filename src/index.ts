@@ -33,6 +33,7 @@ export {
 } from './service/define-service.js';
 export type { ArgumentsSchema, Implementation, MethodNames, Remote } from './service/service-types.js';
 export type { ServiceKey } from './core/service-key.js';
+export type { CallPriority } from './governance/call-priority.js';
 
 // Calls: references, per-call options, the context a provider's handler runs in
 export type { CallOptions, MethodReferenceOptions, ReferenceOptions } from './consumer/reference-options.js';

@@ -124,6 +124,28 @@ export function createAppObservability(parts: ObservabilityParts): AppObservabil
     },
   });
   store.addGauge({
+    name: 'callisto_adaptive_limit',
+    help: "The provider's adaptive concurrency limit: calls it admits in flight before refusing Overloaded (server.adaptiveLimit)",
+    type: 'gauge',
+    collect: () => {
+      const limiter = provider.limiter;
+      return limiter === undefined || provider.table.list().length === 0
+        ? []
+        : [{ labels: {}, value: limiter.limit }];
+    },
+  });
+  store.addGauge({
+    name: 'callisto_adaptive_inflight',
+    help: 'Calls in flight in the provider, counted against its adaptive concurrency limit',
+    type: 'gauge',
+    collect: () => {
+      const limiter = provider.limiter;
+      return limiter === undefined || provider.table.list().length === 0
+        ? []
+        : [{ labels: {}, value: limiter.inflight }];
+    },
+  });
+  store.addGauge({
     name: 'callisto_client_connections',
     help: 'Connections open from this consumer to providers',
     type: 'gauge',
@@ -334,8 +356,39 @@ export function createAppObservability(parts: ObservabilityParts): AppObservabil
         },
         services,
         config: () => configView(config, parts.sourceOf),
-        stats: () => ({ ...statsFeed(store), endpoints: endpointWeights(directories(), config.consumer) }),
+        stats: () => ({
+          ...statsFeed(store),
+          endpoints: endpointWeights(directories(), config.consumer),
+          ...adaptiveLimitStats(provider),
+        }),
       };
     },
   };
+}
+
+/** `/stats`' `adaptiveLimit`: the provider's adaptive concurrency limit, when it is on and serves. */
+function adaptiveLimitStats(provider: Provider): { adaptiveLimit?: AdaptiveLimitStats } {
+  const limiter = provider.limiter;
+  if (limiter === undefined || provider.table.list().length === 0) return {};
+  const round = (ms: number): number => Math.round(ms * 1000) / 1000;
+  return {
+    adaptiveLimit: {
+      limit: limiter.limit,
+      inflight: limiter.inflight,
+      refused: limiter.refused,
+      shortRttMs: round(limiter.shortRttMs),
+      longRttMs: round(limiter.longRttMs),
+    },
+  };
+}
+
+/** The adaptive concurrency limit as `/stats` shows it. */
+export interface AdaptiveLimitStats {
+  limit: number;
+  inflight: number;
+  /** Calls refused at the limit since the start. */
+  refused: number;
+  /** The last window's latency (event-loop delay included) and the long-term one, ms. */
+  shortRttMs: number;
+  longRttMs: number;
 }

@@ -1,6 +1,7 @@
 import type { FilterEntry } from '../core/filter.js';
 import type { Attachments } from '../core/invocation.js';
 import type { ResultCacheOptions } from '../governance/cache-options.js';
+import type { CallPriority } from '../governance/call-priority.js';
 import type { ConsumerLimits } from '../governance/limit-options.js';
 import type { RetriesExhaustedMessage } from '../observability/channels.js';
 import type { Implementation, MethodNames, Remote } from '../service/service-types.js';
@@ -141,4 +142,10 @@ export interface CallOptions {
   credentials?: string;
   /** `false`: past the method's result cache (its answer is not kept either). Default true. */
   cache?: boolean;
+  /**
+   * This call's priority at the provider's adaptive concurrency limit (the `callisto-priority`
+   * attachment, over the method's declared one; docs/operations.md "Overload protection"). Default: the
+   * method's.
+   */
+  priority?: CallPriority;
 }

@@ -5,7 +5,9 @@
  * those that do not give a Proxy that answers `undefined` for `then` (so a reference is never mistaken
  * for a promise) and for symbols.
  */
+import { ConfigError } from '../core/config-error.js';
 import type { Attachments, Invoker } from '../core/invocation.js';
+import { CALL_PRIORITIES, isCallPriority, PRIORITY_ATTACHMENT } from '../governance/call-priority.js';
 import type { ServiceDefinition, StreamKind } from '../service/define-service.js';
 import { isForbiddenMethodName } from '../service/define-service.js';
 import type { Remote } from '../service/service-types.js';
@@ -52,10 +54,17 @@ function callFunction<T>(
   callOptions: CallOptions | undefined,
 ): (...args: unknown[]) => Promise<unknown> {
   const base = parts.options.attachments;
-  const extra =
+  let extra =
     callOptions?.credentials === undefined
       ? callOptions?.attachments
       : { ...callOptions.attachments, authorization: `Bearer ${callOptions.credentials}` };
+  const priority = callOptions?.priority;
+  if (priority !== undefined) {
+    if (!isCallPriority(priority)) {
+      throw new ConfigError('withOptions().priority', priority, `one of ${CALL_PRIORITIES.join(', ')}`);
+    }
+    extra = { ...extra, [PRIORITY_ATTACHMENT]: priority };
+  }
   const attachments = base || extra ? Object.freeze({ ...base, ...extra }) : NO_ATTACHMENTS;
   const timeoutMs = callOptions?.timeoutMs ?? runtime.timeoutMs;
   const signal = callOptions?.signal;

@@ -8,13 +8,14 @@
  *   method's expected service time), `Timeout` (never run, so it may fail over; not a health failure);
  * - `expired`: dropped by the provider before it ran, because its caller's deadline passed while it
  *   waited (in a worker pool's queue, a leaky bucket, behind an asynchronous filter), `Timeout`;
- * - `throttled`: refused by the consumer's adaptive throttling before it was sent, `Overloaded`.
+ * - `throttled`: refused by the consumer's adaptive throttling before it was sent, `Overloaded`;
+ * - `limit`: refused by the provider's adaptive concurrency limit before it was decoded, `Overloaded`.
  */
 import { type ErrorCodeName, RpcError, type RpcErrorInit } from './rpc-error.js';
 
-export type ShedReason = 'deadline' | 'expired' | 'throttled';
+export type ShedReason = 'deadline' | 'expired' | 'throttled' | 'limit';
 
-export const SHED_REASONS: readonly ShedReason[] = ['deadline', 'expired', 'throttled'];
+export const SHED_REASONS: readonly ShedReason[] = ['deadline', 'expired', 'throttled', 'limit'];
 
 /** An RpcError for a call shed for `reason` (`details.shed`). */
 export function shedError(

@@ -22,6 +22,7 @@ import { observeServerFilter } from '../filters/observe-server.js';
 import { registryTokenFilter } from '../filters/registry-token.js';
 import { shutdownFilter } from '../filters/shutdown.js';
 import { tracingServerFilter } from '../filters/tracing-server.js';
+import type { ConcurrencyLimiter } from '../governance/concurrency-limiter.js';
 import { createServiceTime } from '../governance/service-time.js';
 import type { Logger } from '../observability/logger.js';
 import type { MetricsStore } from '../observability/metrics-store.js';
@@ -50,6 +51,8 @@ export interface ProviderChainParts {
    * time and refuses calls whose budget is smaller (filters/deadline.ts).
    */
   readonly deadlineAdmission?: boolean | undefined;
+  /** The provider's adaptive concurrency limit (`server.adaptiveLimit`), held by `admission`; none: off. */
+  readonly limiter?: ConcurrencyLimiter | undefined;
 }
 
 /** The method a row is asked about. */
@@ -137,7 +140,7 @@ export function createProviderChain(
           : accessRulesFilter({ rules: auth.rules, defaultAccess: auth.defaultAccess }),
       ),
     },
-    { name: 'admission', filter: shared(admissionFilter()) },
+    { name: 'admission', filter: shared(admissionFilter(parts.limiter)) },
     // rate-limit and executes: per method, from the limits of the app, service and method
     // (provider-limits.ts)
     { name: 'decode', filter: shared(decodeArgumentsFilter()) },

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { ECHO_METHOD } from '../core/echo.js';
 import { type FilterEntry, type NamedFilter, namedFilter } from '../core/filter.js';
+import { type ConcurrencyLimiter, createConcurrencyLimiter } from '../governance/concurrency-limiter.js';
 import { channels, type ProtocolErrorMessage } from '../observability/channels.js';
 import type { Logger } from '../observability/logger.js';
 import type { MetricsStore } from '../observability/metrics-store.js';
@@ -95,6 +96,8 @@ export interface Provider {
   readonly server: RpcServer | undefined;
   /** For Callisto's tests and tools: the worker pools of methods with a worker executor. */
   readonly executors: readonly WorkerPool[];
+  /** The adaptive concurrency limit (`server.adaptiveLimit`), for the metrics and `/stats`; none: off. */
+  readonly limiter: ConcurrencyLimiter | undefined;
 }
 
 interface Provided extends Registered {
@@ -113,6 +116,10 @@ export function createProvider(parts: ProviderParts): Provider {
     connectionShare: serverOptions.connectionShare,
     addressShare: serverOptions.addressShare,
   });
+  const limiter =
+    serverOptions.adaptiveLimit === undefined
+      ? undefined
+      : createConcurrencyLimiter(serverOptions.adaptiveLimit);
   // a new one at every start: a restarted provider's old token is worth nothing
   const registryToken = options.registryToken ? randomBytes(24).toString('base64url') : undefined;
   const builtinOf = createProviderChain({
@@ -124,6 +131,7 @@ export function createProvider(parts: ProviderParts): Provider {
     metrics: parts.metrics,
     tracing: parts.tracing === true,
     deadlineAdmission: serverOptions.deadlineAdmission,
+    limiter,
   });
   const forApp = appLimits(options.limits);
   const appFilters = parts.filters.map((entry) =>
@@ -357,9 +365,10 @@ export function createProvider(parts: ProviderParts): Provider {
         { registration, processes, server, http, pools, logger },
         deadline,
         shutdownOptions,
-      );
+      ).finally(() => limiter?.close());
     },
     destroy() {
+      limiter?.close();
       server?.destroy();
       for (const pool of pools) pool.destroy();
       processes?.destroy();
@@ -369,5 +378,6 @@ export function createProvider(parts: ProviderParts): Provider {
       return server;
     },
     executors: pools,
+    limiter,
   };
 }

@@ -17,6 +17,7 @@ import type { DeadlineInvocation } from '../filters/deadline.js';
 import { argumentsNotDecoded, type EncodedInvocation } from '../filters/decode-arguments.js';
 import type { MeteredInvocation } from '../filters/metrics-server.js';
 import type { ObservedInvocation } from '../filters/observe-server.js';
+import { type CallPriority, isCallPriority, PRIORITY_ATTACHMENT } from '../governance/call-priority.js';
 import { callIdFrom } from '../observability/call-id.js';
 import { UNCOMPRESSED } from '../protocol/compression.js';
 import type { PeerCertificate } from '../security/peer-certificate.js';
@@ -32,7 +33,10 @@ export interface InvokedMethod {
   readonly service: ServiceKey & { readonly errors: readonly ErrorDeclaration[] };
   readonly name: string;
   readonly label: string;
-  readonly declaration: { readonly idempotent?: boolean | undefined };
+  readonly declaration: {
+    readonly idempotent?: boolean | undefined;
+    readonly priority?: CallPriority | undefined;
+  };
 }
 
 /**
@@ -96,6 +100,7 @@ export class ServerInvocation
   /** The compressor id of the encoded body, -1 for none. */
   #compression = -1;
   #args: unknown[] = NO_ARGS;
+  readonly #invoked: InvokedMethod;
   /** Set once a response (or a shutdown error) was sent for this call, or the caller cancelled it. */
   answered = false;
   /** performance.now() when the `observe` filter started measuring; 0 when nobody listens. */
@@ -104,6 +109,8 @@ export class ServerInvocation
   meteredAt = 0;
   /** When the `deadline` filter admitted the call (deadline-aware admission; 0: not measured). */
   admittedAt = 0;
+  /** When the `admission` filter admitted the call under the adaptive limit (performance.now()). */
+  limitedAt = 0;
   /** The request's encoded argument bytes (0 in-process). */
   requestBytes = 0;
   /** Decoded argument elements this call holds of the limits (counted before decoding). */
@@ -140,6 +147,7 @@ export class ServerInvocation
 
   constructor(init: ServerInvocationInit) {
     const { method } = init;
+    this.#invoked = method;
     this.service = method.service;
     this.method = method.name;
     this.label = method.label;
@@ -184,6 +192,16 @@ export class ServerInvocation
     }
     this.elements = measured;
     return measured;
+  }
+
+  /**
+   * The call's priority under the adaptive limit: the caller's `callisto-priority` attachment when it
+   * names one, else the method's declared one, else `default` (governance/call-priority.ts).
+   */
+  get priority(): CallPriority {
+    const asked = this.attachments[PRIORITY_ATTACHMENT];
+    if (asked !== undefined && isCallPriority(asked)) return asked;
+    return this.#invoked.declaration.priority ?? 'default';
   }
 
   /** The arguments; decoded by the `decode` filter for a call from the wire (reading them before throws). */

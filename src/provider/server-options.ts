@@ -11,6 +11,12 @@ import {
   type SerializerName,
   type TransportName,
 } from '../extension/extension-names.js';
+import { DEFAULT_ADAPTIVE_LIMIT_OPTIONS } from '../governance/adaptive-limit.js';
+import {
+  type ConcurrencyLimiterOptions,
+  DEFAULT_CRITICAL_MARGIN,
+  DEFAULT_SHEDDABLE_SHARE,
+} from '../governance/concurrency-limiter.js';
 import { providerLimitsSchema } from '../governance/limit-options.js';
 import {
   DEFAULT_HTTP_CONFIG,
@@ -63,6 +69,20 @@ export const serverConfigSchema = z.strictObject({
   maxOpenStreams: positiveInt,
   /** Deadline-aware admission (docs/operations.md, "Overload protection"): each method learns its service time (the 10th percentile of its last 32 calls, at most 10 s old, once 16 are there), and a call whose remaining budget is already smaller is refused Overloaded before its arguments are decoded (it never runs; the consumer fails it over). Default true. */
   deadlineAdmission: z.boolean(),
+  /** The adaptive concurrency limit (docs/operations.md, "Overload protection"): the provider learns how many calls it can have in flight from their latency and the event loop's delay (Gradient2-style), and refuses the rest Overloaded before decoding them (never run; the consumer fails them over), sheddable calls first. Default true. */
+  adaptiveLimit: z.boolean(),
+  /** The adaptive limit before anything is learnt; high, so that a provider is not throttled before it shows it is overloaded (the first window that queues brings it down to the calls actually in flight). Default 10000. */
+  adaptiveLimitInitial: positiveInt,
+  /** The adaptive limit never goes below it. Default 20. */
+  adaptiveLimitMin: positiveInt,
+  /** The adaptive limit never goes above it (`maxConcurrentCalls` still applies). Default 10000. */
+  adaptiveLimitMax: positiveInt,
+  /** Queueing below this many ms (the recent latency less 1.5× the long-term one) does not lower the adaptive limit. Default 20. */
+  adaptiveLimitSlackMs: z.number().min(0),
+  /** Sheddable calls are admitted only below this share of the adaptive limit. Default 0.8. */
+  adaptiveLimitSheddableShare: share,
+  /** Critical calls are admitted up to this multiple of the adaptive limit (≥ 1). Default 1.5. */
+  adaptiveLimitCriticalMargin: z.number().min(1),
   /** Send stack traces with errors. Default false. */
   exposeStack: z.boolean(),
   /** What handler errors tell callers: 'declared' (declared errors' fields, system errors scrubbed) or 'all' (trusted setups). Default 'declared'. */
@@ -112,6 +132,13 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   maxConcurrentCalls: 10_000,
   maxOpenStreams: 10_000,
   deadlineAdmission: true,
+  adaptiveLimit: true,
+  adaptiveLimitInitial: DEFAULT_ADAPTIVE_LIMIT_OPTIONS.initialLimit,
+  adaptiveLimitMin: DEFAULT_ADAPTIVE_LIMIT_OPTIONS.minLimit,
+  adaptiveLimitMax: DEFAULT_ADAPTIVE_LIMIT_OPTIONS.maxLimit,
+  adaptiveLimitSlackMs: DEFAULT_ADAPTIVE_LIMIT_OPTIONS.rttSlackMs,
+  adaptiveLimitSheddableShare: DEFAULT_SHEDDABLE_SHARE,
+  adaptiveLimitCriticalMargin: DEFAULT_CRITICAL_MARGIN,
   exposeStack: false,
   exposeErrors: 'declared',
   maxConnections: 4096,
@@ -151,6 +178,8 @@ export interface ServerOptions {
   maxOpenStreams: number;
   /** Deadline-aware admission: calls whose budget is below the method's learnt service time are refused. */
   deadlineAdmission: boolean;
+  /** The adaptive concurrency limit's options; undefined when `server.adaptiveLimit` is false. */
+  adaptiveLimit: ConcurrencyLimiterOptions | undefined;
   /** Send the provider's stack trace with errors. */
   exposeStack: boolean;
   /** What handler errors tell callers. */
@@ -184,6 +213,16 @@ export function resolveServerOptions(server: ServerConfig, connection: Connectio
     maxConcurrentCalls: server.maxConcurrentCalls,
     maxOpenStreams: server.maxOpenStreams,
     deadlineAdmission: server.deadlineAdmission,
+    adaptiveLimit: server.adaptiveLimit
+      ? {
+          initialLimit: server.adaptiveLimitInitial,
+          minLimit: server.adaptiveLimitMin,
+          maxLimit: server.adaptiveLimitMax,
+          rttSlackMs: server.adaptiveLimitSlackMs,
+          sheddableShare: server.adaptiveLimitSheddableShare,
+          criticalMargin: server.adaptiveLimitCriticalMargin,
+        }
+      : undefined,
     exposeStack: server.exposeStack,
     exposeErrors: server.exposeErrors,
     writeHighWaterBytes: server.writeHighWaterBytes,
@@ -221,6 +260,14 @@ export function checkServerOptions(options: ServerOptions): void {
       `at least maxDecodedElements / server.connectionShare = ${Math.ceil(
         options.connection.maxDecodedElements / options.connectionShare,
       )} (a connection's share, ${perConnection}, must hold one body of maxDecodedElements ${options.connection.maxDecodedElements} elements); raise it or lower maxDecodedElements`,
+    );
+  }
+  const adaptive = options.adaptiveLimit;
+  if (adaptive !== undefined && adaptive.minLimit! > adaptive.maxLimit!) {
+    throw new ConfigError(
+      'server.adaptiveLimitMin',
+      adaptive.minLimit,
+      `at most server.adaptiveLimitMax (${adaptive.maxLimit})`,
     );
   }
 }

@@ -9,6 +9,7 @@ import { ECHO_METHOD } from '../core/echo.js';
 import type { ErrorDeclaration } from '../core/error-payload.js';
 import type { ServiceKey } from '../core/service-key.js';
 import { checkCacheable, type ResultCacheOptions, resultCacheSchema } from '../governance/cache-options.js';
+import { CALL_PRIORITIES, type CallPriority, isCallPriority } from '../governance/call-priority.js';
 import { bindProtobuf, type ProtobufBinding, type ProtobufDeclaration } from '../serialization/protobuf.js';
 import type { ArgumentsSchema, MethodNames } from './service-types.js';
 
@@ -28,6 +29,13 @@ export interface MethodDeclarationBase {
    * combined with `oneway`, `cache` or `mock`. Default none (a unary call).
    */
   stream?: StreamKind;
+  /**
+   * How much its calls matter when the provider is at its adaptive concurrency limit
+   * (docs/operations.md, "Overload protection"): 'sheddable' calls are refused first (above 80% of the
+   * limit), 'critical' ones may exceed it by half. A call's `callisto-priority` attachment
+   * (`withOptions(ref, { priority })`) wins over it. Default 'default'.
+   */
+  priority?: CallPriority;
 }
 
 /** The kinds of streaming method. */
@@ -104,6 +112,7 @@ export function defineService<T>(
       assertMethodName(name, method);
       checkDeclaredCache(name, method, methods[method]);
       checkDeclaredStream(name, method, methods[method]);
+      checkDeclaredPriority(name, method, methods[method]);
     }
   }
   return Object.freeze({
@@ -150,6 +159,22 @@ function assertMethodName(service: string, method: string): void {
   if (isForbiddenMethodName(method)) {
     throw new TypeError(`service ${service} cannot declare a method named "${method}"`);
   }
+}
+
+/** A declared priority is one of CALL_PRIORITIES (a ConfigError naming the key otherwise). */
+function checkDeclaredPriority(
+  service: string,
+  method: string,
+  declaration: MethodDeclaration | undefined,
+): void {
+  const priority = declaration?.priority;
+  if (priority === undefined || isCallPriority(priority)) return;
+  throw new ConfigError(
+    `defineService(${service}).methods.${method}.priority`,
+    priority,
+    `one of ${CALL_PRIORITIES.join(', ')}`,
+    { source: `code, defineService(${service})` },
+  );
 }
 
 /** A declared cache: well-formed, and on an idempotent, answering method (a ConfigError otherwise). */
