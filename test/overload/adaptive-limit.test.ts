@@ -36,7 +36,7 @@ function spin(ms: number): void {
   }
 }
 
-async function burner(server: Record<string, unknown> = {}, definition = BurnerDef) {
+async function burner(server: Record<string, unknown> = { adaptiveLimit: true }, definition = BurnerDef) {
   let decoded = 0;
   let executed = 0;
   const decodeProbe = defineFilter({
@@ -156,7 +156,7 @@ describe('what the limit learns from', () => {
   const FailingDef = defineService<Failing>('test.Failing', { methods: { run: {} } });
 
   it("calls that end in an RpcError (refusals, timeouts, a handler's RpcError) are not samples", async () => {
-    const app = await testApp({ application: 'failing' });
+    const app = await testApp({ application: 'failing', server: { adaptiveLimit: true } });
     app.provide(FailingDef, {
       async run(fail, ms) {
         await new Promise((resolve) => setTimeout(resolve, ms));
@@ -190,7 +190,7 @@ describe('what the limit learns from', () => {
 
 describe('priorities at the adaptive limit', () => {
   it('refuses sheddable calls first; critical ones (a call option over the method) mostly succeed', async () => {
-    const p = await burner({}, SheddableDef);
+    const p = await burner({ adaptiveLimit: true }, SheddableDef);
     const ref = await consumerOf(p.app, SheddableDef);
     const critical = withOptions(ref, { priority: 'critical' });
     const counts = { critical: { ok: 0, limit: 0 }, sheddable: { ok: 0, limit: 0 } };
