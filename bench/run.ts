@@ -1,5 +1,6 @@
 /**
- * The benchmark harness (`npm run bench`): for every scenario (S1, S2, S3) and every system (baseline
+ * The benchmark harness (`npm run bench`): for every scenario (S1, S2, S3; the stream scenarios S6, S7,
+ * S8, which systems without streams skip) and every system (baseline
  * first, then callisto, then any other system under bench/systems/), it starts the system's server and
  * client as separate processes on loopback (pinned to CPU 0 and CPU 1 when possible), collects the
  * client's figures and the server's peak RSS, prints one table per scenario with each system against
@@ -13,7 +14,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { choosePinning, runClient, startServer } from './lib/processes.js';
+import { choosePinning, runClientOutcome, startServer } from './lib/processes.js';
 import {
   BASELINE,
   CALLISTO,
@@ -25,6 +26,7 @@ import {
   writeJson,
 } from './lib/report.js';
 import { SCENARIOS, type Scenario, warmupCallsFor } from './lib/scenarios.js';
+import { formatStreamScenario } from './lib/stream-report.js';
 
 const benchDir = fileURLToPath(new URL('.', import.meta.url));
 const systemsDir = join(benchDir, 'systems');
@@ -103,7 +105,7 @@ async function runOne(
     const clientTimeoutMs = 60_000 + calls * 0.5;
     const running = server;
     let cpuAtStart: number | undefined;
-    const result = await runClient(
+    const result = await runClientOutcome(
       scripts.client,
       [scenarioName, String(server.port), String(calls), String(concurrency)],
       pinning,
@@ -115,6 +117,7 @@ async function runOne(
     const cpuAtEnd = server.cpuMs();
     const rss = await server.stop();
     server = undefined;
+    if ('unsupported' in result) return { ok: false, unsupported: true, error: result.unsupported };
     const serverCpuUsPerCall =
       cpuAtStart === undefined || cpuAtEnd === undefined ? null : ((cpuAtEnd - cpuAtStart) * 1000) / calls;
     return { ok: true, ...result, serverPeakRssBytes: rss ?? null, serverCpuUsPerCall };
@@ -127,13 +130,19 @@ async function runOne(
 }
 
 /**
- * The median of a system's runs, by the scenario's own metric (p50 for latency, calls/s for throughput),
+ * The median of a system's runs, by the scenario's own metric (p50 for latency, p99 beside a stream for
+ * S8, calls/s or messages/s for throughput),
  * with every run's figure attached; failed runs are left out unless all failed.
  */
 function pickMedian(outcomes: SystemOutcome[], scenario: Scenario): SystemOutcome {
   const ok = outcomes.filter((o): o is Extract<SystemOutcome, { ok: true }> => o.ok);
-  if (ok.length === 0) return outcomes[0]!;
-  const key = (o: (typeof ok)[number]): number => (scenario.target.kind === 'p50' ? -o.p50Ms : o.callsPerSec);
+  if (ok.length === 0) return outcomes.find((o) => !o.ok && o.unsupported !== true) ?? outcomes[0]!;
+  const key = (o: (typeof ok)[number]): number =>
+    scenario.target.kind === 'p50'
+      ? -o.p50Ms
+      : scenario.target.kind === 'p99-beside-stream'
+        ? -o.p99Ms
+        : o.callsPerSec;
   const sorted = [...ok].sort((a, b) => key(a) - key(b));
   const median = sorted[Math.floor((sorted.length - 1) / 2)]!;
   if (outcomes.length === 1) return median;
@@ -184,8 +193,9 @@ async function main(): Promise<number> {
     }
     const results: Record<string, SystemOutcome> = {};
     for (const [system, outcomes] of Object.entries(runs)) {
-      results[system] = pickMedian(outcomes, scenario);
-      if (!results[system].ok) failures++;
+      const picked = pickMedian(outcomes, scenario);
+      results[system] = picked;
+      if (!picked.ok && picked.unsupported !== true) failures++;
     }
     const versusBaseline = compare(scenario, results);
     if (versusBaseline[CALLISTO]?.targetMet === false) misses++;
@@ -201,7 +211,9 @@ async function main(): Promise<number> {
       versusBaseline,
     };
     reports.push(report);
-    console.log(`\n${formatScenario(report, scenario)}`);
+    console.log(
+      `\n${scenario.kind === 'unary' ? formatScenario(report, scenario) : formatStreamScenario(report, scenario)}`,
+    );
   }
 
   writeJson(options.output, {

@@ -30,6 +30,10 @@ export interface ScenarioResult {
   clientCpuUsPerCall: number;
   /** The message of the first failed call, when any failed. */
   firstError?: string;
+  /** S8: the same unary load measured alone, before the stream opened. */
+  alone?: { callsPerSec: number; p50Ms: number; p99Ms: number };
+  /** S8: messages/s the stream delivered while the measured unary calls ran beside it. */
+  streamMessagesPerSec?: number;
 }
 
 /** Runs the warm-up, then the measured phase. */
@@ -42,7 +46,14 @@ export async function runScenario(options: ScenarioRunOptions): Promise<Scenario
   }
   const warmupCalls = options.warmupCalls ?? Math.ceil(calls * 0.05);
   if (warmupCalls > 0) await runPhase(call, warmupCalls, concurrency, undefined);
+  return measurePhase(options);
+}
 
+/** The measured phase alone (no warm-up): `calls` calls at `concurrency` in flight. */
+export async function measurePhase(
+  options: Omit<ScenarioRunOptions, 'warmupCalls'>,
+): Promise<ScenarioResult> {
+  const { call, calls, concurrency } = options;
   const latencies = new Float64Array(calls);
   options.onMeasureStart?.();
   const cpuBefore = process.cpuUsage();

@@ -5,7 +5,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { MEASURE_START_LINE } from './client-main.js';
+import { MEASURE_START_LINE, type UnsupportedResult } from './client-main.js';
 import type { ScenarioResult } from './driver.js';
 
 const children = new Set<ChildProcess>();
@@ -184,25 +184,26 @@ function processCpuMs(pid: number): number | undefined {
 }
 
 /**
- * Runs a client script to completion and parses its JSON result line; `onMeasureStart` is called when
- * the client prints `MEASURE`.
+ * Runs a client script to completion and parses its JSON result line (or its `{unsupported}` line:
+ * a system without streams asked for a stream scenario); `onMeasureStart` is called when the client
+ * prints `MEASURE`.
  */
-export function runClient(
+export function runClientOutcome(
   script: string,
   args: string[],
   pinning: Pinning,
   timeoutMs: number,
   onMeasureStart: () => void = () => {},
-): Promise<ScenarioResult> {
+): Promise<ScenarioResult | UnsupportedResult> {
   const child = spawnScript(pinning.client, script, args);
   child.stdin?.end();
   const stderr = tail(child);
-  let result: ScenarioResult | undefined;
+  let result: ScenarioResult | UnsupportedResult | undefined;
   onLines(child, (line) => {
     if (line === MEASURE_START_LINE) onMeasureStart();
     else if (line.startsWith('{')) {
       try {
-        result = JSON.parse(line) as ScenarioResult;
+        result = JSON.parse(line) as ScenarioResult | UnsupportedResult;
       } catch {
         // not the result line
       }
@@ -219,4 +220,17 @@ export function runClient(
       else reject(new Error(`client exited (${signal ?? code}) without a result\n${stderr()}`));
     });
   });
+}
+
+/** {@link runClientOutcome} for a scenario the client must support: an `{unsupported}` line is an error. */
+export async function runClient(
+  script: string,
+  args: string[],
+  pinning: Pinning,
+  timeoutMs: number,
+  onMeasureStart: () => void = () => {},
+): Promise<ScenarioResult> {
+  const result = await runClientOutcome(script, args, pinning, timeoutMs, onMeasureStart);
+  if ('unsupported' in result) throw new Error(`client cannot run ${args[0]}: ${result.unsupported}`);
+  return result;
 }

@@ -17,7 +17,12 @@ export type SystemOutcome =
       /** With BENCH_RUNS > 1: every run's figures (the outcome itself is the median run). */
       runs?: Array<{ callsPerSec: number; p50Ms: number; p99Ms: number } | { error: string }>;
     } & ScenarioResult)
-  | { ok: false; error: string };
+  | {
+      ok: false;
+      error: string;
+      /** The system cannot run this scenario (a stream scenario, no streams): shown as "-", not a failure. */
+      unsupported?: true;
+    };
 
 export interface Comparison {
   /** Throughput of the system over the baseline's. */
@@ -45,9 +50,17 @@ export const BASELINE = 'baseline';
 export const CALLISTO = 'callisto';
 
 export function describeTarget(scenario: Scenario): string {
-  return scenario.target.kind === 'throughput'
-    ? `callisto throughput >= ${scenario.target.minRatio * 100}% of baseline`
-    : `callisto p50 <= ${scenario.target.maxRatio}x baseline`;
+  const unit = scenario.kind === 'stream' ? 'messages/s' : 'throughput';
+  switch (scenario.target.kind) {
+    case 'throughput':
+      return `callisto ${unit} >= ${scenario.target.minRatio * 100}% of baseline`;
+    case 'p50':
+      return `callisto p50 <= ${scenario.target.maxRatio}x baseline`;
+    case 'p99-beside-stream':
+      return 'unary p99 beside the stream unchanged within noise (ratio reported, not judged)';
+    case 'none':
+      return 'none (reported)';
+  }
 }
 
 export function compare(
@@ -63,20 +76,19 @@ export function compare(
       throughputRatio: outcome.callsPerSec / base.callsPerSec,
       p50Ratio: outcome.p50Ms / base.p50Ms,
     };
-    if (system === CALLISTO) {
-      comparison.targetMet =
-        scenario.target.kind === 'throughput'
-          ? comparison.throughputRatio >= scenario.target.minRatio
-          : comparison.p50Ratio <= scenario.target.maxRatio;
+    if (system === CALLISTO && scenario.target.kind === 'throughput') {
+      comparison.targetMet = comparison.throughputRatio >= scenario.target.minRatio;
+    } else if (system === CALLISTO && scenario.target.kind === 'p50') {
+      comparison.targetMet = comparison.p50Ratio <= scenario.target.maxRatio;
     }
     out[system] = comparison;
   }
   return out;
 }
 
-const int = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+export const int = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 
-function fixed(value: number, digits: number): string {
+export function fixed(value: number, digits: number): string {
   return Number.isFinite(value) ? value.toFixed(digits) : '-';
 }
 
@@ -99,6 +111,10 @@ export function formatScenario(report: ScenarioReport, scenario: Scenario): stri
   ];
   const rows: string[][] = [];
   for (const [system, outcome] of Object.entries(report.results)) {
+    if (!outcome.ok && outcome.unsupported === true) {
+      rows.push([system, '-', '', '', '', '', '', outcome.error]);
+      continue;
+    }
     if (!outcome.ok) {
       rows.push([system, 'FAILED', '', '', '', '', '', firstLine(outcome.error)]);
       continue;
@@ -138,7 +154,7 @@ function versus(system: string, comparison: Comparison | undefined, scenario: Sc
   return `${text}  ${comparison.targetMet ? 'PASS' : 'MISS'}`;
 }
 
-function firstLine(text: string): string {
+export function firstLine(text: string): string {
   return text.split('\n')[0] ?? '';
 }
 

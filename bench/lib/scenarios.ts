@@ -32,17 +32,47 @@ export const benchService: BenchService = {
   },
 };
 
-export type ScenarioName = 'S1' | 'S2' | 'S3';
-export type BenchMethod = keyof BenchService;
+/** One message of the `ticks` server stream (scenarios S6 to S8). */
+export interface BenchTick {
+  seq: number;
+  price: number;
+}
+
+/**
+ * The server stream every streaming system serves: `ticks(count)` yields `count` ticks
+ * `{ seq, price }` (`count` 0: without end, until the caller cancels). Systems without streams leave it out.
+ */
+export interface BenchStreamService {
+  ticks(count: number): AsyncIterable<BenchTick>;
+}
+
+/** The reference implementation of {@link BenchStreamService}, as an async generator. */
+export const benchStreamService: BenchStreamService = {
+  async *ticks(count) {
+    const end = count === 0 ? Number.POSITIVE_INFINITY : count;
+    for (let seq = 0; seq < end; seq++) yield { seq, price: 100 + (seq % 1000) / 100 };
+  },
+};
+
+export type ScenarioName = 'S1' | 'S2' | 'S3' | 'S6' | 'S7' | 'S8';
+export type BenchMethod = keyof BenchService | keyof BenchStreamService;
+
+/**
+ * How the client drives a scenario: `unary` calls (S1 to S3), `stream` (S6, S7: `concurrency` streams
+ * of `calls / concurrency` ticks each, `calls` counting messages), `unary-beside-stream` (S8: the
+ * unary load measured alone, then again while one endless stream runs on the same connection).
+ */
+export type ScenarioKind = 'unary' | 'stream' | 'unary-beside-stream';
 
 export interface Scenario {
   readonly name: ScenarioName;
+  readonly kind: ScenarioKind;
   /** One line for the report. */
   readonly description: string;
   readonly method: BenchMethod;
-  /** Measured calls at BENCH_SCALE=1. */
+  /** Measured calls (stream scenarios: messages) at BENCH_SCALE=1. */
   readonly calls: number;
-  /** Calls kept in flight. */
+  /** Calls kept in flight (S6, S7: streams open at once). */
   readonly concurrency: number;
   /** The target for Callisto against the baseline, as printed in the report. */
   readonly target: ScenarioTarget;
@@ -50,11 +80,16 @@ export interface Scenario {
 
 export type ScenarioTarget =
   | { readonly kind: 'throughput'; readonly minRatio: number }
-  | { readonly kind: 'p50'; readonly maxRatio: number };
+  | { readonly kind: 'p50'; readonly maxRatio: number }
+  /** Reported, no target. */
+  | { readonly kind: 'none' }
+  /** S8: unary p99 beside a stream over p99 alone, reported and never judged. */
+  | { readonly kind: 'p99-beside-stream'; readonly expectedRatio: number };
 
 export const SCENARIOS: readonly Scenario[] = [
   {
     name: 'S1',
+    kind: 'unary',
     description: 'latency: 1 call in flight, say("test")',
     method: 'say',
     calls: 20_000,
@@ -63,6 +98,7 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'S2',
+    kind: 'unary',
     description: 'throughput: 256 calls in flight, getUser(i) returning a small object',
     method: 'getUser',
     calls: 200_000,
@@ -71,11 +107,40 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'S3',
+    kind: 'unary',
     description: 'throughput: 1,000 calls in flight, say("test")',
     method: 'say',
     calls: 200_000,
     concurrency: 1_000,
     target: { kind: 'throughput', minRatio: 0.85 },
+  },
+  {
+    name: 'S6',
+    kind: 'stream',
+    description: 'one server stream: ticks(N) yielding small { seq, price } messages',
+    method: 'ticks',
+    calls: 200_000,
+    concurrency: 1,
+    target: { kind: 'throughput', minRatio: 0.8 },
+  },
+  {
+    name: 'S7',
+    kind: 'stream',
+    description: '100 concurrent server streams of N/100 ticks each, on one connection',
+    method: 'ticks',
+    calls: 200_000,
+    concurrency: 100,
+    target: { kind: 'none' },
+  },
+  {
+    name: 'S8',
+    kind: 'unary-beside-stream',
+    description:
+      'unary getUser(i), 64 in flight, alone and beside one endless ticks stream on the same connection',
+    method: 'getUser',
+    calls: 50_000,
+    concurrency: 64,
+    target: { kind: 'p99-beside-stream', expectedRatio: 1 },
   },
 ];
 
@@ -106,6 +171,13 @@ export function findScenario(name: string): Scenario {
 export function checkResult(method: BenchMethod, i: number, result: unknown): void {
   if (method === 'say') {
     if (result !== 'hello test') throw new Error(`say("test") returned ${JSON.stringify(result)}`);
+    return;
+  }
+  if (method === 'ticks') {
+    const tick = result as Partial<BenchTick> | null;
+    if (typeof tick !== 'object' || tick === null || tick.seq !== i || typeof tick.price !== 'number') {
+      throw new Error(`ticks message ${i} was ${JSON.stringify(result)}`);
+    }
     return;
   }
   const user = result as Partial<BenchUser> | null;

@@ -1,10 +1,17 @@
 /**
- * The baseline client: one TCP connection, calls multiplexed by id, requests batched per tick.
+ * The baseline client: one TCP connection, calls multiplexed by id, requests batched per tick; server
+ * streams on the same connection (client-streams.ts).
  */
 import { connect } from 'node:net';
 import { type BenchClient, runClientMain } from '../../lib/client-main.js';
 import type { BenchUser } from '../../lib/scenarios.js';
-import { type BaselineResponse, createBatchedWriter, createFrameReader } from './framing.js';
+import { createClientStreams } from './client-streams.js';
+import {
+  type BaselineResponse,
+  type BaselineStreamItem,
+  createBatchedWriter,
+  createFrameReader,
+} from './framing.js';
 
 interface Pending {
   resolve: (value: unknown) => void;
@@ -20,8 +27,18 @@ await runClientMain(async (port): Promise<BenchClient> => {
   const pending = new Map<number, Pending>();
   let nextId = 0;
   const send = createBatchedWriter(socket);
+  const streams = createClientStreams(socket, () => nextId++, send);
   const read = createFrameReader((message) => {
-    const { id, result, error } = message as BaselineResponse;
+    if ('item' in (message as object)) {
+      const { id, item } = message as BaselineStreamItem;
+      streams.item(id, item);
+      return;
+    }
+    const { id, result, error, end } = message as BaselineResponse;
+    if (end === true || (error !== undefined && !pending.has(id))) {
+      streams.end(id, error);
+      return;
+    }
     const call = pending.get(id);
     if (call === undefined) return;
     pending.delete(id);
@@ -30,6 +47,7 @@ await runClientMain(async (port): Promise<BenchClient> => {
   });
   socket.on('data', read);
   socket.on('close', () => {
+    streams.closed();
     for (const call of pending.values()) call.reject(new Error('connection closed'));
     pending.clear();
   });
@@ -44,6 +62,7 @@ await runClientMain(async (port): Promise<BenchClient> => {
   return {
     say: (msg) => invoke('say', [msg]) as Promise<string>,
     getUser: (id) => invoke('getUser', [id]) as Promise<BenchUser>,
+    ticks: (count) => streams.open(count),
     close: () => {
       socket.end();
     },

@@ -1,11 +1,13 @@
 /**
  * The baseline server: raw node:net, length-prefixed JSON frames, the shared bench service, one
- * response frame per request, responses batched per tick.
+ * response frame per request, responses batched per tick; `ticks` opens a server stream
+ * (server-streams.ts).
  */
 import { createServer, type Socket } from 'node:net';
 import { type BenchService, benchService } from '../../lib/scenarios.js';
 import { runServerMain } from '../../lib/server-main.js';
-import { type BaselineRequest, createBatchedWriter, createFrameReader } from './framing.js';
+import { type BaselineRequest, CANCEL_METHOD, createBatchedWriter, createFrameReader } from './framing.js';
+import { createServerStreams } from './server-streams.js';
 
 type Handler = (...args: never[]) => Promise<unknown>;
 
@@ -18,8 +20,17 @@ const handlers = new Map<string, Handler>(
 
 function serve(socket: Socket): void {
   const send = createBatchedWriter(socket);
+  const streams = createServerStreams(socket, send);
   const read = createFrameReader((message) => {
     const { id, method, args } = message as BaselineRequest;
+    if (method === 'ticks') {
+      streams.open(id, Number(args[0]));
+      return;
+    }
+    if (method === CANCEL_METHOD) {
+      streams.cancel(Number(args[0]));
+      return;
+    }
     const handler = handlers.get(method);
     if (handler === undefined) {
       send({ id, error: `no method ${method}` });

@@ -1,8 +1,8 @@
-/** Callisto's bench server: one provider app serving the bench service with the default serializer. */
+/** Callisto's bench server: one provider app serving the bench service (with its `ticks` stream) with the default serializer. */
 import { callisto } from '../../../src/index.js';
-import { benchService } from '../../lib/scenarios.js';
+import { benchService, benchStreamService } from '../../lib/scenarios.js';
 import { runServerMain } from '../../lib/server-main.js';
-import { BenchServiceDef } from './service.js';
+import { BenchStreamingServiceDef } from './service.js';
 
 await runServerMain(async () => {
   const app = await callisto({
@@ -10,7 +10,7 @@ await runServerMain(async () => {
     logLevel: 'warn',
     load: { configFile: false, env: false },
   });
-  app.provide(BenchServiceDef, benchService);
+  app.provide(BenchStreamingServiceDef, { ...benchService, ...benchStreamService });
   await app.start();
   return { port: app.port!, close: () => app.close() };
 });
