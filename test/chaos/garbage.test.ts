@@ -2,7 +2,7 @@
  * Chaos 5 — garbage. 100,000+ hostile frames (fast-check: sound envelopes with random kinds, flags,
  * serializer ids, metadata and bodies; then per connection possibly one fatal tail: random bytes, wrong
  * magic or version, a length claim beyond the maximum, a frame cut short, a large claim followed by
- * almost nothing) are written, many frames per write, over hundreds of connections into a provider
+ * almost nothing, a stream frame for a stream never opened) are written, many frames per write, over hundreds of connections into a provider
  * process. Properties, per connection: every request and ping in a sound envelope is answered and the
  * connection kept; a fatal tail closes that connection only; a well-behaved consumer's call made after
  * each batch succeeds. At the end the provider is alive and its RSS grew by less than a generous bound,

@@ -5,7 +5,7 @@
  * route that is cut short; a body that is random bytes or msgpack of random values. The server must
  * answer or ignore each one and keep the connection. `fatalTail` is what may only come last on a
  * connection: random bytes, a wrong magic or version, a length claim beyond the maximum, a frame cut
- * short, or a large (allowed) claim followed by almost nothing.
+ * short, a large (allowed) claim followed by almost nothing, or a stream frame for a stream never opened.
  */
 import fc from 'fast-check';
 import { HEADER_BYTES, MAGIC_0, MAGIC_1, PROTOCOL_VERSION } from '../../../src/protocol/frame.js';
@@ -47,7 +47,12 @@ const byte = fc.integer({ min: 0, max: 255 });
 const bytes = (maxLength: number) => fc.uint8Array({ maxLength });
 
 const header: fc.Arbitrary<Header> = fc.record({
-  kind: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 3 }) }, { weight: 1, arbitrary: byte }),
+  // any kind but the stream kinds (4 message, 5 end, 6 window update): a stream frame for a stream that
+  // was never opened is fatal (the connection is closed), so it comes only as a fatal tail ('stream')
+  kind: fc.oneof(
+    { weight: 4, arbitrary: fc.integer({ min: 0, max: 3 }) },
+    { weight: 1, arbitrary: byte.map((k) => (k >= 4 && k <= 6 ? k + 3 : k)) },
+  ),
   flags: fc.oneof(fc.constantFrom(0, 1, 2, 4), byte),
   serializer: fc.oneof({ weight: 3, arbitrary: fc.constantFrom(1, 2, 3) }, { weight: 1, arbitrary: byte }),
   status: fc.oneof(fc.constant(0), byte),
@@ -114,7 +119,7 @@ export const envelopeFrame: fc.Arbitrary<Buffer> = fc
   .tuple(header, meta, body)
   .map(([h, m, b]) => frameBytes(h, m, b));
 
-export type FatalKind = 'random' | 'magic' | 'version' | 'oversized' | 'truncated' | 'large-claim';
+export type FatalKind = 'random' | 'magic' | 'version' | 'oversized' | 'truncated' | 'large-claim' | 'stream';
 
 /** What may only come last on a connection; `closes` says whether the server must close it at once. */
 export const fatalTail = (maxFrameBytes: number): fc.Arbitrary<{ kind: FatalKind; bytes: Buffer }> =>
@@ -158,4 +163,13 @@ export const fatalTail = (maxFrameBytes: number): fc.Arbitrary<{ kind: FatalKind
         kind: 'large-claim' as const,
         bytes: frameBytes({ ...h, metaLength: 0, bodyLength: claim }, Buffer.alloc(0), some),
       })),
+    // a stream message, end or window update for a stream id above any request's (never opened)
+    fc.tuple(fc.constantFrom(4, 5, 6), bytes(32)).map(([kind, some]) => ({
+      kind: 'stream' as const,
+      bytes: frameBytes(
+        { kind, flags: 0, serializer: 2, status: 0, requestId: 0xffffffff },
+        Buffer.alloc(0),
+        kind === 6 ? Buffer.from([0, 0, 1, 0]) : some,
+      ),
+    })),
   );
