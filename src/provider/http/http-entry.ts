@@ -42,8 +42,9 @@ import { createProviderEntry, type ScrubbedError, type ShapedError } from '../en
 import { forwardedClient } from '../forwarded-client.js';
 import type { PeerSlot } from '../peer-limits.js';
 import type { ServerInvocation } from '../server-invocation.js';
-import { methodNotFound, methodOf, type ServiceTable } from '../service-table.js';
+import { type ExportedMethod, methodNotFound, methodOf, type ServiceTable } from '../service-table.js';
 import type { Serving } from '../serving.js';
+import { createHttpStreamPort, type HttpStreamPort, wantsEventStream } from './http-stream.js';
 import { createServiceLookup } from './service-lookup.js';
 
 /** The entry: listen, go away (answers close their connections), close gracefully, destroy. */
@@ -130,6 +131,7 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
         const error = methodNotFound(exported, target.method, listCallable);
         throw new HttpRefusal(404, 'MethodNotFound', error.message);
       }
+      refuseStreamKind(methodOf(exported, target.method)!, target.format);
       if (target.format === 'protobuf') bodyFormat = protobufBody(exported.definition, target.method);
       body = await bodies.read(request);
     } catch (error) {
@@ -160,7 +162,9 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
         response.once('close', () => {
           if (!called.answered) {
             called.answered = true;
-            called.abort(new RpcError('Cancelled', `the HTTP caller (${remote}) went away`));
+            const gone = new RpcError('Cancelled', `the HTTP caller (${remote}) went away`);
+            called.abort(gone);
+            called.stream?.stop(gone);
           }
         });
       },
@@ -169,6 +173,21 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
       // an identity from this connection's own TLS handshake (HTTPS), never from its address
       peerCertificate: connection.peerCertificate,
       origin: response,
+      stream:
+        method.declaration.stream === 'server'
+          ? createHttpStreamPort({ response, json, eventStream: wantsEventStream(request) })
+          : undefined,
+    });
+  };
+
+  /** A server stream's caller going away cancels it: the handler's iteration ends (its `finally` runs). */
+  const cancelOnClose = (invocation: ServerInvocation, response: ServerResponse): void => {
+    response.once('close', () => {
+      if (invocation.answered) return;
+      invocation.answered = true;
+      const error = new RpcError('Cancelled', `the HTTP caller (${invocation.remoteAddress}) went away`);
+      invocation.abort(error);
+      invocation.stream?.stop(error);
     });
   };
 
@@ -180,9 +199,17 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
     const timer = setTimeout(
       () => {
         if (invocation.answered) return;
-        invocation.answered = true;
         const error = new RpcError('Timeout', `${invocation.label}: the caller's deadline passed`);
+        const stream = invocation.stream as HttpStreamPort | undefined;
+        if (stream?.started === true) {
+          // a stream under way ends with its error event (or line), written when the handler stops
+          invocation.abort(error);
+          stream.stop(error);
+          return;
+        }
+        invocation.answered = true;
         invocation.abort(error);
+        invocation.stream?.stop(error);
         sendError(response, {
           json,
           code: 'Timeout',
@@ -215,12 +242,18 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
       began: (invocation) => {
         const response = invocation.origin as ServerResponse;
         response.setHeader(CALL_ID_ATTACHMENT, invocation.callId);
+        if (invocation.stream !== undefined) cancelOnClose(invocation, response);
         if (invocation.deadline > 0) answerAtDeadline(invocation, response);
       },
       ended: () => serving.ended(),
       answer(invocation, value) {
         const response = invocation.origin as ServerResponse;
         const attachments = invocation.answerAttachments;
+        const stream = invocation.stream as HttpStreamPort | undefined;
+        if (stream !== undefined) {
+          stream.end();
+          return;
+        }
         try {
           const format = invocation.serializer!;
           if (format === json) sendResult(response, json, value, attachments);
@@ -240,10 +273,35 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
         }
       },
       fail(invocation, error) {
+        const stream = invocation.stream as HttpStreamPort | undefined;
+        if (stream?.started === true) {
+          stream.fail(errorCodeName(error.status), error.payload);
+          return;
+        }
         sendShaped(invocation.origin as ServerResponse, error, invocation.answerAttachments);
       },
     },
   );
+
+  /**
+   * Over HTTP/1.1 only a server stream is served (a request body cannot be read while the answer
+   * streams): a client or two-way stream is refused, pointing to Callisto's protocol; a server stream
+   * takes JSON arguments (its messages are JSON).
+   */
+  const refuseStreamKind = (method: ExportedMethod, format: string): void => {
+    const kind = method.declaration.stream;
+    if (kind === undefined) return;
+    if (kind !== 'server') {
+      throw new HttpRefusal(
+        400,
+        'BadRequest',
+        `${method.label} is a ${kind} stream: the HTTP entry serves server streams only; call it over Callisto's protocol (TCP or TLS)`,
+      );
+    }
+    if (format === 'protobuf') {
+      throw new HttpRefusal(415, 'BadRequest', `${method.label} is a server stream: send application/json`);
+    }
+  };
 
   /** The method's protobuf messages as the body format; 415 when the service declares none. */
   const protobufBody = (definition: ServiceDefinition<unknown>, method: string): Serializer => {
