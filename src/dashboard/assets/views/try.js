@@ -28,7 +28,8 @@ export function mountTry(main, banner, name) {
     value: 5000,
   });
   const result = h('section', { id: 'try-result', 'aria-live': 'polite', 'aria-label': 'Result' });
-  const button = h('button', { type: 'submit', id: 'try-call' }, 'Call');
+  // disabled until the service's versions are loaded: a click before then would have nothing to call
+  const button = h('button', { type: 'submit', id: 'try-call', disabled: true }, 'Call');
   const form = h(
     'form',
     { class: 'card try', id: 'try-form' },
@@ -98,7 +99,7 @@ export function mountTry(main, banner, name) {
     } catch (error) {
       replaceContent(result, h('p', { class: 'error', id: 'try-error', role: 'alert' }, error.message));
     } finally {
-      button.disabled = false;
+      button.disabled = keys.length === 0;
     }
   });
 
@@ -112,6 +113,7 @@ export function mountTry(main, banner, name) {
       keySelect.dataset.signature = signature;
       const chosen = keySelect.value;
       keys = data.keys;
+      button.disabled = keys.length === 0;
       replaceContent(
         keySelect,
         keys.map((key, i) => h('option', { value: i, selected: String(i) === chosen }, keyLabel(key))),
