@@ -11,10 +11,12 @@ import type { StreamOptions } from '../protocol/connection-options.js';
 import { type Frame, FrameKind, HEADER_BYTES } from '../protocol/frame.js';
 import type { FrameWriter } from '../protocol/frame-writer.js';
 import {
+  applyWindowUpdate,
   INITIAL_CONNECTION_WINDOW_BYTES,
   INITIAL_STREAM_WINDOW_BYTES,
   ReceiveWindow,
   SendWindow,
+  type WindowUpdateTarget,
 } from '../protocol/stream-flow.js';
 import type { ClientStream } from './client-stream.js';
 import type { WireCall } from './pending-call.js';
@@ -176,26 +178,15 @@ export function createClientStreams(init: ClientStreamsInit): ClientStreams {
     inbox.push(value, bytes);
   };
 
-  const onWindowUpdate = (frame: Frame): void => {
-    if (frame.body.length !== 4) {
-      onViolation(`a window update of ${frame.body.length} bytes (4 expected)`);
-      return;
-    }
-    const increment = frame.body.readUInt32BE(0);
-    if (frame.requestId === 0) {
-      if (!sendWindow.grant(increment)) onViolation(`a connection window update of ${increment} overflows`);
-      return;
-    }
-    const open = streams.get(frame.requestId);
-    if (open === undefined) {
-      if (frame.requestId > highest)
-        onViolation(`a window update for stream ${frame.requestId}, never opened`);
-      return;
-    }
-    if (!open.send.grant(increment)) {
-      onViolation(`a window update of ${increment} overflows stream ${frame.requestId}`);
-    }
+  const windowTarget: WindowUpdateTarget = {
+    connection: sendWindow,
+    streamWindow: (id) => streams.get(id)?.send,
+    get highest() {
+      return highest;
+    },
+    violation: onViolation,
   };
+  const onWindowUpdate = (frame: Frame): void => applyWindowUpdate(frame.requestId, frame.body, windowTarget);
 
   return {
     get size() {

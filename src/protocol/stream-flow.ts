@@ -95,3 +95,39 @@ export class ReceiveWindow {
     return grant;
   }
 }
+
+/** What a side knows when a window update arrives: its windows, and how to report a violation. */
+export interface WindowUpdateTarget {
+  /** The connection's send window (stream id 0). */
+  readonly connection: SendWindow;
+  /** The send window of an open stream, or undefined. */
+  streamWindow(id: number): SendWindow | undefined;
+  /** The highest stream id opened so far (an update above it is for a stream never opened). */
+  readonly highest: number;
+  violation(message: string): void;
+}
+
+/**
+ * Applies a window update frame (a 4-byte credit increment for stream `requestId`, 0 for the
+ * connection), the same on both sides: a malformed body, an overflow or a stream never opened is a
+ * violation; an update for a stream already ended is ignored.
+ */
+export function applyWindowUpdate(requestId: number, body: Buffer, target: WindowUpdateTarget): void {
+  if (body.length !== 4) {
+    target.violation(`a window update of ${body.length} bytes (4 expected)`);
+    return;
+  }
+  const increment = body.readUInt32BE(0);
+  if (requestId === 0) {
+    if (!target.connection.grant(increment))
+      target.violation(`a connection window update of ${increment} overflows`);
+    return;
+  }
+  const window = target.streamWindow(requestId);
+  if (window === undefined) {
+    if (requestId > target.highest) target.violation(`a window update for stream ${requestId}, never opened`);
+    return;
+  }
+  if (!window.grant(increment))
+    target.violation(`a window update of ${increment} overflows stream ${requestId}`);
+}

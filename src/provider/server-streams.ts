@@ -12,10 +12,12 @@ import { type Frame, FrameKind, HEADER_BYTES } from '../protocol/frame.js';
 import type { FrameWriter } from '../protocol/frame-writer.js';
 import { ProtocolError } from '../protocol/protocol-error.js';
 import {
+  applyWindowUpdate,
   INITIAL_CONNECTION_WINDOW_BYTES,
   INITIAL_STREAM_WINDOW_BYTES,
   ReceiveWindow,
   SendWindow,
+  type WindowUpdateTarget,
 } from '../protocol/stream-flow.js';
 import { StreamInbox } from '../protocol/stream-inbox.js';
 import type { Serializer } from '../serialization/serializer.js';
@@ -79,24 +81,15 @@ export function createServerStreams(init: ServerStreamsInit): ServerStreams {
     stream.received(frame, bytes);
   };
 
-  const onWindowUpdate = (frame: Frame): void => {
-    if (frame.body.length !== 4) {
-      violation(`a window update of ${frame.body.length} bytes (4 expected)`);
-      return;
-    }
-    const increment = frame.body.readUInt32BE(0);
-    if (frame.requestId === 0) {
-      if (!sendWindow.grant(increment)) violation(`a connection window update of ${increment} overflows`);
-      return;
-    }
-    const stream = streams.get(frame.requestId);
-    if (stream === undefined) {
-      if (frame.requestId > highest) violation(`a window update for stream ${frame.requestId}, never opened`);
-      return;
-    }
-    if (!stream.send.grant(increment))
-      violation(`a window update of ${increment} overflows stream ${frame.requestId}`);
+  const windowTarget: WindowUpdateTarget = {
+    connection: sendWindow,
+    streamWindow: (id) => streams.get(id)?.send,
+    get highest() {
+      return highest;
+    },
+    violation,
   };
+  const onWindowUpdate = (frame: Frame): void => applyWindowUpdate(frame.requestId, frame.body, windowTarget);
 
   class WireStream implements StreamPort {
     readonly send = new SendWindow(INITIAL_STREAM_WINDOW_BYTES);
