@@ -1,4 +1,5 @@
 import { RpcError } from '../core/rpc-error.js';
+import { shedReasonOf } from '../core/shed.js';
 import type {
   AttemptListener,
   ClusterContext,
@@ -13,6 +14,12 @@ import { sleep } from './sleep.js';
  * methods are retried after the request may have reached a provider; any method is retried when the
  * error proves it never did. Business errors are never retried.
  *
+ * An attempt refused by the consumer's own adaptive throttling (`details.shed: 'throttled'`) reached no
+ * provider and cost none anything, so it is not one of the `retries`: the call moves to another provider
+ * at once, without drawing on the retry budget, while an untried one remains (at most one such move per
+ * selectable provider, so a call never loops on refusals). Only when every provider refuses does the
+ * throttle's refusal count as an attempt like any other.
+ *
  * One promise per call: attempts report through `attempt()`'s listener, not through promises of their
  * own.
  */
@@ -26,6 +33,8 @@ class FailoverCall implements AttemptListener {
   attempts = 0;
   endpoint: ClusterEndpoint | undefined = undefined;
   tried: ClusterEndpoint[] | undefined = undefined;
+  /** Attempts refused by adaptive throttling and moved to another provider without counting. */
+  throttledMoves = 0;
 
   constructor(
     readonly context: ClusterContext,
@@ -53,6 +62,7 @@ class FailoverCall implements AttemptListener {
 
   onFailure(error: RpcError): void {
     const failure = RpcError.from(error);
+    if (shedReasonOf(failure) === 'throttled' && this.#moveOnThrottled()) return;
     const delay = this.context.mayRetry(failure, this.invocation, this.attempts);
     if (delay === undefined) {
       this.reject(failure);
@@ -66,5 +76,16 @@ class FailoverCall implements AttemptListener {
         (cancelled: unknown) => this.reject(cancelled),
       );
     } else this.next();
+  }
+
+  /** Sends a call whose attempt the throttle refused to an untried provider, when one remains. */
+  #moveOnThrottled(): boolean {
+    if (this.throttledMoves >= this.context.selectable().length - 1) return false;
+    this.throttledMoves++;
+    this.attempts--;
+    this.tried ??= [];
+    this.tried.push(this.endpoint!);
+    this.next();
+    return true;
   }
 }

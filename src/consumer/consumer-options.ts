@@ -93,7 +93,7 @@ export const consumerConfigSchema = z.strictObject({
   sendApplication: z.boolean(),
   /** Try another provider when one answers RateLimited (any method: it did not run). Default false. */
   failoverOnRateLimited: z.boolean(),
-  /** Client-side adaptive throttling (docs/operations.md, "Overload protection"): per provider, over the last 2 minutes, an attempt is refused before it is sent with probability max(0, (requests − K·accepts) / (requests + 1)), where accepts are answers that are not Overloaded/RateLimited refusals; a refused attempt fails Overloaded, never sent, so failover tries another provider within the retry budget. Default true. */
+  /** Client-side adaptive throttling (docs/operations.md, "Overload protection"): per provider, over the last 2 minutes, an attempt is refused before it is sent with probability max(0, (requests − K·accepts) / (requests + 1)), where accepts are answers that are not Overloaded/RateLimited refusals; a refused attempt fails Overloaded, never sent, and failover moves the call to an untried provider at once, not counted as a retry. Default true. */
   adaptiveThrottling: z.boolean(),
   /** K of adaptive throttling: attempts sent per accepted one before any is refused locally; lower throttles sooner. At least 1. Default 2. */
   adaptiveThrottlingK: z.number().min(1),

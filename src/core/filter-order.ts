@@ -209,7 +209,7 @@ const attempt = {
   throttle: {
     order: 460,
     when: '`adaptiveThrottling: true` (default)',
-    does: "client-side adaptive throttling: refuses an attempt before sending it, with probability max(0, (requests − K·accepts) / (requests + 1)) over the provider's last 2 minutes (`adaptiveThrottlingK`, default 2), `Overloaded` never sent, so failover tries another provider ([operations.md](operations.md))",
+    does: "client-side adaptive throttling: refuses an attempt before sending it, with probability max(0, (requests − K·accepts) / (requests + 1)) over the provider's last 2 minutes (`adaptiveThrottlingK`, default 2), `Overloaded` never sent, and failover moves the call to an untried provider, not counted as a retry ([operations.md](operations.md))",
     form: 'hooks',
   },
   user,

@@ -3,9 +3,9 @@
  * (cluster/adaptive-throttle.ts, the Google SRE book's). Each provider endpoint keeps, over the last 2
  * minutes, the attempts sent to it and those it accepted; an attempt is refused here, before it is sent,
  * with probability max(0, (requests − K × accepts) / (requests + 1)) (`consumer.adaptiveThrottlingK`,
- * default 2). A refused attempt fails `Overloaded`, never sent (`details.shed: 'throttled'`), so the
- * cluster strategy may try another provider at once — within the retry budget, which still bounds the
- * retries.
+ * default 2). A refused attempt fails `Overloaded`, never sent (`details.shed: 'throttled'`); failover
+ * moves the call to an untried provider at once, not counted as one of its retries nor drawn from the
+ * retry budget (cluster/failover.ts), since it cost no provider anything.
  *
  * Counted: the attempts the provider answered; accepted: any answer that is not an overload refusal
  * (`Overloaded` or `RateLimited` answered by the provider). An attempt that got no answer (a timeout,

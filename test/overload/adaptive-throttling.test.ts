@@ -88,6 +88,26 @@ describe('adaptive throttling', () => {
     expect(refusing.reads()).toBeLessThan(CALLS / 4);
   });
 
+  it('a throttled attempt is not one of the retries: with retries 0 it still goes to the healthy provider', async () => {
+    const refusing = await provider('refusing', true);
+    const healthy = await provider('healthy', false);
+    const consumer = await testApp();
+    const ref = consumer.refer(FlakyDef, {
+      url: [refusing.address, healthy.address],
+      retries: 0,
+      outlierDetection: false,
+      effectiveWeight: false,
+    });
+    const outcomes: Array<string | RpcError> = [];
+    for (let i = 0; i < CALLS; i++) outcomes.push(await outcome(ref.read(`k${i}`)));
+    const failed = outcomes.filter((one): one is RpcError => typeof one !== 'string');
+    // the only failures are attempts `refusing` answered itself (retries 0); none refused unsent
+    for (const one of failed) expect(one).toMatchObject({ code: 'Overloaded', remote: true });
+    expect(failed.length).toBe(refusing.reads());
+    expect(healthy.reads()).toBe(CALLS - failed.length);
+    expect(refusing.reads()).toBeLessThan(CALLS / 4);
+  });
+
   it('with adaptiveThrottling: false every call reaches the provider', async () => {
     const refusing = await provider('refusing', true);
     const consumer = await testApp();
