@@ -19,6 +19,14 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 # Sentinel for the replicated-Redis tests (test/multihost/, test/setup/clusters.ts)
 command -v redis-sentinel >/dev/null 2>&1 || [ -x /usr/bin/redis-sentinel ] || missing+=(redis-sentinel)
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
+# The gRPC family's interop peers nobody here wrote (test/grpc): Python's C-core grpcio and its code
+# generator, protoc, and h2load for the gRPC bench; the JDK and Caucho's Hessian for hessian2 round trips.
+python3 -c 'import grpc' >/dev/null 2>&1 || missing+=(python3-grpcio)
+python3 -c 'import grpc_tools' >/dev/null 2>&1 || missing+=(python3-grpc-tools)
+command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
+command -v h2load >/dev/null 2>&1 || missing+=(nghttp2-client)
+command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
+[ -e /usr/share/java/hessian.jar ] || missing+=(libhessian-java)
 # `ip` for the multi-host tests' network namespaces (test/multihost/support/netns.ts)
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || missing+=(iproute2)
 # Headless Chromium for the dashboard's browser tests (test/dashboard, driven through playwright-core).
@@ -37,7 +45,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   if [ -n "$policy_created" ]; then $SUDO rm -f /usr/sbin/policy-rc.d; fi
 else
-  echo "etcd, zookeeper, redis, redis-sentinel and chromium are already installed"
+  echo "etcd, zookeeper, redis, redis-sentinel, chromium and the interop peers are already installed"
 fi
 
 # Stop and disable whatever the packages may have started; we run our own instances.
