@@ -20,9 +20,9 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v redis-sentinel >/dev/null 2>&1 || [ -x /usr/bin/redis-sentinel ] || missing+=(redis-sentinel)
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
 # The gRPC family's interop peers nobody here wrote (test/grpc): Python's C-core grpcio and its code
-# generator, protoc, and h2load for the gRPC bench; the JDK and Caucho's Hessian for hessian2 round trips.
-python3 -c 'import grpc' >/dev/null 2>&1 || missing+=(python3-grpcio)
-python3 -c 'import grpc_tools' >/dev/null 2>&1 || missing+=(python3-grpc-tools)
+# generator (Debian's, under /usr/bin/python3: a python3 earlier on PATH may be another), protoc, and h2load for the gRPC bench; the JDK and Caucho's Hessian for hessian2 round trips.
+/usr/bin/python3 -c 'import grpc' >/dev/null 2>&1 || missing+=(python3-grpcio)
+/usr/bin/python3 -c 'import grpc_tools' >/dev/null 2>&1 || missing+=(python3-grpc-tools)
 command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
 command -v h2load >/dev/null 2>&1 || missing+=(nghttp2-client)
 command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
