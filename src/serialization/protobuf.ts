@@ -75,6 +75,8 @@ export interface ProtobufMethodCodec {
 export interface ProtobufBinding {
   readonly service: string;
   method(name: string): ProtobufMethodCodec | undefined;
+  /** The reflection it was bound from: what `exportProto` writes the `.proto` from (service/proto/). */
+  readonly reflection: { readonly root: ProtobufRoot; readonly service: ProtobufService };
 }
 
 const TO_OBJECT = {
@@ -131,7 +133,7 @@ export function bindProtobuf(
       methodCodec(`${serviceName}.${name}`, lookup(rpc.requestType), lookup(rpc.responseType)),
     );
   }
-  return { service: serviceName, method: (name) => codecs.get(name) };
+  return { service: serviceName, method: (name) => codecs.get(name), reflection: { root, service } };
 }
 
 function methodCodec(label: string, request: ProtobufType, response: ProtobufType): ProtobufMethodCodec {

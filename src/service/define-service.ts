@@ -11,7 +11,7 @@ import type { ServiceKey } from '../core/service-key.js';
 import { checkCacheable, type ResultCacheOptions, resultCacheSchema } from '../governance/cache-options.js';
 import { CALL_PRIORITIES, type CallPriority, isCallPriority } from '../governance/call-priority.js';
 import { bindProtobuf, type ProtobufBinding, type ProtobufDeclaration } from '../serialization/protobuf.js';
-import type { ArgumentsSchema, MethodNames } from './service-types.js';
+import type { ArgumentsSchema, MethodNames, ResultSchema } from './service-types.js';
 
 /** What every method declaration may say (see MethodDeclaration). */
 export interface MethodDeclarationBase {
@@ -21,6 +21,12 @@ export interface MethodDeclarationBase {
   timeoutMs?: number;
   /** Argument validation, run by the provider before the implementation (and by in-process calls). */
   args?: ArgumentsSchema;
+  /**
+   * What the method returns (a server stream: each message), as a schema with Standard JSON Schema (zod
+   * 4.2+: `z.object({...})`; `z.void()` for nothing). Not checked at run time: it describes the result
+   * to the HTTP entry's OpenAPI document and to `exportProto` (docs/schemas.md). Default none.
+   */
+  returns?: ResultSchema;
   /** The answer of this method when the reference is in mock mode and no mock implementation has it. */
   mock?: (...args: never[]) => unknown;
   /**
