@@ -31,7 +31,15 @@ export {
   type ServiceDefinition,
   type ServiceDefinitionOptions,
 } from './service/define-service.js';
-export type { ArgumentsSchema, Implementation, MethodNames, Remote } from './service/service-types.js';
+export type {
+  ArgumentsSchema,
+  Implementation,
+  MethodNames,
+  Remote,
+  ResultSchema,
+} from './service/service-types.js';
+// The .proto of a service, for gRPC clients in other languages (docs/schemas.md)
+export { exportProto } from './service/proto/export-proto.js';
 export type { ServiceKey } from './core/service-key.js';
 export type { CallPriority } from './governance/call-priority.js';
 
