@@ -77,7 +77,7 @@ export function protoCommand(io: CliIo): Command {
       );
       const unique = [...new Set(named)];
       if (unique.length === 0) {
-        const names = [...new Set(all.map((definition) => definition.name))];
+        const names = [...new Set(all.map((definition) => definition.name))].sort();
         const near = similarNames(service, names)[0];
         throw new CliError(
           ExitCode.Failed,
