@@ -77,6 +77,8 @@ export interface ProtobufBinding {
   method(name: string): ProtobufMethodCodec | undefined;
   /** The reflection it was bound from: what `exportProto` writes the `.proto` from (service/proto/). */
   readonly reflection: { readonly root: ProtobufRoot; readonly service: ProtobufService };
+  /** `schemas`: made from the methods' `args`/`returns` schemas (service/proto/schema-root.ts), not declared. */
+  readonly origin?: 'schemas' | undefined;
 }
 
 const TO_OBJECT = {

@@ -11,6 +11,7 @@ import type { ServiceKey } from '../core/service-key.js';
 import { checkCacheable, type ResultCacheOptions, resultCacheSchema } from '../governance/cache-options.js';
 import { CALL_PRIORITIES, type CallPriority, isCallPriority } from '../governance/call-priority.js';
 import { bindProtobuf, type ProtobufBinding, type ProtobufDeclaration } from '../serialization/protobuf.js';
+import { hasSchemas, schemaBinding } from './proto/schema-binding.js';
 import type { ArgumentsSchema, MethodNames, ResultSchema } from './service-types.js';
 
 /** What every method declaration may say (see MethodDeclaration). */
@@ -121,7 +122,7 @@ export function defineService<T>(
       checkDeclaredPriority(name, method, methods[method]);
     }
   }
-  return Object.freeze({
+  const definition = {
     name,
     version: options.version ?? '1.0.0',
     group: options.group ?? '',
@@ -130,7 +131,20 @@ export function defineService<T>(
     ...(options.protobuf === undefined
       ? {}
       : { protobuf: bindProtobuf(options.protobuf, name, methods ? Object.keys(methods) : undefined) }),
-  });
+  };
+  if (options.protobuf === undefined && methods !== undefined && hasSchemas(methods)) {
+    // every method with args and returns: its messages are those `exportProto` writes, made when first
+    // asked for (none when a schema cannot be written as protobuf)
+    let binding: { value: ProtobufBinding | undefined } | undefined;
+    Object.defineProperty(definition, 'protobuf', {
+      enumerable: true,
+      get: () => {
+        binding ??= { value: schemaBinding(name, methods) };
+        return binding.value;
+      },
+    });
+  }
+  return Object.freeze(definition);
 }
 
 /** Names that are never callable, whatever a definition or implementation says. */

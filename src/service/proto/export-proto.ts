@@ -26,7 +26,7 @@ function protoFileOf(definition: ServiceDefinition<unknown>): ProtoFile {
   const { name, version, group } = definition;
   const key = `${name} ${version}${group === '' ? '' : ` (group ${group})`}`;
   const declared = definition.methods === undefined ? undefined : Object.keys(definition.methods);
-  if (definition.protobuf !== undefined) {
+  if (definition.protobuf !== undefined && definition.protobuf.origin !== 'schemas') {
     const proto = protoFromReflection(name, definition.protobuf.reflection, declared);
     const full = proto.package === '' ? proto.service : `${proto.package}.${proto.service}`;
     return {

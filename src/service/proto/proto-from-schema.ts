@@ -23,12 +23,18 @@
  * value, a list of lists, a method without `args`/`returns`, a client or two-way stream) throws a
  * TypeError naming the method, the path (`args[1].tags[]`) and what to do.
  */
-import type { MethodDeclaration } from '../define-service.js';
 import { type JsonSchema, jsonSchemaOf, UNREPRESENTABLE, VOID } from '../json-schema-of.js';
 import type { ProtoEnum, ProtoField, ProtoMessage, ProtoRpc } from './proto-model.js';
 import { EMPTY_TYPE, PROTO_IDENTIFIER, pascalCase, wellKnownImport } from './proto-names.js';
 
 type Schema = { readonly [key: string]: unknown };
+
+/** What is read of a method's declaration (define-service.ts' MethodDeclaration). */
+export interface SchemaMethod {
+  readonly args?: unknown;
+  readonly returns?: unknown;
+  readonly stream?: string | undefined;
+}
 
 export interface SchemaProto {
   readonly rpcs: readonly ProtoRpc[];
@@ -58,7 +64,7 @@ interface Scope {
 
 export function protoFromSchemas(
   service: string,
-  methods: Readonly<Record<string, MethodDeclaration>> | undefined,
+  methods: Readonly<Record<string, SchemaMethod>> | undefined,
 ): SchemaProto {
   if (methods === undefined || Object.keys(methods).length === 0) {
     throw new TypeError(
