@@ -261,10 +261,11 @@ function decodeMessage(type: CodecType, bytes: Uint8Array, depth: number): Recor
         else entry.skip(entryTag % 8);
       }
       if (key === '__proto__') throw new RangeError('a map key __proto__ is refused');
-      const map = (out[field.name] ??= {}) as Record<string, unknown>;
-      map[key] = value ?? defaultOf(field);
+      out[field.name] ??= {};
+      (out[field.name] as Record<string, unknown>)[key] = value ?? defaultOf(field);
     } else if (field.repeated) {
-      const list = (out[field.name] ??= []) as unknown[];
+      out[field.name] ??= [];
+      const list = out[field.name] as unknown[];
       if (wire === WIRE_DELIMITED && wireOf(field) !== WIRE_DELIMITED) {
         const packed = new WireReader(reader.delimited());
         while (!packed.done) list.push(readRaw(field, packed, depth));
