@@ -162,20 +162,22 @@ export function protoFromSchemas(
           // a named scalar, list or map is used where it stands
           return typeOf(def, path, { nested: [], names: new Set() }, key);
         }
-        const name = reserveTop(pascalCase(key));
-        defNames.set(key, name);
-        const model = isEnumSchema(def)
-          ? enumOf(def, name, `$defs.${key}`)
-          : messageOf(def, name, `$defs.${key}`);
-        // the same type from another method's document is written once
-        const same = [...topLevel.values()].find(
-          (entry) => entry.text === JSON.stringify({ ...model, name: entry.model.name }),
-        );
-        if (same?.model.name.startsWith(pascalCase(key))) {
-          topNames.delete(name);
-          defNames.set(key, same.model.name);
-          return { type: same.model.name, message: model.kind === 'message' };
+        const build = (name: string) =>
+          isEnumSchema(def) ? enumOf(def, name, `$defs.${key}`) : messageOf(def, name, `$defs.${key}`);
+        // the same type from another method's document (the same name and, built under that name, the
+        // same declaration: a recursive type refers to itself by it) is written once
+        const wanted = pascalCase(key);
+        for (let n = 1; ; n++) {
+          const candidate = topLevel.get(n === 1 ? wanted : `${wanted}${n}`);
+          if (candidate === undefined) break;
+          defNames.set(key, candidate.model.name);
+          if (JSON.stringify(build(candidate.model.name)) === candidate.text) {
+            return { type: candidate.model.name, message: candidate.model.kind === 'message' };
+          }
         }
+        const name = reserveTop(wanted);
+        defNames.set(key, name);
+        const model = build(name);
         addTop(model);
         return { type: name, message: model.kind === 'message' };
       };
