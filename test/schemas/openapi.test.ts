@@ -12,6 +12,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import protobuf from 'protobufjs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { type CallistoApp, defineService } from '../../src/index.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { OrdersDef, ordersImpl } from './fixtures/shop.js';
@@ -267,4 +268,38 @@ describe('GET /openapi.json', () => {
     expect((await fetch(`${base}/openapi.json`, { method: 'POST', body: '[]' })).status).toBe(404);
     expect((await fetch(`${base}/openapi.yaml`)).status).toBe(405);
   });
+
+  it('bounded: a schema over 256 KiB is left out with a note, a document over 8 MiB refused', async () => {
+    // about 300 KB of JSON Schema per method
+    const huge = z.enum(
+      Array.from({ length: 20_000 }, (_, i) => `value_${i}_xxxxx`) as [string, ...string[]],
+    );
+    const one = defineService<{ put(v: string): void }>('big.One', {
+      methods: { put: { args: z.tuple([huge]), returns: z.void() } },
+    });
+    const app = await testApp({ server: { http: { port: 0 } } });
+    app.provide(one, { put: () => undefined });
+    await app.start();
+    const document = await documentOf(app);
+    await expectValid(document);
+    const put = (document['paths'] as Record<string, { post: Json }>)['/big.One/put']!.post;
+    expect(JSON.stringify(put['requestBody'])).toMatch(
+      /any value: its schema \(\d+ bytes\) is larger than 262144 bytes/,
+    );
+    expect(JSON.stringify(document).length).toBeLessThan(100_000);
+    // 40 methods of 200 KB each: more than 8 MiB in all
+    const large = z.enum(
+      Array.from({ length: 13_000 }, (_, i) => `value_${i}_xxxxx`) as [string, ...string[]],
+    );
+    const names = Array.from({ length: 45 }, (_, i) => `m${i}`);
+    const many = defineService<Record<string, () => void>>('big.Many', {
+      methods: Object.fromEntries(names.map((name) => [name, { args: z.tuple([large]), returns: z.void() }])),
+    });
+    app.provide(many, Object.fromEntries(names.map((name) => [name, () => undefined])));
+    const answer = await fetch(`http://127.0.0.1:${app.httpPort}/openapi.json`);
+    expect(answer.status).toBe(500);
+    expect(await answer.json()).toMatchObject({
+      error: { code: 'Internal', message: expect.stringMatching(/is larger than 8388608 bytes/) },
+    });
+  }, 60_000);
 });
