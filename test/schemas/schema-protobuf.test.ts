@@ -13,6 +13,8 @@ import protobuf from 'protobufjs';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type AppOptions, createProtobufSerializer, defineService, exportProto } from '../../src/index.js';
+import { protoFromReflection } from '../../src/service/proto/proto-from-reflection.js';
+import { renderProto } from '../../src/service/proto/proto-render.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { type Orders, OrdersDef, ordersImpl } from './fixtures/shop.js';
 import { debianProtoc, python } from './support/protoc.js';
@@ -173,6 +175,53 @@ describe('a service with schemas has protobuf messages of its own', () => {
       labels: { channel: 'web' },
       total: 12.5,
     });
+  });
+
+  it('its reflection objects (what gRPC reflection reads) describe the exported .proto', () => {
+    const binding = SchemaOrdersDef.protobuf!;
+    expect(binding.origin).toBe('schemas');
+    expect(binding.protoService).toBe('shop.v1.Orders');
+    const read = protoFromReflection('shop.v1.Orders', binding.reflected, undefined);
+    const text = renderProto({
+      package: read.package,
+      service: { name: read.service, rpcs: read.rpcs },
+      types: read.types,
+      imports: read.imports,
+      header: [],
+    });
+    // the same messages and rpcs, each name resolved (one writes `Order`, the other `CreateRequest.Order`)
+    const shape = (proto: string, name: string) => {
+      writeFileSync(path.join(dir, name), proto);
+      const root = new protobuf.Root().loadSync(path.join(dir, name), { keepCase: true });
+      root.resolveAll();
+      const out: Record<string, unknown> = {};
+      const walk = (node: protobuf.ReflectionObject): void => {
+        if (node instanceof protobuf.Type) {
+          out[node.fullName] = node.fieldsArray.map((f) => [
+            f.name,
+            f.id,
+            f.resolvedType?.fullName ?? f.type,
+            f.repeated,
+            f.map,
+            f.partOf?.name,
+          ]);
+        } else if (node instanceof protobuf.Enum) {
+          out[node.fullName] = node.values;
+        } else if (node instanceof protobuf.Service) {
+          out[node.fullName] = node.methodsArray.map((m) => [
+            m.name,
+            m.resolvedRequestType?.fullName,
+            m.resolvedResponseType?.fullName,
+            m.requestStream,
+            m.responseStream,
+          ]);
+        }
+        if (node instanceof protobuf.Namespace) for (const nested of node.nestedArray) walk(nested);
+      };
+      walk(root.lookup('shop')!);
+      return out;
+    };
+    expect(shape(text, 'reflected.proto')).toEqual(shape(exportProto(SchemaOrdersDef), 'schemas.proto'));
   });
 
   it('schemas that cannot be written as protobuf: no messages, 415', async () => {
