@@ -74,9 +74,11 @@ export interface ProtobufMethodCodec {
 /** A service's protobuf binding: its methods' codecs, checked against the definition once. */
 export interface ProtobufBinding {
   readonly service: string;
+  /** The service's full name in the `.proto` (`example.UserService`): what gRPC paths name. */
+  readonly protoService: string;
+  /** The service as the Root declares it (protobufjs' reflection object): what gRPC reflection describes. */
+  readonly reflected: ProtobufService;
   method(name: string): ProtobufMethodCodec | undefined;
-  /** The reflection it was bound from: what `exportProto` writes the `.proto` from (service/proto/). */
-  readonly reflection: { readonly root: ProtobufRoot; readonly service: ProtobufService };
   /** `schemas`: made from the methods' `args`/`returns` schemas (service/proto/schema-root.ts), not declared. */
   readonly origin?: 'schemas' | undefined;
 }
@@ -135,7 +137,12 @@ export function bindProtobuf(
       methodCodec(`${serviceName}.${name}`, lookup(rpc.requestType), lookup(rpc.responseType)),
     );
   }
-  return { service: serviceName, method: (name) => codecs.get(name), reflection: { root, service } };
+  return {
+    service: serviceName,
+    protoService: service.fullName.replace(/^\./, ''),
+    reflected: service,
+    method: (name) => codecs.get(name),
+  };
 }
 
 function methodCodec(label: string, request: ProtobufType, response: ProtobufType): ProtobufMethodCodec {

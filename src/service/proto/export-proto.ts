@@ -27,7 +27,7 @@ function protoFileOf(definition: ServiceDefinition<unknown>): ProtoFile {
   const key = `${name} ${version}${group === '' ? '' : ` (group ${group})`}`;
   const declared = definition.methods === undefined ? undefined : Object.keys(definition.methods);
   if (definition.protobuf !== undefined && definition.protobuf.origin !== 'schemas') {
-    const proto = protoFromReflection(name, definition.protobuf.reflection, declared);
+    const proto = protoFromReflection(name, definition.protobuf.reflected, declared);
     const full = proto.package === '' ? proto.service : `${proto.package}.${proto.service}`;
     return {
       package: proto.package,

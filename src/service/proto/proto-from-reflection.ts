@@ -4,7 +4,7 @@
  * included), and every message and enum they reach, with their nested types; the well-known types
  * (`google.protobuf.*`) are imported, not written. Structural: Callisto does not import protobufjs.
  */
-import type { ProtobufRoot, ProtobufService } from '../../serialization/protobuf.js';
+import type { ProtobufService } from '../../serialization/protobuf.js';
 import type { ProtoEnum, ProtoField, ProtoMessage, ProtoRpc } from './proto-model.js';
 import { PROTO_SCALARS, wellKnownImport } from './proto-names.js';
 
@@ -66,16 +66,16 @@ const isEnum = (value: unknown): value is ReflectedEnum =>
 const plain = (fullName: string): string => fullName.replace(/^\./, '');
 
 /**
- * The service `reflection.service` with the rpcs `methods` (undefined: all of them). Throws a TypeError
+ * The service `reflected` (a protobufjs Service) with the rpcs `methods` (undefined: all of them). Throws a TypeError
  * naming `label` and the type when a reached type is in another package (one `.proto` holds one package)
  * or uses what proto3 cannot say (proto2 `required`, an enum whose first value is not 0).
  */
 export function protoFromReflection(
   label: string,
-  reflection: { readonly root: ProtobufRoot; readonly service: ProtobufService },
+  reflected: ProtobufService,
   methods: readonly string[] | undefined,
 ): ReflectedProto {
-  const service = reflection.service as ProtobufService & Reflected;
+  const service = reflected as ProtobufService & Reflected;
   const packageName = plain(service.parent?.fullName ?? '');
   const imports = new Set<string>();
   const reached = new Map<string, ReflectedType | ReflectedEnum>();
@@ -122,8 +122,14 @@ export function protoFromReflection(
     for (const nested of type.nestedArray ?? []) if (isMessage(nested)) walk(nested);
   };
 
-  const lookup = (name: string): ReflectedType =>
-    (service.lookupType?.(name) ?? reflection.root.lookupType(name)) as unknown as ReflectedType;
+  const lookup = (name: string): ReflectedType => {
+    if (service.lookupType === undefined) {
+      throw new TypeError(
+        `${label}: the protobuf service cannot look up its message types (a protobufjs Service can)`,
+      );
+    }
+    return service.lookupType(name) as unknown as ReflectedType;
+  };
 
   const names = methods ?? Object.keys(service.methods);
   const rpcs = names.map((name): ProtoRpc => {
