@@ -25,8 +25,14 @@ export interface SchemaRootInit {
   readonly types: ReadonlyArray<ProtoMessage | ProtoEnum>;
 }
 
-interface CodecEnum {
+/** What every object also carries, as protobufjs' reflection objects do (gRPC reflection reads them). */
+interface Reflected {
+  readonly name: string;
   readonly fullName: string;
+  readonly parent: Reflected | null;
+}
+
+interface CodecEnum extends Reflected {
   readonly values: Readonly<Record<string, number>>;
   readonly names: ReadonlyMap<number, string>;
 }
@@ -39,10 +45,19 @@ interface CodecField {
   readonly map: boolean;
   readonly optional: boolean;
   resolvedType?: CodecType | CodecEnum | undefined;
+  /** As protobufjs says it: `repeated`, the map's key type, proto3 optional as a synthetic oneof. */
+  readonly rule?: 'repeated' | undefined;
+  readonly keyType?: string | undefined;
+  readonly partOf?: { readonly name: string } | null;
+  readonly options?: Readonly<Record<string, unknown>> | undefined;
 }
 
 interface CodecType extends Omit<ProtobufType, 'fieldsArray'> {
+  readonly name: string;
+  readonly parent: Reflected | null;
   readonly fieldsArray: CodecField[];
+  readonly nestedArray: Array<CodecType | CodecEnum>;
+  readonly oneofsArray: Array<{ readonly name: string; readonly oneof: string[] }>;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -57,21 +72,41 @@ export function createSchemaRoot(init: SchemaRootInit): ProtobufRoot {
   const types = new Map<string, CodecType | CodecEnum>();
   const pending: Array<{ type: CodecType; model: ProtoMessage; scope: string }> = [];
 
-  const register = (model: ProtoMessage | ProtoEnum, scope: string): void => {
+  const namespaces = new Map<string, Reflected>([['', { name: '', fullName: '', parent: null }]]);
+  const namespaceOf = (name: string): Reflected => {
+    const known = namespaces.get(name);
+    if (known !== undefined) return known;
+    const dot = name.lastIndexOf('.');
+    const made = {
+      name: name.slice(dot + 1),
+      fullName: `.${name}`,
+      parent: namespaceOf(dot < 0 ? '' : name.slice(0, dot)),
+    };
+    namespaces.set(name, made);
+    return made;
+  };
+
+  const register = (
+    model: ProtoMessage | ProtoEnum,
+    scope: string,
+    parent: Reflected,
+  ): CodecType | CodecEnum => {
     const full = `${scope}${model.name}`;
     if (model.kind === 'enum') {
       const values = Object.fromEntries(model.values.map((value) => [value.name, value.number]));
       const names = new Map(model.values.map((value) => [value.number, value.name]));
-      types.set(full, { fullName: `.${full}`, values, names });
-      return;
+      const made: CodecEnum = { name: model.name, fullName: `.${full}`, parent, values, names };
+      types.set(full, made);
+      return made;
     }
-    const type = messageType(`.${full}`, model.name);
+    const type = messageType(`.${full}`, model.name, parent);
     types.set(full, type);
     pending.push({ type, model, scope: full });
-    for (const nested of model.nested) register(nested, `${full}.`);
+    for (const nested of model.nested) type.nestedArray.push(register(nested, `${full}.`, type));
+    return type;
   };
-  types.set(EMPTY_TYPE, messageType(`.${EMPTY_TYPE}`, 'Empty'));
-  for (const model of init.types) register(model, prefix);
+  types.set(EMPTY_TYPE, messageType(`.${EMPTY_TYPE}`, 'Empty', namespaceOf('google.protobuf')));
+  for (const model of init.types) register(model, prefix, namespaceOf(init.package));
 
   /** Resolves `name` as protoc does: from the innermost scope outwards. */
   const resolve = (name: string, scope: string): CodecType | CodecEnum | undefined => {
@@ -84,33 +119,51 @@ export function createSchemaRoot(init: SchemaRootInit): ProtobufRoot {
     }
   };
   for (const { type, model, scope } of pending) {
-    for (const field of model.fields) type.fieldsArray.push(codecField(field, resolve(field.type, scope)));
+    for (const field of model.fields) {
+      const made = codecField(field, resolve(field.type, scope));
+      type.fieldsArray.push(made);
+      if (made.partOf != null) type.oneofsArray.push({ name: made.partOf.name, oneof: [made.name] });
+    }
   }
 
   const fullService = `${prefix}${init.service}`;
-  const methods: Record<string, ProtobufService['methods'][string]> = {};
-  for (const rpc of init.rpcs) {
+  const lookupType = (path: string): CodecType => {
+    const name = path.replace(/^\./, '');
+    const type = types.get(name) ?? types.get(`${prefix}${name}`);
+    if (!isType(type)) throw new Error(`no message type ${path}`);
+    return type;
+  };
+  const serviceObject = {
+    name: init.service,
+    fullName: `.${fullService}`,
+    parent: namespaceOf(init.package),
+  };
+  const methodsArray = init.rpcs.map((rpc) => {
     const full = (name: string) => (name === EMPTY_TYPE ? EMPTY_TYPE : `${prefix}${name}`);
-    Object.assign(methods, {
-      [rpc.name]: {
-        requestType: full(rpc.request),
-        responseType: full(rpc.response),
-        requestStream: rpc.requestStream,
-        responseStream: rpc.responseStream,
-      },
-    });
-  }
-  const service: ProtobufService = { fullName: `.${fullService}`, methods };
+    return {
+      name: rpc.name,
+      type: 'rpc',
+      parent: serviceObject,
+      requestType: full(rpc.request),
+      responseType: full(rpc.response),
+      requestStream: rpc.requestStream,
+      responseStream: rpc.responseStream,
+      resolvedRequestType: lookupType(full(rpc.request)),
+      resolvedResponseType: lookupType(full(rpc.response)),
+    };
+  });
+  const service: ProtobufService = Object.assign(serviceObject, {
+    methods: Object.fromEntries(methodsArray.map((method) => [method.name, method])),
+    methodsArray,
+    nestedArray: [],
+    lookupType,
+  });
   return {
     lookupService(path) {
       if (path.replace(/^\./, '') !== fullService) throw new Error(`no service ${path}`);
       return service;
     },
-    lookupType(path) {
-      const type = types.get(path.replace(/^\./, ''));
-      if (!isType(type)) throw new Error(`no message type ${path}`);
-      return type;
-    },
+    lookupType,
   };
 }
 
@@ -123,14 +176,22 @@ function codecField(field: ProtoField, resolved: CodecType | CodecEnum | undefin
     map: field.keyType !== undefined,
     optional: field.label === 'optional',
     resolvedType: resolved,
+    rule: field.label === 'repeated' ? 'repeated' : undefined,
+    keyType: field.keyType,
+    partOf: field.label === 'optional' ? { name: `_${field.name}` } : null,
+    options: field.label === 'optional' ? { proto3_optional: true } : undefined,
   };
 }
 
-function messageType(fullName: string, name: string): CodecType {
+function messageType(fullName: string, name: string, parent: Reflected): CodecType {
   const fieldsArray: CodecField[] = [];
   const type: CodecType = {
+    name,
     fullName,
+    parent,
     fieldsArray,
+    nestedArray: [],
+    oneofsArray: [],
     encode(message) {
       const writer = new WireWriter();
       encodeMessage(type, message as Record<string, unknown>, writer, 0);
@@ -142,7 +203,6 @@ function messageType(fullName: string, name: string): CodecType {
     fromObject: (object) => object,
     toObject: (message) => message as Record<string, unknown>,
   };
-  Object.defineProperty(type, 'name', { value: name });
   return type;
 }
 
