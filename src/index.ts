@@ -60,7 +60,15 @@ export {
   type FilterSpec,
   type NamedFilter,
 } from './core/filter.js';
-export type { Attachments, Filter, Invocation, Invoker } from './core/invocation.js';
+export type {
+  Attachments,
+  Filter,
+  Invocation,
+  InvocationStream,
+  Invoker,
+  StreamDirection,
+  StreamMessageListener,
+} from './core/invocation.js';
 
 // Built-in filters given in code (the rest are configuration)
 export { type AccessLogOptions, accessLogFilter } from './filters/access-log.js';

@@ -28,6 +28,8 @@ export interface MethodStats {
   readonly calls: number;
   readonly failures: number;
   readonly inFlight: number;
+  /** Streams open now (a stream method that opened one; `/stats` `streams.open`). */
+  readonly openStreams?: number;
   readonly latencyMs: { readonly p50: number; readonly p99: number };
   /** Min, max and mean of the latest window with calls (the one being filled, else the one before). */
   readonly window?: WindowStats;
@@ -192,6 +194,7 @@ export function parseStats(data: unknown): StatsAnswer {
     const latency = isRecord(entry['latencyMs']) ? entry['latencyMs'] : {};
     const failure = isRecord(entry['lastFailure']) ? entry['lastFailure'] : undefined;
     const window = windowOf(entry['latencyWindow']);
+    const streams = isRecord(entry['streams']) ? entry['streams'] : undefined;
     const ref = failure === undefined ? '' : str(failure['ref']);
     methods.push({
       side: entry['side'] === 'consumer' ? 'consumer' : 'provider',
@@ -202,6 +205,7 @@ export function parseStats(data: unknown): StatsAnswer {
       calls: num(entry['calls']),
       failures: num(entry['failures']),
       inFlight: num(entry['inFlight']),
+      ...(streams === undefined ? {} : { openStreams: num(streams['open']) }),
       latencyMs: { p50: num(latency['p50']), p99: num(latency['p99']) },
       ...(window === undefined ? {} : { window }),
       ...(failure === undefined
