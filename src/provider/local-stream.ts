@@ -6,6 +6,7 @@
  */
 import type { LocalStream } from '../core/local-call.js';
 import { RpcError } from '../core/rpc-error.js';
+import type { StreamMeter } from '../core/stream-meter.js';
 import type { StreamPort } from './stream-port.js';
 import { StreamPull } from './stream-pull.js';
 
@@ -13,6 +14,7 @@ export function createLocalStreamPort(local: LocalStream): StreamPort {
   let stopped: RpcError | undefined;
   let iterator: AsyncIterator<unknown> | undefined;
   let pull: StreamPull | undefined;
+  let meter: StreamMeter | undefined;
   return {
     id: 0,
     kind: local.kind,
@@ -36,6 +38,7 @@ export function createLocalStreamPort(local: LocalStream): StreamPort {
             break;
           }
           const room = local.deliver(step.value);
+          meter?.counted('out', step.value);
           if (room !== undefined) await pull.until(room);
         }
       } catch (error) {
@@ -45,6 +48,9 @@ export function createLocalStreamPort(local: LocalStream): StreamPort {
         if (!finished && stopped === undefined) await iterator.return?.();
       }
       if (stopped !== undefined) throw stopped;
+    },
+    countSentWith(given) {
+      meter = given;
     },
     stop(reason) {
       if (stopped !== undefined) return;

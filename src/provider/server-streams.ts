@@ -7,6 +7,7 @@
  * could not know yet) is dropped, its connection credit returned.
  */
 import { messageOf, RpcError } from '../core/rpc-error.js';
+import type { StreamMeter } from '../core/stream-meter.js';
 import type { StreamOptions } from '../protocol/connection-options.js';
 import { type Frame, FrameKind, HEADER_BYTES } from '../protocol/frame.js';
 import type { FrameWriter } from '../protocol/frame-writer.js';
@@ -100,6 +101,8 @@ export function createServerStreams(init: ServerStreamsInit): ServerStreams {
     /** The handler's messages, pulled so that a stop interrupts a pull in progress. */
     #pull: StreamPull | undefined;
     #iterator: AsyncIterator<unknown> | undefined;
+    /** Told each message sent (the invocation's meter). */
+    #meter: StreamMeter | undefined;
     #idle: NodeJS.Timeout | undefined;
     #deadline: NodeJS.Timeout | undefined;
 
@@ -231,6 +234,7 @@ export function createServerStreams(init: ServerStreamsInit): ServerStreams {
           this.send.spend(bytes);
           sendWindow.spend(bytes);
           this.touch();
+          this.#meter?.counted('out', step.value);
         }
       } catch (error) {
         finished = true;
@@ -240,6 +244,10 @@ export function createServerStreams(init: ServerStreamsInit): ServerStreams {
         if (!finished && this.#stopped === undefined) await iterator.return?.();
       }
       if (this.#stopped !== undefined) throw this.#stopped;
+    }
+
+    countSentWith(meter: StreamMeter): void {
+      this.#meter = meter;
     }
 
     stop(reason: RpcError): void {
