@@ -287,3 +287,55 @@ describe('stream hooks', () => {
     expect(ends.sort()).toEqual(['consumer in=2 out=2 true', 'provider in=2 out=2 true']);
   });
 });
+
+describe('stream counts on every entry', () => {
+  it('the in-process (injvm) and HTTP entries count a stream as the wire does', async () => {
+    const lines: string[] = [];
+    const keep = (message: string) => lines.push(message);
+    const logger: Logger = { debug: keep, info: keep, warn: keep, error: keep };
+    const app = await testApp({
+      application: 'both-sides',
+      server: { port: 0, http: { port: 0 }, accessLog: ['test.Streaming'] },
+      logger,
+    } as AppOptions);
+    app.provide(streaming, streamingImpl(newProbe()));
+    await app.start();
+    // in-process: the same app refers to what it provides
+    const local = app.refer(streaming, { retries: 0 });
+    let counted = 0;
+    for await (const _ of local.count(6, -1)) counted++;
+    expect(counted).toBe(6);
+    expect(await local.sum('s', numbers(5))).toMatchObject({ count: 5 });
+    // HTTP: Server-Sent Events
+    const response = await fetch(`http://127.0.0.1:${app.httpPort}/test.Streaming/count`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify([4, -1]),
+    });
+    expect(response.status).toBe(200);
+    await response.text();
+    const access = await waitFor(() => {
+      const found = lines.filter((line) => line.startsWith('access '));
+      return found.length >= 3 ? found : undefined;
+    });
+    expect(access[0]).toMatch(
+      /^access test\.Streaming\.count .* from=injvm outcome=OK .* stream=server in=0 out=6$/,
+    );
+    expect(access[1]).toMatch(
+      /^access test\.Streaming\.sum .* from=injvm outcome=OK .* stream=client in=5 out=0$/,
+    );
+    expect(access[2]).toMatch(
+      /^access test\.Streaming\.count .* from=127\.0\.0\.1:\d+ outcome=OK .* stream=server in=0 out=4$/,
+    );
+    const metrics = parsePrometheus(await app.metrics());
+    expect(
+      sampleValue(metrics, 'callisto_stream_messages_total', of('provider', 'count', { direction: 'out' })),
+    ).toBe(10);
+    expect(
+      sampleValue(metrics, 'callisto_stream_messages_total', of('consumer', 'count', { direction: 'in' })),
+    ).toBe(6);
+    expect(
+      sampleValue(metrics, 'callisto_stream_messages_total', of('consumer', 'sum', { direction: 'out' })),
+    ).toBe(5);
+  });
+});
