@@ -5,7 +5,6 @@
  * Names and labels: docs/observability.md.
  */
 import { Registry } from 'prom-client';
-import { LATENCY_BUCKETS_SECONDS } from './latency-histogram.js';
 import type { MethodMetrics } from './method-metrics.js';
 import type { GaugeSample, GaugeSource, MetricsStore } from './metrics-store.js';
 import type { StreamMetrics } from './stream-metrics.js';
@@ -58,6 +57,8 @@ const methodLabels = (store: MetricsStore, m: MethodMetrics): Labels => ({
 
 /** The bucket counts, sum (ms) and count of a latency histogram. */
 interface Histogram {
+  /** Upper bounds, seconds; +Inf implied. */
+  readonly boundsSeconds: readonly number[];
   readonly counts: readonly number[];
   readonly sumMs: number;
   readonly count: number;
@@ -66,11 +67,12 @@ interface Histogram {
 function histogramValues(labels: Labels, histogram: Histogram, name: string, out: Value[]): void {
   const { counts } = histogram;
   let cumulative = 0;
-  for (let i = 0; i < LATENCY_BUCKETS_SECONDS.length; i++) {
+  const bounds = histogram.boundsSeconds;
+  for (let i = 0; i < bounds.length; i++) {
     cumulative += counts[i]!;
     out.push({
       metricName: `${name}_bucket`,
-      labels: { ...labels, le: LATENCY_BUCKETS_SECONDS[i]! },
+      labels: { ...labels, le: bounds[i]! },
       value: cumulative,
     });
   }

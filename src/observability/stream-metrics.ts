@@ -6,14 +6,14 @@
  * while a long stream is still open.
  */
 import type { InvocationStream } from '../core/invocation.js';
-import { LatencyHistogram } from './latency-histogram.js';
+import { LatencyHistogram, STREAM_DURATION_BUCKETS_SECONDS } from './latency-histogram.js';
 
 export class StreamMetrics {
   opened = 0;
   /** Ended streams by code (`OK` for a clean end). */
   readonly ended = new Map<string, number>();
-  /** Durations of ended streams, ms. */
-  readonly duration = new LatencyHistogram();
+  /** Durations of ended streams (STREAM_DURATION_BUCKETS_SECONDS: 10 ms to 4 h). */
+  readonly duration = new LatencyHistogram(STREAM_DURATION_BUCKETS_SECONDS);
   readonly #open = new Set<InvocationStream>();
   #endedIn = 0;
   #endedOut = 0;

@@ -111,6 +111,13 @@ describe('stream metrics', () => {
     ).toBe(4);
     expect(sampleValue(after, 'callisto_stream_duration_seconds_count', of('provider', 'count'))).toBe(1);
     expect(sampleValue(after, 'callisto_stream_duration_seconds_count', of('provider', 'slow'))).toBe(1);
+    // stream durations have buckets of their own, up to hours
+    expect(
+      sampleValue(after, 'callisto_stream_duration_seconds_bucket', of('provider', 'slow', { le: '3600' })),
+    ).toBe(1);
+    expect(
+      sampleValue(after, 'callisto_call_duration_seconds_bucket', of('provider', 'slow', { le: '10' })),
+    ).toBe(1);
     // a unary method has no stream series
     await ref.ping();
     expect(sampleValue(await scrape(provider), 'callisto_streams_opened_total', of('provider', 'ping'))).toBe(
