@@ -120,7 +120,10 @@ export {
   type RetriesExhaustedMessage,
   type ServerCallMessage,
 } from './observability/channels.js';
-export { LATENCY_BUCKETS_SECONDS } from './observability/latency-histogram.js';
+export {
+  LATENCY_BUCKETS_SECONDS,
+  STREAM_DURATION_BUCKETS_SECONDS,
+} from './observability/latency-histogram.js';
 export {
   type LogFields,
   type Logger,
