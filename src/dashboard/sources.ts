@@ -82,6 +82,8 @@ export interface MethodDeclaration {
   readonly oneway?: boolean;
   readonly timeoutMs?: number;
   readonly hasSchema?: boolean;
+  /** A stream method's kind. */
+  readonly stream?: 'server' | 'client' | 'bidi';
 }
 
 export interface ServiceDeclaration {
@@ -248,6 +250,9 @@ export function parseServices(data: unknown): ServiceDeclaration[] {
                 oneway: m['oneway'] === true,
                 ...(typeof m['timeoutMs'] === 'number' ? { timeoutMs: m['timeoutMs'] } : {}),
                 hasSchema: m['hasSchema'] === true,
+                ...(m['stream'] === 'server' || m['stream'] === 'client' || m['stream'] === 'bidi'
+                  ? { stream: m['stream'] }
+                  : {}),
               },
             ]
           : [],

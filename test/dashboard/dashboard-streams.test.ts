@@ -1,6 +1,6 @@
 /**
  * The dashboard's methods table shows the streams open now per method (from the providers' `/stats`),
- * in Chromium: two server streams held open show 2 on the stream method's row, the unary method's row
+ * in Chromium (and the declaration names the stream kind): two server streams held open show 2 on the stream method's row, the unary method's row
  * shows none, and once the caller stops them the row shows 0. The provider is an app in this process,
  * with admin endpoints, on a file registry.
  */
@@ -80,6 +80,9 @@ describe('the methods table', () => {
       await row('watch').locator('.open-streams[data-open="2"]').waitFor({ timeout: SEE_MS });
       expect(await row('watch').locator('.open-streams').textContent()).toBe('2');
       expect(await row('ping').locator('.open-streams').count()).toBe(0);
+      // the declaration says what kind of stream
+      expect(await row('watch').textContent()).toContain('server stream');
+      expect(await row('ping').textContent()).not.toContain('stream');
       for (const stream of streams) await stream.return!();
       await row('watch').locator('.open-streams[data-open="0"]').waitFor({ timeout: SEE_MS });
       expect(problems).toEqual([]);

@@ -46,6 +46,7 @@ function declarationText(method) {
   const d = method.declaration;
   if (!d) return h('span', { class: 'muted' }, '-');
   const parts = [];
+  if (d.stream) parts.push(d.stream === 'bidi' ? 'two-way stream' : `${d.stream} stream`);
   if (d.idempotent) parts.push('idempotent');
   if (d.oneway) parts.push('one-way');
   if (d.timeoutMs !== undefined) parts.push(`timeout ${d.timeoutMs} ms`);
