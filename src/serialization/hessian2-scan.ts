@@ -384,6 +384,8 @@ function skipUnits(bytes: Uint8Array, at: number, end: number, units: number): n
 
 /** Elements `bytes` decodes into, counted without decoding; throws DecodeLimitError (see the file's comment). */
 export function measureHessian2(bytes: Uint8Array, maxElements: number): number {
+  // an empty body is no value at all (`undefined` for an answer, no arguments for a request)
+  if (bytes.length === 0) return 0;
   const scanner = new Hessian2Scanner(bytes, maxElements);
   scanner.value(0);
   if (scanner.pos !== scanner.end) {
