@@ -330,11 +330,19 @@ const rows: Row[] = [
     value: () => {
       const inner = [1];
       const person = ANN();
-      return [inner, inner, person, person];
+      // a Map and a typed list first: every list, map and object takes a reference number
+      return [new Map([[1, 'x']]), withJavaClass('[int', [1]), inner, inner, person, person];
     },
-    java: list(list('Integer(1)'), '#ref', ANN_JAVA, '#ref'),
+    java: list(
+      'java.util.HashMap{Integer(1)=String("x")}',
+      'int[](Integer(1))',
+      list('Integer(1)'),
+      '#ref',
+      ANN_JAVA,
+      '#ref',
+    ),
     check: (back) => {
-      const [a, b, c, d] = back as unknown[];
+      const [, , a, b, c, d] = back as unknown[];
       expect(a).toBe(b);
       expect(c).toBe(d);
     },
