@@ -143,4 +143,36 @@ describe('hostile: hessian2 bodies on a provider', () => {
     expect(peer.closed).toBe(false);
     await expectServedThroughout(good, target);
   });
+
+  it('lets no own __proto__ key reach a handler: a map with one is a Map, a class with such a field is refused', async () => {
+    const target = await startProviderTarget();
+    const peer = await connectRawPeer(target.address);
+    // [{"__proto__": {"admin": true}}] as an untyped map, and an object of a class with a __proto__ field
+    const map = Buffer.from([
+      0x79,
+      0x48,
+      0x09,
+      ...Buffer.from('__proto__'),
+      0x48,
+      0x05,
+      ...Buffer.from('admin'),
+      0x54,
+      0x5a,
+      0x5a,
+    ]);
+    const object = Buffer.from([0x79, 0x43, 0x01, 0x58, 0x91, 0x09, ...Buffer.from('__proto__'), 0x60, 0x4e]);
+    await send(peer, [
+      hessianRequest(1, 'sawOwnProto', map),
+      hessianRequest(2, 'sawOwnProto', object),
+      hessianRequest(3, 'echo', map),
+    ]);
+    await waitFor(() => peer.answers.size === 3, 10_000);
+    expect(peer.answers.get(1)!.status).toBe(0);
+    expect(hessian.decode(peer.answers.get(1)!.body)).toBe(false);
+    // the key is kept, as a key: the handler got a Map, and its echo is one
+    const echoed = hessian.decode(peer.answers.get(3)!.body);
+    expect(echoed).toEqual(new Map([['__proto__', { admin: true }]]));
+    expect(peer.answers.get(2)!.status).toBe(ErrorCode.Serialization);
+    expect(messageOf(peer, 2)).toContain('__proto__');
+  });
 });
