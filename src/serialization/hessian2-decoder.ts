@@ -39,9 +39,9 @@ class Hessian2Reader {
   readonly #refs: unknown[] = [];
   readonly #types: string[] = [];
   readonly #classes: ClassDef[] = [];
-  /** Slots of untyped maps still being read, and those referred to while being read. */
-  readonly #openMaps = new Set<number>();
-  readonly #referencedOpen = new Set<number>();
+  /** Slots of untyped maps still being read, and those referred to while being read (made when needed). */
+  #openMaps: Set<number> | undefined;
+  #referencedOpen: Set<number> | undefined;
 
   constructor(bytes: Buffer) {
     this.#bytes = bytes;
@@ -277,7 +277,10 @@ class Hessian2Reader {
     if (index < 0 || index >= this.#refs.length) {
       throw this.malformed(`reference #${index} refers past the ${this.#refs.length} values so far`);
     }
-    if (this.#openMaps.has(index)) this.#referencedOpen.add(index);
+    if (this.#openMaps?.has(index)) {
+      this.#referencedOpen ??= new Set();
+      this.#referencedOpen.add(index);
+    }
     return this.#refs[index];
   }
 
@@ -327,7 +330,9 @@ class Hessian2Reader {
     const slot = this.#refs.length;
     const record: Record<string, unknown> = {};
     this.#refs.push(record);
-    this.#openMaps.add(slot);
+    this.#openMaps ??= new Set();
+    const open = this.#openMaps;
+    open.add(slot);
     const entries: unknown[] = [];
     let stringKeys = true;
     while (this.peek() !== 0x5a) {
@@ -336,12 +341,12 @@ class Hessian2Reader {
       entries.push(key, this.value(inner));
     }
     this.pos++;
-    this.#openMaps.delete(slot);
+    open.delete(slot);
     if (stringKeys) {
       for (let i = 0; i < entries.length; i += 2) record[entries[i] as string] = entries[i + 1];
       return record;
     }
-    if (this.#referencedOpen.has(slot)) {
+    if (this.#referencedOpen?.has(slot)) {
       throw this.malformed('a map with keys other than strings refers to itself (not supported)');
     }
     const map = new Map<unknown, unknown>();
