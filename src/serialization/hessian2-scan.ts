@@ -14,11 +14,19 @@
  * graph with back pointers has) counts 1.
  *
  * Cost: linear in the bytes (strings are skipped by reading their UTF-8 lead bytes, since Hessian counts
- * their length in UTF-16 units); it keeps one number per container (for references) and one per class
- * definition, nothing per other value.
+ * their length in UTF-16 units); it keeps one number per container (for references), in a buffer
+ * reused from scan to scan (bounded by the element limit, not by the input), and one per class
+ * definition; nothing per other value.
  */
 import { DecodeLimitError, MAX_DECODE_DEPTH, tooDeep, tooManyElements } from './decode-limits.js';
 import { skipChars } from './hessian2-chars.js';
+
+/**
+ * The sizes of one scan's containers, kept for the next scan (a scan runs synchronously, one at a time):
+ * it grows to the most containers a body had, at most one per element allowed (8 bytes each, 8 MB at
+ * the default 1,000,000), so a stream of bodies allocates nothing per container.
+ */
+let sizesBuffer = new Float64Array(256);
 
 class Hessian2Scanner {
   pos = 0;
@@ -30,7 +38,8 @@ class Hessian2Scanner {
   /** Field count of each class definition. */
   readonly #classes: number[] = [];
   /** Elements of each list, map and object, in reference order; -1 while it is still being read. */
-  readonly #sizes: number[] = [];
+  #sizes: Float64Array = sizesBuffer;
+  #containers = 0;
 
   constructor(bytes: Uint8Array, maxElements: number) {
     this.#bytes = bytes;
@@ -312,9 +321,15 @@ class Hessian2Scanner {
   /** Opens a list, map or object: its reference slot, nesting checked. */
   open(depth: number): number {
     if (depth >= MAX_DECODE_DEPTH) throw tooDeep();
-    this.#sizes.push(-1);
     const start = this.elements;
-    this.count(1);
+    this.count(1); // containers never outnumber the elements allowed: the buffer stays within them
+    if (this.#containers === this.#sizes.length) {
+      const grown = new Float64Array(this.#sizes.length * 2);
+      grown.set(this.#sizes);
+      this.#sizes = grown;
+      sizesBuffer = grown;
+    }
+    this.#sizes[this.#containers++] = -1;
     return start;
   }
 
@@ -323,7 +338,7 @@ class Hessian2Scanner {
   }
 
   list(length: number, depth: number): void {
-    const slot = this.#sizes.length;
+    const slot = this.#containers;
     const start = this.open(depth);
     this.claim(length, 'a list');
     for (let i = 0; i < length; i++) this.value(depth + 1);
@@ -331,7 +346,7 @@ class Hessian2Scanner {
   }
 
   openList(depth: number): void {
-    const slot = this.#sizes.length;
+    const slot = this.#containers;
     const start = this.open(depth);
     while (this.peek() !== 0x5a) this.value(depth + 1);
     this.pos++;
@@ -339,7 +354,7 @@ class Hessian2Scanner {
   }
 
   map(depth: number): void {
-    const slot = this.#sizes.length;
+    const slot = this.#containers;
     const start = this.open(depth);
     while (this.peek() !== 0x5a) {
       this.value(depth + 1);
@@ -354,17 +369,17 @@ class Hessian2Scanner {
     if (fields === undefined || index < 0) {
       throw this.malformed(`object of class #${index}, past the ${this.#classes.length} classes defined`, at);
     }
-    const slot = this.#sizes.length;
+    const slot = this.#containers;
     const start = this.open(depth);
     for (let i = 0; i < fields; i++) this.value(depth + 1);
     this.close(slot, start);
   }
 
   ref(index: number, at: number): void {
-    const size = this.#sizes[index];
-    if (size === undefined || index < 0) {
-      throw this.malformed(`reference #${index} refers past the ${this.#sizes.length} values so far`, at);
+    if (index < 0 || index >= this.#containers) {
+      throw this.malformed(`reference #${index} refers past the ${this.#containers} values so far`, at);
     }
+    const size = this.#sizes[index]!;
     this.count(size < 0 ? 1 : size);
   }
 
