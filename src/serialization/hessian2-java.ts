@@ -17,12 +17,13 @@
 /** The property holding a value's Java class name. */
 export const JAVA_CLASS: unique symbol = Symbol.for('callisto.hessian2.javaClass') as never;
 
-/** What can carry a Java class name: a plain object, an array or a Map. */
+/** What can carry a Java class name: an object (plain or a class instance), an array or a Map. */
 export type JavaTypeable = object;
 
 /**
- * Marks `value` (a plain object, an array or a Map) as an instance of the Java class `className` and
- * returns it (the same value, changed in place). Throws a TypeError for anything else.
+ * Marks `value` (an object, plain or a class instance, an array or a Map) as an instance of the Java
+ * class `className` and returns it (the same value, changed in place). Throws a TypeError for values
+ * hessian2 writes otherwise (a Date, bytes) or refuses (a Set, a RegExp, an Error, a promise).
  */
 export function withJavaClass<T extends JavaTypeable>(className: string, value: T): T {
   if (typeof className !== 'string' || className.length === 0) {
@@ -30,7 +31,7 @@ export function withJavaClass<T extends JavaTypeable>(className: string, value: 
   }
   if (typeof value !== 'object' || value === null || !isTypeable(value)) {
     throw new TypeError(
-      `only a plain object, an array or a Map can carry a Java class name (${className}), not ${describe(value)}`,
+      `only an object, an array or a Map can carry a Java class name (${className}), not ${describe(value)}`,
     );
   }
   Object.defineProperty(value, JAVA_CLASS, { value: className, enumerable: false, configurable: true });
@@ -49,10 +50,18 @@ export function javaEnum(className: string, name: string): { name: string } {
   return withJavaClass(className, { name });
 }
 
+/** An array, a Map, or an object hessian2 writes field by field (a plain object or a class instance). */
 function isTypeable(value: object): boolean {
   if (Array.isArray(value) || value instanceof Map) return true;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
+  return !(
+    value instanceof Date ||
+    value instanceof Set ||
+    value instanceof RegExp ||
+    value instanceof Error ||
+    value instanceof ArrayBuffer ||
+    ArrayBuffer.isView(value) ||
+    typeof (value as { then?: unknown }).then === 'function'
+  );
 }
 
 function describe(value: unknown): string {

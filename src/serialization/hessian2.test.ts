@@ -55,6 +55,22 @@ describe('hessian2 codec', () => {
     expect(JSON.stringify(back[12])).toBe('{"id":1,"name":"Ann","color":{"name":"RED"}}');
   });
 
+  it('writes a class instance field by field: a map, or the Java class it is given', () => {
+    class Point {
+      constructor(
+        readonly x: number,
+        readonly y: number,
+      ) {}
+      get length(): number {
+        return Math.hypot(this.x, this.y);
+      }
+    }
+    expect(receive(hessian.encode(new Point(1, 2)))).toEqual({ x: 1, y: 2 });
+    const typed = receive(hessian.encode(withJavaClass('com.example.Point', new Point(3, 4))));
+    expect(typed).toEqual({ x: 3, y: 4 });
+    expect(javaClassOf(typed)).toBe('com.example.Point');
+  });
+
   it('decodes a long as a bigint and a number never as a long', () => {
     expect(receive(hessian.encode(5n))).toBe(5n);
     expect(receive(hessian.encode(2 ** 53 + 2))).toBe(2 ** 53 + 2);
@@ -75,6 +91,7 @@ describe('hessian2 codec', () => {
     for (let i = 0; i < MAX_DECODE_DEPTH + 1; i++) deep = [deep];
     expect(() => hessian.encode(deep)).toThrow(/deeper than 1000/);
     expect(() => withJavaClass('x.Y', new Set())).toThrow(TypeError);
+    expect(() => withJavaClass('x.Y', new Date())).toThrow(TypeError);
     expect(() => withJavaClass('', {})).toThrow(TypeError);
   });
 

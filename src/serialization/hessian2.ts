@@ -17,10 +17,10 @@
  * | Date | date | `java.util.Date` |
  * | array | untyped list | `ArrayList` |
  * | array with a class name ({@link withJavaClass}) | typed list | `String[]`, `int[]`, `LinkedList`, `HashSet`… |
- * | plain object | untyped map, string keys | `HashMap<String, Object>` |
+ * | plain object, class instance (own enumerable fields) | untyped map, string keys | `HashMap<String, Object>` |
  * | Map | untyped map | `HashMap` (any keys) |
  * | Map with a class name | typed map | `TreeMap`, `LinkedHashMap`… |
- * | plain object with a class name | object (class definition + fields) | that class (`com.example.User`) |
+ * | object or class instance with a class name | object (class definition + fields) | that class (`com.example.User`) |
  * | {@link javaEnum}`(class, name)` | object with one field `name` | that enum's constant |
  * | the same object twice, a cycle | reference | the same instance |
  *

@@ -61,6 +61,13 @@ const ANN = (): Record<string, unknown> =>
 const ANN_JAVA =
   'com.example.User{id=Integer(7), name=String("Ann"), balance=Long(9007199254740993), born=Date(86400000), tags=java.util.ArrayList[String("a")], color=com.example.Color.GREEN}';
 
+class Account {
+  constructor(
+    readonly name: string,
+    readonly id: number,
+  ) {}
+}
+
 interface Row {
   name: string;
   value: () => unknown;
@@ -312,6 +319,18 @@ const rows: Row[] = [
     value: () => user({ id: 1, balance: 5 }),
     java: 'com.example.User{id=Integer(1), name=null, balance=Long(5), born=null, tags=null, color=null}',
     back: () => user({ id: 1, name: null, balance: 5n, born: null, tags: null, color: null }),
+  },
+  {
+    name: 'class instances: a HashMap, or the Java class they are given',
+    value: () => [new Account('a-1', 5), withJavaClass('com.example.User', new Account('Bo', 3))],
+    java: list(
+      'java.util.HashMap{String("name")=String("a-1"), String("id")=Integer(5)}',
+      'com.example.User{id=Integer(3), name=String("Bo"), balance=Long(0), born=null, tags=null, color=null}',
+    ),
+    back: () => [
+      { name: 'a-1', id: 5 },
+      user({ id: 3, name: 'Bo', balance: 0n, born: null, tags: null, color: null }),
+    ],
   },
   {
     name: 'a typed object of a class Java does not have reads as a HashMap',
