@@ -141,6 +141,7 @@ export {
 export { DecodeLimitError, type DecodeLimits, MAX_DECODE_DEPTH } from './serialization/decode-limits.js';
 export {
   BUILTIN_SERIALIZERS,
+  createHessian2Serializer,
   createJsonSerializer,
   createMsgpackSerializer,
   createV8Serializer,

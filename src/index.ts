@@ -111,6 +111,9 @@ export {
   type ProtobufRoot,
 } from './serialization/protobuf.js';
 
+// hessian2 bodies (docs/serialization.md): Java class names on JS values
+export { JAVA_CLASS, javaClassOf, javaEnum, withJavaClass } from './serialization/hessian2-java.js';
+
 // Diagnostics and logs (docs/observability.md)
 export {
   CHANNEL_NAMES,

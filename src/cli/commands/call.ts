@@ -58,7 +58,10 @@ export function addTargetOptions(command: Command): Command {
   addRegistryOption(command, 'the registry where the providers are');
   return command
     .option('--url <host:port>', 'call this provider directly instead of asking a registry')
-    .option('--serializer <name>', 'msgpack, json, v8 or a configured one (default: consumer.serializer)')
+    .option(
+      '--serializer <name>',
+      'msgpack, json, v8, hessian2 or a configured one (default: consumer.serializer)',
+    )
     .option('--timeout <ms>', 'call timeout (default: consumer.timeoutMs)', milliseconds)
     .option('--version <version>', 'service version', '1.0.0')
     .option('--group <group>', 'service group (default: none)')
