@@ -75,6 +75,8 @@ export interface GrpcFlight {
   readonly call: WireCall;
   /** Fails the call with `error` (when it has not ended) and resets its stream with CANCEL. */
   cancel(error: RpcError): void;
+  /** The server sent GOAWAY letting streams up to `lastStreamId` through: a later one never ran. */
+  goneAway(lastStreamId: number): void;
 }
 
 type Outcome = { readonly value: unknown } | { readonly error: RpcError };
@@ -100,6 +102,17 @@ export function startGrpcCall(init: GrpcCallInit): GrpcFlight {
     call,
     cancel(error) {
       finish({ error });
+    },
+    goneAway(lastStreamId) {
+      const id = h2?.id;
+      if (id !== undefined && id <= lastStreamId) return;
+      finish({
+        error: new RpcError(
+          'Network',
+          `${address} is going away and did not process ${label} (GOAWAY, last stream ${lastStreamId})`,
+          { neverSent: true },
+        ),
+      });
     },
   };
 
@@ -186,9 +199,13 @@ export function startGrpcCall(init: GrpcCallInit): GrpcFlight {
     return flight;
   }
   const opened = h2;
-  opened.once('ready', () => {
-    call.attempt.sent = true;
-  });
+  // given an id (submitted to the session) at once when the session is open, else once it opens
+  if (!opened.pending) call.attempt.sent = true;
+  else {
+    opened.once('ready', () => {
+      call.attempt.sent = true;
+    });
+  }
   if (first !== undefined) opened.end(encodeGrpcMessage(first));
 
   if (timeoutMs > 0) {

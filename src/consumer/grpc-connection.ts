@@ -186,6 +186,7 @@ export function createGrpcConnection(init: GrpcConnectionInit): ClientConnection
     });
     opened.on('goaway', (_code: number, lastStreamId: number) => {
       goAwayLastId = Math.min(goAwayLastId, lastStreamId);
+      for (const flight of [...flights]) flight.goneAway(goAwayLastId);
       if (state.kind === 'open' || state.kind === 'connecting') {
         state = { kind: 'draining', goneAway: true };
         events.onGoAway?.(connection, true);

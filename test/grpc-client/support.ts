@@ -4,6 +4,8 @@
  * a JSON-bodied `test.Json` service (`application/grpc+json`, the args array as JSON), each counting the
  * calls it ran, on free ports, over h2c or TLS.
  */
+import http2 from 'node:http2';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
@@ -277,4 +279,114 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
     },
     (error: unknown) => error,
   );
+}
+
+/** A scripted HTTP/2 server that is no gRPC server: it does one wrong thing to every stream. */
+export interface FaultServer {
+  readonly url: string;
+  /** Streams it received. */
+  readonly streams: () => number;
+  close(): Promise<void>;
+}
+
+export type Fault =
+  /** RST_STREAM REFUSED_STREAM: the server's application never saw it. */
+  | 'refuse-stream'
+  /** RST_STREAM INTERNAL_ERROR after reading the request: it may have run. */
+  | 'reset-internal'
+  /** Answers with its own bytes: see `respond`. */
+  | 'respond';
+
+export async function faultServer(
+  fault: Fault,
+  respond?: (stream: http2.ServerHttp2Stream) => void,
+): Promise<FaultServer> {
+  let streams = 0;
+  const sessions = new Set<http2.ServerHttp2Session>();
+  const server = http2.createServer();
+  server.on('session', (session) => {
+    sessions.add(session);
+    session.on('close', () => sessions.delete(session));
+  });
+  server.on('stream', (stream) => {
+    streams++;
+    stream.on('error', () => {});
+    if (fault === 'refuse-stream') stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+    else if (fault === 'reset-internal') {
+      stream.resume();
+      stream.on('end', () => stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR));
+    } else respond?.(stream as http2.ServerHttp2Stream);
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as { port: number };
+  const handle: FaultServer = {
+    url: `grpc://127.0.0.1:${port}`,
+    streams: () => streams,
+    close: async () => {
+      for (const session of sessions) session.destroy();
+      await new Promise((done) => server.close(done));
+    },
+  };
+  faults.push(handle);
+  return handle;
+}
+
+const faults: FaultServer[] = [];
+
+/** Closes every fault server. */
+export async function closeFaultServers(): Promise<void> {
+  await Promise.all(faults.splice(0).map((server) => server.close()));
+}
+
+/**
+ * A raw HTTP/2 peer (node's own server cannot send a GOAWAY whose last stream id is below a stream it
+ * received): it answers the first HEADERS of each connection with GOAWAY (last stream id 0, NO_ERROR),
+ * so the stream was provably never processed.
+ */
+export async function goAwayServer(): Promise<FaultServer> {
+  let streams = 0;
+  const sockets = new Set<net.Socket>();
+  const settings = Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]);
+  const settingsAck = Buffer.from([0, 0, 0, 4, 1, 0, 0, 0, 0]);
+  const goAway = Buffer.from([0, 0, 8, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+    socket.write(settings);
+    let buffered = Buffer.alloc(0);
+    let prefaceSeen = false;
+    socket.on('data', (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      if (!prefaceSeen) {
+        if (buffered.length < 24) return;
+        buffered = buffered.subarray(24);
+        prefaceSeen = true;
+      }
+      while (buffered.length >= 9) {
+        const length = buffered.readUIntBE(0, 3);
+        if (buffered.length < 9 + length) return;
+        const type = buffered[3];
+        const flags = buffered[4]!;
+        buffered = buffered.subarray(9 + length);
+        if (type === 4 && (flags & 1) === 0) socket.write(settingsAck);
+        if (type === 1) {
+          streams++;
+          socket.write(goAway);
+        }
+      }
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as net.AddressInfo;
+  const handle: FaultServer = {
+    url: `grpc://127.0.0.1:${port}`,
+    streams: () => streams,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((done) => server.close(done));
+    },
+  };
+  faults.push(handle);
+  return handle;
 }
