@@ -14,8 +14,8 @@ import {
   closeFaultServers,
   closeServers,
   faultServer,
-  goAwayServer,
   Greeter,
+  goAwayServer,
   greeterServer,
   rejection,
 } from './support.js';

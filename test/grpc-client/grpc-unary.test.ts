@@ -67,7 +67,8 @@ describe('gRPC consumer: unary calls on grpc-js', () => {
     expect(sent.get('x-tenant')).toEqual(['acme']);
     expect(sent.get('x-echo')).toEqual(['ping']);
     expect(sent.get('callisto-call-id')).toHaveLength(1);
-    expect(seen[0]).toMatchObject({ 'x-echoed': 'ping' });
+    // a header sent before the answer, a trailer after it
+    expect(seen[0]).toMatchObject({ 'x-echoed': 'ping', 'x-served-by': 'server' });
     expect(seen[0]?.['grpc-status']).toBeUndefined();
     expect(seen[0]?.['content-type']).toBeUndefined();
 

@@ -154,7 +154,9 @@ export async function greeterServer(options: GreeterServerOptions = {}): Promise
           callback({ code: refusal.code, details: `${name} ran ${method}, then failed` });
           return;
         }
-        callback(null, result);
+        const trailers = new grpc.Metadata();
+        trailers.set('x-served-by', name);
+        callback(null, result, trailers);
       } catch (error) {
         callback(error as grpc.ServiceError);
       }
