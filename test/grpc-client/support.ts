@@ -98,6 +98,8 @@ export interface Seen {
   readonly metadata: Record<string, grpc.Metadata>;
   /** The deadline of the last call of each method (`call.getDeadline()`). */
   readonly deadlines: Record<string, grpc.Deadline>;
+  /** The peers (client address and port: one per HTTP/2 connection) calls came from. */
+  readonly peers: Set<string>;
   /** Streams whose handler saw 'cancelled'. */
   cancelled: number;
   /** Messages a server stream wrote (count). */
@@ -120,6 +122,8 @@ export interface GreeterServerOptions {
   readonly name?: string;
   readonly credentials?: grpc.ServerCredentials;
   readonly options?: grpc.ServerOptions;
+  /** The port to listen on (default a free one). */
+  readonly port?: number;
 }
 
 const servers: GreeterServer[] = [];
@@ -127,11 +131,23 @@ const servers: GreeterServer[] = [];
 /** A grpc-js server of demo.Greeter and test.Json on a free port of 127.0.0.1. */
 export async function greeterServer(options: GreeterServerOptions = {}): Promise<GreeterServer> {
   const name = options.name ?? 'server';
-  const seen: Seen = { calls: {}, metadata: {}, deadlines: {}, cancelled: 0, written: 0, blocked: false };
+  const seen: Seen = {
+    calls: {},
+    metadata: {},
+    deadlines: {},
+    peers: new Set(),
+    cancelled: 0,
+    written: 0,
+    blocked: false,
+  };
   const server = new grpc.Server(options.options);
   const refuseWith: GreeterServer['refuseWith'] = {};
-  const count = (method: string, call: { metadata: grpc.Metadata; getDeadline(): grpc.Deadline }) => {
+  const count = (
+    method: string,
+    call: { metadata: grpc.Metadata; getDeadline(): grpc.Deadline; getPeer(): string },
+  ) => {
     seen.calls[method] = (seen.calls[method] ?? 0) + 1;
+    seen.peers.add(call.getPeer());
     seen.metadata[method] = call.metadata;
     seen.deadlines[method] = call.getDeadline();
   };
@@ -246,7 +262,7 @@ export async function greeterServer(options: GreeterServerOptions = {}): Promise
   });
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(
-      '127.0.0.1:0',
+      `127.0.0.1:${options.port ?? 0}`,
       options.credentials ?? grpc.ServerCredentials.createInsecure(),
       (error, bound) => (error ? reject(error) : resolve(bound)),
     ),
