@@ -129,6 +129,31 @@ describe('gRPC consumer: limits', () => {
   });
 });
 
+describe('gRPC consumer: responses that are not gRPC', () => {
+  it('maps an HTTP error page by its status without reading it as messages; not remote', async () => {
+    const page = Buffer.from(`<html>${'bad gateway '.repeat(1000)}</html>`);
+    const proxy = await faultServer('respond', (stream) => {
+      stream.resume();
+      stream.respond({ ':status': 503, 'content-type': 'text/html' });
+      stream.end(page);
+    });
+    const consumer = await testApp();
+    const error = await rejection(consumer.refer(Greeter, { url: proxy.url, retries: 0 }).say('x'));
+    expect(RpcError.is(error) && error.code).toBe('Network');
+    expect((error as RpcError).remote).toBe(false);
+    expect((error as RpcError).details).toMatchObject({ httpStatus: 503, grpcStatusName: 'UNAVAILABLE' });
+
+    const html = await faultServer('respond', (stream) => {
+      stream.resume();
+      stream.respond({ ':status': 200, 'content-type': 'text/html' });
+      stream.end(page);
+    });
+    const other = await rejection(consumer.refer(Greeter, { url: html.url, retries: 0 }).say('x'));
+    expect(RpcError.is(other) && other.code).toBe('Internal');
+    expect((other as RpcError).message).toMatch(/not a gRPC response/);
+  });
+});
+
 describe('gRPC consumer: registry records', () => {
   it("finds gRPC servers by their records (transport 'grpc'); other protocols skip them", async () => {
     const a = await greeterServer({ name: 'a' });
