@@ -24,10 +24,8 @@
  */
 import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders } from 'node:http2';
 import http2 from 'node:http2';
-import type { Attachments } from '../core/invocation.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import { CALL_ID_ATTACHMENT } from '../observability/call-id.js';
-import { grpcStatusOfHttp } from '../protocol/grpc/http-status.js';
 import {
   encodeGrpcMessage,
   FLAG_COMPRESSED,
@@ -35,16 +33,16 @@ import {
   GrpcMessageDecoder,
   GrpcMessageTooLargeError,
 } from '../protocol/grpc/message-frame.js';
-import { addAttachmentHeaders, attachmentsFromHeaders } from '../protocol/grpc/metadata.js';
-import { CALLISTO_CODE_TRAILER, grpcStatusName, rpcCodeOf } from '../protocol/grpc/status.js';
-import { decodeStatusMessage } from '../protocol/grpc/status-message.js';
+import { addAttachmentHeaders } from '../protocol/grpc/metadata.js';
 import { formatGrpcTimeout } from '../protocol/grpc/timeout.js';
 import { InflateBoundError } from '../serialization/compression/compressor.js';
 import { gzipCompressor } from '../serialization/compression/zlib-compressors.js';
 import type { GrpcMethodCodec } from './grpc-codec.js';
+import { pumpGrpcInput } from './grpc-input.js';
+import { metadataOf, notGrpcResponse, resetError, statusError, statusOf } from './grpc-outcome.js';
 import type { WireCall } from './pending-call.js';
 
-const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM, NGHTTP2_ENHANCE_YOUR_CALM } = http2.constants;
+const { NGHTTP2_CANCEL } = http2.constants;
 
 /** Messages a stream's inbox may hold unread before the stream stops reading. */
 export const INBOX_AHEAD = 16;
@@ -85,6 +83,7 @@ type Outcome = { readonly value: unknown } | { readonly error: RpcError };
 export function startGrpcCall(init: GrpcCallInit): GrpcFlight {
   const { call, codec, address } = init;
   const label = call.route.label;
+  const site = { label, address };
   const stream = call.stream;
   const inbox = stream?.inbox;
   let h2: ClientHttp2Stream | undefined;
@@ -312,8 +311,14 @@ export function startGrpcCall(init: GrpcCallInit): GrpcFlight {
   opened.on('response', (received) => {
     init.heard();
     responseHeaders = received;
-    if (received['grpc-status'] !== undefined) trailers = received; // trailers-only
     call.attempt.responseAttachments = metadataOf(received, undefined);
+    if (received['grpc-status'] !== undefined) {
+      trailers = received; // trailers-only
+      return;
+    }
+    // not a gRPC response (a proxy's error page, a server that is not gRPC): its body is not read
+    const notGrpc = notGrpcResponse(received, site);
+    if (notGrpc !== undefined) finish({ error: notGrpc });
   });
   opened.on('data', (chunk: Buffer) => {
     init.heard();
@@ -351,36 +356,24 @@ export function startGrpcCall(init: GrpcCallInit): GrpcFlight {
     if (settled) return;
     finish(outcomeAtClose());
   });
-  if (stream?.input !== undefined) void pumpInput();
+  if (stream?.input !== undefined) {
+    void pumpGrpcInput({
+      stream,
+      h2: opened,
+      codec,
+      maxMessageBytes: init.maxMessageBytes,
+      label,
+      ended: () => settled,
+      fail: (error) => finish({ error }),
+    });
+  }
 
   function outcomeAtClose(): Outcome {
-    const status = trailers?.['grpc-status'];
+    const status = statusOf(trailers);
     if (status === undefined) {
-      const httpStatus = Number(responseHeaders?.[':status'] ?? 0);
-      if (httpStatus !== 0 && httpStatus !== 200) {
-        const grpc = grpcStatusOfHttp(httpStatus);
-        return {
-          error: new RpcError(
-            rpcCodeOf(grpc),
-            `${label}: ${address} answered HTTP ${httpStatus} without a gRPC status`,
-            { details: { httpStatus, grpcStatus: grpc, grpcStatusName: grpcStatusName(grpc) } },
-          ),
-        };
-      }
-      return { error: resetError() };
+      return { error: resetError(opened.rstCode ?? 0, failure, site, (message) => network(message)) };
     }
-    const code = /^\d{1,3}$/.test(String(status)) ? Number(status) : 2;
-    if (code !== 0) {
-      const name = grpcStatusName(code);
-      const text = decodeStatusMessage(single(trailers?.['grpc-message']));
-      const callistoCode = single(trailers?.[CALLISTO_CODE_TRAILER]);
-      return {
-        error: new RpcError(rpcCodeOf(code, callistoCode), text || `${label}: ${address} answered ${name}`, {
-          remote: true,
-          details: { grpcStatus: code, grpcStatusName: name },
-        }),
-      };
-    }
+    if (status !== 0) return { error: statusError(status, trailers!, site) };
     if (!decoder.atBoundary) {
       return { error: new RpcError('Internal', `${label}: ${address} ended the response inside a message`) };
     }
@@ -393,91 +386,5 @@ export function startGrpcCall(init: GrpcCallInit): GrpcFlight {
     return result;
   }
 
-  /** Why a stream closed without a status: reset by the server, or its connection lost. */
-  function resetError(): RpcError {
-    if (failure !== undefined) return failure;
-    const code = opened.rstCode ?? 0;
-    if (code === NGHTTP2_REFUSED_STREAM) {
-      return new RpcError('Network', `${address} refused the stream of ${label} (REFUSED_STREAM)`, {
-        neverSent: true,
-      });
-    }
-    if (code === NGHTTP2_CANCEL) {
-      return new RpcError('Cancelled', `${address} cancelled the stream of ${label}`, { remote: true });
-    }
-    if (code === NGHTTP2_ENHANCE_YOUR_CALM) {
-      return new RpcError('RateLimited', `${address} reset the stream of ${label} (ENHANCE_YOUR_CALM)`);
-    }
-    return network(
-      code === 0
-        ? `${address} closed the stream of ${label} without a gRPC status`
-        : `${address} reset the stream of ${label} (HTTP/2 error ${code})`,
-    );
-  }
-
-  async function pumpInput(): Promise<void> {
-    const iterator = stream!.input![Symbol.asyncIterator]();
-    let done = false;
-    try {
-      for (;;) {
-        const step = await iterator.next();
-        if (settled) break;
-        if (step.done === true) {
-          done = true;
-          opened.end();
-          return;
-        }
-        const body = codec.encodeMessage(step.value);
-        if (body.length > init.maxMessageBytes) {
-          throw new Error(`a message of ${body.length} bytes is over the limit of ${init.maxMessageBytes}`);
-        }
-        const room = opened.write(encodeGrpcMessage(body));
-        stream!.sent++;
-        if (!room) await drained(opened);
-        if (settled) break;
-      }
-    } catch (error) {
-      done = true;
-      if (!settled) {
-        finish({
-          error: new RpcError('Cancelled', `the input of ${label} failed: ${messageOf(error)}`, {
-            cause: error,
-          }),
-        });
-      }
-    } finally {
-      if (!done) await iterator.return?.();
-    }
-  }
-
   return flight;
-}
-
-/** Resolves once `stream` can take more (or is gone). */
-function drained(stream: ClientHttp2Stream): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      stream.off('drain', done);
-      stream.off('close', done);
-      resolve();
-    };
-    stream.on('drain', done);
-    stream.on('close', done);
-  });
-}
-
-function single(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
-
-/** The call's metadata of a response: its headers' and its trailers' (`callisto-code` left out). */
-function metadataOf(
-  headers: IncomingHttpHeaders | undefined,
-  trailers: IncomingHttpHeaders | undefined,
-): Attachments {
-  const attachments =
-    headers === undefined ? (Object.create(null) as Attachments) : attachmentsFromHeaders(headers);
-  if (trailers !== undefined) Object.assign(attachments, attachmentsFromHeaders(trailers));
-  delete attachments[CALLISTO_CODE_TRAILER];
-  return attachments;
 }

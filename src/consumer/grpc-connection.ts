@@ -211,7 +211,6 @@ export function createGrpcConnection(init: GrpcConnectionInit): ClientConnection
           );
       closed(error, false);
     });
-    opened.unref();
     return opened;
   };
 
