@@ -8,15 +8,15 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RpcError } from '../../src/index.js';
+import { RpcError, withOptions } from '../../src/index.js';
 import { closeAll, testApp } from '../support/apps.js';
 import {
   closeFaultServers,
   closeServers,
   faultServer,
   Greeter,
-  goAwayServer,
   greeterServer,
+  rawHttp2Server,
   rejection,
 } from './support.js';
 
@@ -113,7 +113,7 @@ describe('gRPC consumer: failover between grpc-js servers', () => {
   });
 
   it('a GOAWAY below the stream id proves it never ran: a non-idempotent call fails over', async () => {
-    const leaving = await goAwayServer();
+    const leaving = await rawHttp2Server('goaway');
     const b = await greeterServer({ name: 'b' });
     const consumer = await testApp({ consumer: { loadbalance: 'roundrobin', outlierDetection: false } });
     const greeter = consumer.refer(Greeter, { url: [leaving.url, b.url], retries: 2 });
@@ -130,6 +130,22 @@ describe('gRPC consumer: failover between grpc-js servers', () => {
     expect(RpcError.is(error) && error.code).toBe('Network');
     expect((error as RpcError).neverSent).toBe(false);
     expect(resetting.streams()).toBe(1);
+  });
+
+  it('suspects a silent server: a waiting idempotent call is retried elsewhere long before its deadline', async () => {
+    const silent = await rawHttp2Server('silent');
+    const b = await greeterServer({ name: 'b' });
+    const consumer = await testApp({
+      consumer: { loadbalance: 'roundrobin', outlierDetection: false, suspectAfterMs: 400 },
+    });
+    const greeter = consumer.refer(Greeter, { url: [silent.url, b.url], retries: 2 });
+    const started = Date.now();
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => withOptions(greeter, { timeoutMs: 20_000 }).getUser(i)),
+    );
+    expect(answers.map((user) => user.name)).toEqual([0, 1, 2, 3].map((i) => `user ${i} of b`));
+    expect(silent.streams()).toBeGreaterThan(0);
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('ejects a failing server (outlier detection): calls stop going there', async () => {

@@ -357,11 +357,11 @@ export async function closeFaultServers(): Promise<void> {
 }
 
 /**
- * A raw HTTP/2 peer (node's own server cannot send a GOAWAY whose last stream id is below a stream it
- * received): it answers the first HEADERS of each connection with GOAWAY (last stream id 0, NO_ERROR),
- * so the stream was provably never processed.
+ * A raw HTTP/2 peer, for what node's own server cannot do: `goaway` answers each HEADERS with GOAWAY
+ * (last stream id 0, NO_ERROR: the stream was provably never processed); `silent` completes the
+ * handshake, then never answers anything again (streams or PINGs): a server cut off.
  */
-export async function goAwayServer(): Promise<FaultServer> {
+export async function rawHttp2Server(mode: 'goaway' | 'silent'): Promise<FaultServer> {
   let streams = 0;
   const sockets = new Set<net.Socket>();
   const settings = Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]);
@@ -390,7 +390,7 @@ export async function goAwayServer(): Promise<FaultServer> {
         if (type === 4 && (flags & 1) === 0) socket.write(settingsAck);
         if (type === 1) {
           streams++;
-          socket.write(goAway);
+          if (mode === 'goaway') socket.write(goAway);
         }
       }
     });
