@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RpcError, withOptions } from '../../src/index.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { waitFor } from '../support/wait-for.js';
-import { closeServers, Greeter, greeterServer, type Item, rejection } from './support.js';
+import { closeServers, Greeter, greeterServer, type Item, JsonService, rejection } from './support.js';
 
 afterEach(async () => {
   await closeAll();
@@ -30,6 +30,15 @@ describe('gRPC consumer: streams on grpc-js', () => {
       expect(item.pad).toBe('p'.repeat(10));
     }
     expect(values).toEqual(Array.from({ length: 500 }, (_, i) => i));
+  });
+
+  it('a grpc+json server stream (no protobuf): each message one JSON value', async () => {
+    const server = await greeterServer();
+    const consumer = await testApp();
+    const json = consumer.refer(JsonService, { url: server.url, retries: 0 });
+    const ticks: Array<{ tick: number; at: string }> = [];
+    for await (const tick of json.ticks(50)) ticks.push(tick);
+    expect(ticks).toEqual(Array.from({ length: 50 }, (_, tick) => ({ tick, at: `t${tick}` })));
   });
 
   it('does not read ahead of the caller: the server blocks on flow control; break cancels it', async () => {

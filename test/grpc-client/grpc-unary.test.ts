@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type Attachments, type Filter, RpcError, withOptions } from '../../src/index.js';
 import { GRPC_STATUS_TABLES, GrpcStatus, type GrpcStatusName } from '../../src/protocol/grpc/status.js';
 import { closeAll, testApp } from '../support/apps.js';
+import { waitFor } from '../support/wait-for.js';
 import { closeServers, Greeter, greeterServer, JsonService, rejection } from './support.js';
 
 afterEach(async () => {
@@ -44,6 +45,19 @@ describe('gRPC consumer: unary calls on grpc-js', () => {
     const late = await rejection(withOptions(greeter, { timeoutMs: 300 }).wait(3_000));
     expect(RpcError.is(late) && late.code).toBe('Timeout');
     expect(Date.now() - started).toBeLessThan(2_500);
+  });
+
+  it("aborting a call's signal resets its stream: grpc-js sees the call cancelled", async () => {
+    const server = await greeterServer();
+    const consumer = await testApp();
+    const greeter = consumer.refer(Greeter, { url: server.url, retries: 0 });
+    const controller = new AbortController();
+    const pending = withOptions(greeter, { signal: controller.signal, timeoutMs: 20_000 }).wait(15_000);
+    await waitFor(() => server.seen.calls['wait'] === 1);
+    controller.abort();
+    const error = await rejection(pending);
+    expect(RpcError.is(error) && error.code).toBe('Cancelled');
+    await waitFor(() => server.seen.cancelled === 1);
   });
 
   it('carries attachments as metadata, and the response metadata back', async () => {

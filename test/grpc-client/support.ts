@@ -51,9 +51,10 @@ export const Greeter = defineService<GreeterApi>('demo.Greeter', {
 export interface JsonApi {
   add(a: number, b: number): Promise<number>;
   info(): Promise<{ name: string; tags: string[] }>;
+  ticks(count: number): AsyncIterable<{ tick: number; at: string }>;
 }
 export const JsonService = defineService<JsonApi>('test.Json', {
-  methods: { add: {}, info: {} },
+  methods: { add: {}, info: {}, ticks: { stream: 'server' } },
 });
 
 const greeterDefinition = (() => {
@@ -74,6 +75,15 @@ const jsonDefinition: grpc.ServiceDefinition = {
     path: '/test.Json/add',
     requestStream: false,
     responseStream: false,
+    requestSerialize: json.serialize,
+    requestDeserialize: json.deserialize,
+    responseSerialize: json.serialize,
+    responseDeserialize: json.deserialize,
+  },
+  ticks: {
+    path: '/test.Json/ticks',
+    requestStream: false,
+    responseStream: true,
     requestSerialize: json.serialize,
     requestDeserialize: json.deserialize,
     responseSerialize: json.serialize,
@@ -144,8 +154,18 @@ export async function greeterServer(options: GreeterServerOptions = {}): Promise
   const refuseWith: GreeterServer['refuseWith'] = {};
   const count = (
     method: string,
-    call: { metadata: grpc.Metadata; getDeadline(): grpc.Deadline; getPeer(): string },
+    call: {
+      metadata: grpc.Metadata;
+      getDeadline(): grpc.Deadline;
+      getPeer(): string;
+      on(event: 'cancelled', listener: () => void): unknown;
+    },
   ) => {
+    if (method === 'wait') {
+      call.on('cancelled', () => {
+        seen.cancelled++;
+      });
+    }
     seen.calls[method] = (seen.calls[method] ?? 0) + 1;
     seen.peers.add(call.getPeer());
     seen.metadata[method] = call.metadata;
@@ -203,7 +223,9 @@ export async function greeterServer(options: GreeterServerOptions = {}): Promise
     wait: unary<{ ms: number }, { value: string }>(
       'wait',
       (request) =>
-        new Promise((done) => setTimeout(() => done({ value: `waited ${request.ms}` }), request.ms)),
+        new Promise((done) => {
+          setTimeout(() => done({ value: `waited ${request.ms}` }), request.ms).unref();
+        }),
     ),
     big: unary<{ bytes: number }, { value: string }>('big', (request) => ({
       value: 'x'.repeat(request.bytes),
@@ -259,6 +281,10 @@ export async function greeterServer(options: GreeterServerOptions = {}): Promise
   server.addService(jsonDefinition, {
     add: unary<[number, number], number>('add', (args) => args[0] + args[1]),
     info: unary<[], { name: string; tags: string[] }>('info', () => ({ name, tags: ['a', 'b'] })),
+    ticks: (call: grpc.ServerWritableStream<[number], { tick: number; at: string }>) => {
+      for (let tick = 0; tick < call.request[0]; tick++) call.write({ tick, at: `t${tick}` });
+      call.end();
+    },
   });
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(
