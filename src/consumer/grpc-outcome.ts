@@ -1,7 +1,8 @@
 /**
  * What a gRPC response says (grpc-call.ts reads it): a response that is not gRPC's at its headers, the
  * RpcError of a `grpc-status` other than 0 (`rpcCodeOf`, protocol/grpc/status.ts, the `callisto-code`
- * trailer counting only when it agrees; the decoded `grpc-message`; `details.grpcStatus`), the error of
+ * trailer counting only when it agrees; the decoded `grpc-message`; `details.grpcStatus`, and the
+ * `grpc-status-details-bin` trailer's base64 as `details.grpcStatusDetailsBin`), the error of
  * a stream that ended without a status (a reset or a lost connection), and the response's metadata.
  */
 import http2, { type IncomingHttpHeaders } from 'node:http2';
@@ -63,12 +64,18 @@ export function statusError(code: number, trailers: IncomingHttpHeaders, site: R
   const name = grpcStatusName(code);
   const text = decodeStatusMessage(single(trailers['grpc-message']));
   const callistoCode = single(trailers[CALLISTO_CODE_TRAILER]);
+  // the rich status (google.rpc.Status, protobuf), as sent: base64 text
+  const rich = single(trailers['grpc-status-details-bin']);
   return new RpcError(
     rpcCodeOf(code, callistoCode),
     text || `${site.label}: ${site.address} answered ${name}`,
     {
       remote: true,
-      details: { grpcStatus: code, grpcStatusName: name },
+      details: {
+        grpcStatus: code,
+        grpcStatusName: name,
+        ...(rich === undefined ? {} : { grpcStatusDetailsBin: rich }),
+      },
     },
   );
 }

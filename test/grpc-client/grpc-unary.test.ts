@@ -108,6 +108,14 @@ describe('gRPC consumer: unary calls on grpc-js', () => {
     }
   });
 
+  it('keeps the rich status (grpc-status-details-bin) as details.grpcStatusDetailsBin', async () => {
+    const server = await greeterServer();
+    const consumer = await testApp();
+    const error = await rejection(consumer.refer(Greeter, { url: server.url, retries: 0 }).fail(9, 'rich'));
+    const details = (error as RpcError).details as { grpcStatusDetailsBin?: string };
+    expect(Buffer.from(details.grpcStatusDetailsBin ?? '', 'base64').toString()).toBe('rich status');
+  });
+
   it('an unknown method is MethodNotFound (grpc-js answers UNIMPLEMENTED)', async () => {
     const server = await greeterServer();
     const consumer = await testApp();

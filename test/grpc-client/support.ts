@@ -218,6 +218,8 @@ export async function greeterServer(options: GreeterServerOptions = {}): Promise
       count('fail', call);
       const trailers = new grpc.Metadata();
       trailers.set('x-trailer', 'kept');
+      if (call.request.message === 'rich')
+        trailers.set('grpc-status-details-bin', Buffer.from('rich status'));
       callback({ code: call.request.status, details: call.request.message, metadata: trailers });
     },
     wait: unary<{ ms: number }, { value: string }>(
