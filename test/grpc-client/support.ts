@@ -110,6 +110,8 @@ export interface Seen {
   readonly deadlines: Record<string, grpc.Deadline>;
   /** The peers (client address and port: one per HTTP/2 connection) calls came from. */
   readonly peers: Set<string>;
+  /** The names `say` ran for, in order (a refusal before running adds none). */
+  readonly ran: string[];
   /** Streams whose handler saw 'cancelled'. */
   cancelled: number;
   /** Messages a server stream wrote (count). */
@@ -146,6 +148,7 @@ export async function greeterServer(options: GreeterServerOptions = {}): Promise
     metadata: {},
     deadlines: {},
     peers: new Set(),
+    ran: [],
     cancelled: 0,
     written: 0,
     blocked: false,
@@ -199,6 +202,7 @@ export async function greeterServer(options: GreeterServerOptions = {}): Promise
     };
   server.addService(greeterDefinition, {
     say: unary<{ name: string }, { value: string }>('say', (request, call) => {
+      seen.ran.push(request.name);
       const echoed = call.metadata.get('x-echo')[0];
       if (echoed !== undefined) {
         const headers = new grpc.Metadata();
