@@ -210,7 +210,7 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
       () => {
         if (invocation.answered) return;
         const error = new RpcError('Timeout', `${invocation.label}: the caller's deadline passed`);
-        const stream = invocation.stream as HttpStreamPort | undefined;
+        const stream = invocation.stream?.port as HttpStreamPort | undefined;
         if (stream?.started === true) {
           // a stream under way ends with its error event (or line), written when the handler stops
           invocation.abort(error);
@@ -259,7 +259,7 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
       answer(invocation, value) {
         const response = invocation.origin as ServerResponse;
         const attachments = invocation.answerAttachments;
-        const stream = invocation.stream as HttpStreamPort | undefined;
+        const stream = invocation.stream?.port as HttpStreamPort | undefined;
         if (stream !== undefined) {
           stream.end();
           return;
@@ -283,7 +283,7 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
         }
       },
       fail(invocation, error) {
-        const stream = invocation.stream as HttpStreamPort | undefined;
+        const stream = invocation.stream?.port as HttpStreamPort | undefined;
         if (stream?.started === true) {
           stream.fail(errorCodeName(error.status), error.payload);
           return;
