@@ -158,6 +158,18 @@ function pick(
   return list.length === 1 ? list[0]! : balancer.select(list, invocation);
 }
 
+/**
+ * `candidates` without the providers a call already tried, unless that leaves none. Out of `select` so
+ * that `select` holds no closure (a closure there costs a context per call).
+ */
+function untried(
+  candidates: readonly ProviderEndpoint[],
+  exclude: readonly ProviderEndpoint[],
+): readonly ProviderEndpoint[] {
+  const fresh = candidates.filter((endpoint) => !exclude.includes(endpoint));
+  return fresh.length > 0 ? fresh : candidates;
+}
+
 /** Whether `next` was written by another provider process than `previous` at the same address. */
 function isNewIncarnation(previous: ProviderRecord | undefined, next: ProviderRecord): boolean {
   return previous !== undefined && (previous.pid !== next.pid || previous.startTime !== next.startTime);
@@ -329,19 +341,17 @@ export function createDirectory(parts: DirectoryParts): Directory {
     },
     select(invocation, balancer, exclude) {
       let candidates = selectable();
-      if (candidates.length === 0) {
+      if (routing !== undefined) {
+        // the rules choose among every routable provider; the unhealthy are dropped after them
+        if (routable.length === 0) throw noProvider(invocation);
+        candidates = routing.route(routable, invocation, candidates);
+        if (candidates.length === 0) throw noRoute(invocation);
+      } else if (candidates.length === 0) {
         // Everything is backing off or ejected: trying beats failing without a try.
         candidates = routable;
         if (candidates.length === 0) throw noProvider(invocation);
       }
-      if (routing !== undefined) {
-        candidates = routing.route(candidates, invocation, routable);
-        if (candidates.length === 0) throw noRoute(invocation);
-      }
-      if (exclude !== undefined && exclude.length > 0) {
-        const fresh = candidates.filter((endpoint) => !exclude.includes(endpoint));
-        if (fresh.length > 0) candidates = fresh;
-      }
+      if (exclude !== undefined && exclude.length > 0) candidates = untried(candidates, exclude);
       return choose(candidates, invocation, balancer);
     },
     claim,

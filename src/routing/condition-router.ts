@@ -19,6 +19,7 @@ export function createConditionRouter(rule: ConditionRule, caller: RouteCaller):
   const whenText = describeMatches(parsed.when);
   const thenText = describeMatches(parsed.to);
   const memo = createInputMemo<RoutedProvider, readonly RoutedProvider[]>();
+  const keep = (list: readonly RoutedProvider[]) => keepWhere(list, then);
   return {
     name: rule.name,
     kind: 'condition',
@@ -31,7 +32,7 @@ export function createConditionRouter(rule: ConditionRule, caller: RouteCaller):
         scope.note?.({ applied: true, why: `the call matches ${whenText}: blocked (nothing after "=>")` });
         return NONE;
       }
-      const kept = memo.get(providers, '', () => keepWhere(providers, then)) as typeof providers;
+      const kept = memo.get(providers, '', keep) as typeof providers;
       if (kept.length === 0 && rule.force !== true) {
         scope.note?.({
           applied: false,

@@ -6,7 +6,8 @@
 const MAX_KEYS = 64;
 
 export interface InputMemo<P, R> {
-  get(input: readonly P[], key: string, compute: () => R): R;
+  /** `compute(input, key)` once per input array and key (a function made once, not per call). */
+  get(input: readonly P[], key: string, compute: (input: readonly P[], key: string) => R): R;
 }
 
 export function createInputMemo<P, R>(): InputMemo<P, R> {
@@ -21,7 +22,7 @@ export function createInputMemo<P, R>(): InputMemo<P, R> {
       let result = results.get(key);
       if (result === undefined) {
         if (results.size >= MAX_KEYS) results.clear();
-        result = compute();
+        result = compute(list, key);
         results.set(key, result);
       }
       return result;

@@ -51,8 +51,14 @@ export interface RouteStepNote {
 }
 
 export interface RouteScope<P extends RoutedProvider> {
-  /** Every routable provider (healthy or not, before any rule). */
-  readonly all: readonly P[];
+  /**
+   * Whether a provider is healthy now (available in the pool, not ejected). Routers that choose by
+   * labels (condition, tag) ignore health; the stage drops the unhealthy providers at its end. Weighted
+   * splits and zone routing read it to pass on the share of a side or zone that is down.
+   */
+  readonly isHealthy: (provider: P) => boolean;
+  /** Every provider is healthy (`isHealthy` answers true): routers may skip counting. */
+  readonly allHealthy: boolean;
   /** Set only when explaining: the router says what it did. */
   readonly note: ((note: RouteStepNote) => void) | undefined;
 }
@@ -61,8 +67,8 @@ export interface Router {
   readonly name: string;
   readonly kind: RouteKind;
   /**
-   * The providers `call` may go to among `providers` (healthy ones, left by the routers before): the
-   * same array when nothing is dropped; empty when the rule leaves the call none.
+   * The providers `call` may go to among `providers` (the routable ones left by the routers before,
+   * healthy or not): the same array when nothing is dropped; empty when the rule leaves the call none.
    */
   route<P extends RoutedProvider>(
     providers: readonly P[],

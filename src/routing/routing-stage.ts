@@ -32,10 +32,43 @@ export interface RoutingInit {
 export interface RoutingStage {
   readonly routers: readonly Router[];
   /**
-   * The providers `call` may go to among `healthy` (the directory's selectable ones); `all` is every
-   * routable provider, healthy or not. Empty when a rule leaves the call none.
+   * The providers `call` may go to: the routers run over `listed` (every routable provider, healthy or
+   * not), then the unhealthy ones are dropped (those not in `healthy`, the directory's selectable ones)
+   * unless that leaves none (trying beats failing unsent). Empty when a rule leaves the call none.
    */
-  route<P extends RoutedProvider>(healthy: readonly P[], call: RouteCall, all: readonly P[]): readonly P[];
+  route<P extends RoutedProvider>(listed: readonly P[], call: RouteCall, healthy: readonly P[]): readonly P[];
+}
+
+const ALWAYS = () => true;
+
+/**
+ * The healthy part of routed lists, kept per routed array while the healthy list is the same: a steady
+ * call in a degraded service costs a lookup, not a filter.
+ */
+function createHealthFilter() {
+  let healthyList: readonly RoutedProvider[] | undefined;
+  let healthySet: ReadonlySet<RoutedProvider> = new Set();
+  let kept = new WeakMap<readonly RoutedProvider[], readonly RoutedProvider[]>();
+  return {
+    /** Makes `healthy` the current healthy list. */
+    use(healthy: readonly RoutedProvider[]): (p: RoutedProvider) => boolean {
+      if (healthy !== healthyList) {
+        healthyList = healthy;
+        healthySet = new Set(healthy);
+        kept = new WeakMap();
+      }
+      return (p) => healthySet.has(p);
+    },
+    keep<P extends RoutedProvider>(routed: readonly P[]): readonly P[] {
+      let result = kept.get(routed);
+      if (result === undefined) {
+        const healthy = routed.filter((p) => healthySet.has(p));
+        result = healthy.length === 0 ? routed : healthy.length === routed.length ? routed : healthy;
+        kept.set(routed, result);
+      }
+      return result as readonly P[];
+    },
+  };
 }
 
 /** Whether any of `providers` carries a `tag` label (tag routing is then on). */
@@ -72,17 +105,30 @@ export function compileRouting(init: RoutingInit): RoutingStage | undefined {
   const rules = orderedRules(init.rules, init.tagged);
   if (rules.length === 0) return undefined;
   const routers = rules.map((rule) => makeRouter(rule, init.caller));
+  const health = createHealthFilter();
+  let isHealthy: (p: RoutedProvider) => boolean = ALWAYS;
+  let healthyOf: readonly RoutedProvider[] | undefined;
   // one scope for every call: routers never call out, so no two calls share it at once
-  const scope: { all: readonly RoutedProvider[]; note: undefined } = { all: [], note: undefined };
+  const scope: { isHealthy: (p: RoutedProvider) => boolean; allHealthy: boolean; note: undefined } = {
+    isHealthy: ALWAYS,
+    allHealthy: true,
+    note: undefined,
+  };
   return {
     routers,
-    route(healthy, call, all) {
-      scope.all = all;
-      let list = healthy;
+    route(listed, call, healthy) {
+      const allHealthy = healthy === listed || healthy.length === listed.length;
+      if (!allHealthy && healthy !== healthyOf) {
+        healthyOf = healthy;
+        isHealthy = health.use(healthy);
+      }
+      scope.allHealthy = allHealthy;
+      scope.isHealthy = allHealthy ? ALWAYS : isHealthy;
+      let list = listed;
       for (let i = 0; i < routers.length && list.length > 0; i++) {
         list = routers[i]!.route(list, call, scope as RouteScope<(typeof list)[number]>);
       }
-      return list;
+      return allHealthy || list.length === 0 ? list : health.keep(list);
     },
   };
 }
@@ -113,7 +159,7 @@ export interface RouteExplanation {
   }>;
   /** The rules in the order met; empty when the service has none (the stage is skipped). */
   readonly steps: RouteStep[];
-  /** The providers the balancer chooses among. */
+  /** The providers the balancer chooses among (the unhealthy ones dropped unless none is left). */
   readonly result: string[];
   /** One sentence: where the call goes. */
   readonly outcome: string;
@@ -130,14 +176,17 @@ export interface ExplainInit<P extends RoutedProvider> extends RoutingInit {
 export function explainRouting<P extends RoutedProvider>(init: ExplainInit<P>): RouteExplanation {
   const { call, all } = init;
   const healthy = init.healthy ?? all;
+  const healthySet = new Set<RoutedProvider>(healthy);
+  const allHealthy = healthy.length === all.length;
   const rules = orderedRules(init.rules, init.tagged);
   const steps: RouteStep[] = [];
-  let list: readonly P[] = healthy;
+  let list: readonly P[] = all;
   for (const rule of rules) {
     if (list.length === 0) break;
     let note: RouteStepNote = { applied: false, why: 'no effect' };
     const scope: RouteScope<P> = {
-      all,
+      isHealthy: (p) => healthySet.has(p),
+      allHealthy,
       note: (value) => {
         note = value;
       },
@@ -157,20 +206,22 @@ export function explainRouting<P extends RoutedProvider>(init: ExplainInit<P>): 
     });
     list = next;
   }
-  const healthySet = new Set(healthy);
-  const result = list.map((p) => p.address);
+  const routedHealthy = list.filter((p) => healthySet.has(p));
+  const final = routedHealthy.length > 0 ? routedHealthy : list;
+  const result = final.map((p) => p.address);
   const tag = call.attachments?.[ROUTING_TAG_ATTACHMENT] || undefined;
   const last = [...steps].reverse().find((step) => step.kept.length === 0);
+  const unhealthy = list.filter((p) => !healthySet.has(p)).map((p) => p.address);
   const outcome =
     all.length === 0
       ? 'no provider is listed'
-      : healthy.length === 0
-        ? 'no provider is healthy'
-        : result.length === 0
-          ? `no provider: rule ${last?.rule ?? '?'} left none (${last?.why ?? ''})`
-          : steps.length === 0
-            ? `no routing rule: the balancer chooses among all ${result.length} healthy providers`
-            : `the balancer chooses among ${result.join(', ')}`;
+      : result.length === 0
+        ? `no provider: rule ${last?.rule ?? '?'} left none (${last?.why ?? ''})`
+        : `${steps.length === 0 ? 'no routing rule: ' : ''}the balancer chooses among ${result.join(', ')}${
+            unhealthy.length > 0 && routedHealthy.length > 0
+              ? ` (not healthy, left out: ${unhealthy.join(', ')})`
+              : ''
+          }${routedHealthy.length === 0 ? ' (none healthy: tried anyway)' : ''}`;
   return {
     service: call.service.name,
     method: call.method,

@@ -17,12 +17,15 @@ export function createTagRouter(rule: TagRule): Router {
   const force = rule.force === true;
   const memo = createInputMemo<RoutedProvider, readonly RoutedProvider[]>();
   const untagged = (p: RoutedProvider) => labelOf(p, TAG_LABEL) === undefined;
+  /** Key '': the untagged providers; any other key: the providers with that tag. */
+  const select = (list: readonly RoutedProvider[], key: string) =>
+    key === '' ? keepWhere(list, untagged) : keepWhere(list, (p) => labelOf(p, TAG_LABEL) === key);
   return {
     name: rule.name,
     kind: 'tag',
     route(providers, call, scope) {
       const tag = call.attachments?.[ROUTING_TAG_ATTACHMENT] || undefined;
-      const plain = memo.get(providers, '', () => keepWhere(providers, untagged)) as typeof providers;
+      const plain = memo.get(providers, '', select) as typeof providers;
       if (tag === undefined) {
         if (plain.length > 0 || force) {
           scope.note?.({
@@ -41,9 +44,7 @@ export function createTagRouter(rule: TagRule): Router {
         });
         return providers;
       }
-      const tagged = memo.get(providers, `=${tag}`, () =>
-        keepWhere(providers, (p) => labelOf(p, TAG_LABEL) === tag),
-      ) as typeof providers;
+      const tagged = memo.get(providers, tag, select) as typeof providers;
       if (tagged.length > 0) {
         scope.note?.({
           applied: tagged.length !== providers.length,

@@ -61,8 +61,11 @@ export function createWeightRouter(rule: WeightRule, caller: RouteCaller): Route
     return { groups };
   };
 
+  /** Whether each side may take the current call (weight > 0, a healthy provider): reused per call. */
+  const usable = sides.map(() => false);
+
   /** The side of a call: by turns among the usable sides, or by the sticky key's hash over all of them. */
-  const choose = (usable: (index: number) => boolean, key: string | undefined): number => {
+  const choose = (key: string | undefined): number => {
     if (key !== undefined) {
       const total = sides.reduce((sum, side) => sum + side.weight, 0);
       let point = total === 0 ? 0 : stickyHash(key) % total;
@@ -75,7 +78,7 @@ export function createWeightRouter(rule: WeightRule, caller: RouteCaller): Route
     let best = -1;
     let total = 0;
     for (let i = 0; i < sides.length; i++) {
-      if (!usable(i)) continue;
+      if (!usable[i]) continue;
       const weight = sides[i]!.weight;
       total += weight;
       credit[i]! += weight;
@@ -93,35 +96,52 @@ export function createWeightRouter(rule: WeightRule, caller: RouteCaller): Route
         scope.note?.({ applied: false, why: `the call does not match ${whenText}` });
         return providers;
       }
-      const { groups } = memo.get(providers, '', () => group(providers));
-      const usable = (i: number) => groups[i]!.length > 0 && sides[i]!.weight > 0;
-      if (!groups.some((_, i) => usable(i))) {
-        scope.note?.({ applied: false, why: 'no side of the split has a provider: ignored' });
+      const { groups } = memo.get(providers, '', group);
+      let any = false;
+      for (let i = 0; i < sides.length; i++) {
+        const members = groups[i]!;
+        let healthy = scope.allHealthy && members.length > 0;
+        if (!scope.allHealthy)
+          for (let j = 0; j < members.length && !healthy; j++)
+            healthy = scope.isHealthy(members[j] as (typeof providers)[number]);
+        usable[i] = healthy && sides[i]!.weight > 0;
+        any ||= usable[i]!;
+      }
+      if (!any) {
+        scope.note?.({
+          applied: force,
+          why: `no side of the split has a healthy provider: ${force ? 'none (forced)' : 'ignored'}`,
+        });
         return force ? NONE : providers;
       }
       const key = sticky === undefined ? undefined : (sticky(call) ?? '');
-      let index = choose(usable, key);
-      if (!usable(index)) {
+      let index = choose(key);
+      if (!usable[index]) {
         if (force) {
-          scope.note?.({ applied: true, why: `side ${sides[index]!.text} has no provider (forced: none)` });
+          scope.note?.({
+            applied: true,
+            why: `side ${sides[index]!.text} has no healthy provider (forced: none)`,
+          });
           return NONE;
         }
-        // a sticky key on an empty side: the next usable side after it
+        // a sticky key on a side that is down: the next usable side after it
         let next = index;
         do next = (next + 1) % sides.length;
-        while (!usable(next));
+        while (!usable[next]);
         index = next;
       }
-      const side = sides[index]!;
-      const total = sides.reduce((sum, s, i) => sum + (usable(i) ? s.weight : 0), 0);
-      scope.note?.({
-        applied: true,
-        why: `side ${side.text} (weight ${side.weight} of ${total}${key !== undefined ? `, sticky by ${rule.stickyBy} = ${key}` : ', by turns'})`,
-        dropped: (p) => {
-          const at = sides.findIndex((s) => s.test(p));
-          return at < 0 ? 'on no side of the split' : `on side ${sides[at]!.text}`;
-        },
-      });
+      if (scope.note !== undefined) {
+        const side = sides[index]!;
+        const total = sides.reduce((sum, s, i) => sum + (usable[i] ? s.weight : 0), 0);
+        scope.note({
+          applied: true,
+          why: `side ${side.text} (weight ${side.weight} of ${total}${key !== undefined ? `, sticky by ${rule.stickyBy} = ${key}` : ', by turns'})`,
+          dropped: (p) => {
+            const at = sides.findIndex((s) => s.test(p));
+            return at < 0 ? 'on no side of the split' : `on side ${sides[at]!.text}`;
+          },
+        });
+      }
       return groups[index] as typeof providers;
     },
   };

@@ -1,17 +1,16 @@
 /**
  * Zone-aware routing (after Envoy's): calls stay in the caller's zone (`consumer.zone`, else
  * `server.zone`) while enough of the zone is healthy, spill over in proportion when it is not, and
- * ignore zones in panic.
+ * ignore zones in panic. Counted over the providers the rules before it left (listed, healthy or not):
  *
- * - local share = healthy local providers / local providers listed (healthy or not, after no rule);
- * - at or above `threshold`: every call goes to the healthy local providers;
+ * - local share = healthy local providers / local providers;
+ * - at or above `threshold`: every call goes to the local providers;
  * - below it: a share `local share / threshold` of the calls stays local (counted, not drawn: exact
- *   over any run of calls), the rest goes to the healthy providers of the other zones; none healthy
- *   locally: every call leaves the zone;
- * - panic: when the healthy share of all the listed providers is below `panicThreshold`, zones are
- *   ignored: every healthy provider, whatever its zone.
+ *   over any run of calls), the rest goes to the other zones; none healthy locally: every call leaves;
+ * - panic: when the healthy share of the providers is below `panicThreshold`, zones are ignored:
+ *   every healthy provider, whatever its zone.
  *
- * A consumer without a zone, or a service without providers in its zone, is not zone-routed.
+ * A consumer without a zone, or providers none of which is in its zone, are not zone-routed.
  */
 import { labelOf } from './condition-match.js';
 import { createInputMemo } from './input-memo.js';
@@ -30,9 +29,13 @@ export function createZoneRouter(rule: ZoneRule, caller: RouteCaller): Router {
   const threshold = rule.threshold ?? DEFAULT_ZONE_THRESHOLD;
   const panic = rule.panicThreshold ?? DEFAULT_PANIC_THRESHOLD;
   const memo = createInputMemo<RoutedProvider, Split>();
-  const totals = createInputMemo<RoutedProvider, number>();
   const isLocal = (p: RoutedProvider) => labelOf(p, ZONE_LABEL) === zone;
-  /** Accumulated share of calls owed to the local zone while spilling. */
+  const split = (list: readonly RoutedProvider[]): Split => ({
+    local: list.filter(isLocal),
+    remote: list.filter((p) => !isLocal(p)),
+  });
+  const thresholdMillionths = Math.round(threshold * 1_000_000);
+  /** What the local zone is owed while spilling: healthy local providers × 10⁶ per call. */
   let owed = 0;
   return {
     name: rule.name,
@@ -42,44 +45,52 @@ export function createZoneRouter(rule: ZoneRule, caller: RouteCaller): Router {
         scope.note?.({ applied: false, why: 'this consumer has no zone (consumer.zone, server.zone)' });
         return providers;
       }
-      const all = scope.all;
-      const localListed = totals.get(all, '', () => all.filter(isLocal).length);
-      if (localListed === 0) {
-        scope.note?.({ applied: false, why: `no provider is listed in zone ${zone}` });
+      const { local, remote } = memo.get(providers, '', split) as {
+        local: typeof providers;
+        remote: typeof providers;
+      };
+      if (local.length === 0) {
+        scope.note?.({ applied: false, why: `no provider is in zone ${zone}` });
         return providers;
       }
-      if (panic > 0 && providers.length < panic * all.length) {
+      let healthyLocal = local.length;
+      let healthyAll = providers.length;
+      if (!scope.allHealthy) {
+        healthyLocal = 0;
+        for (const p of local) if (scope.isHealthy(p)) healthyLocal++;
+        healthyAll = healthyLocal;
+        for (const p of remote) if (scope.isHealthy(p)) healthyAll++;
+      }
+      if (panic > 0 && healthyAll < panic * providers.length) {
         scope.note?.({
           applied: false,
-          why: `panic: ${providers.length} of ${all.length} providers healthy, below ${percent(panic)}: every zone`,
+          why: `panic: ${healthyAll} of ${providers.length} providers healthy, below ${percent(panic)}: every zone`,
         });
         return providers;
       }
-      const { local, remote } = memo.get(providers, '', () => ({
-        local: providers.filter(isLocal),
-        remote: providers.filter((p) => !isLocal(p)),
-      }));
-      const share = local.length / localListed;
+      const share = healthyLocal / local.length;
       const inZone = (p: RoutedProvider) => `in zone ${labelOf(p, ZONE_LABEL) ?? '(none)'}`;
       if (share >= threshold || remote.length === 0) {
         scope.note?.({
-          applied: local.length !== providers.length,
-          why: `${local.length} of ${localListed} providers of zone ${zone} healthy (${percent(share)}, threshold ${percent(threshold)}): local`,
+          applied: true,
+          why: `${healthyLocal} of ${local.length} providers of zone ${zone} healthy (${percent(share)}, threshold ${percent(threshold)}): local`,
           dropped: inZone,
         });
-        return (local.length > 0 ? local : providers) as typeof providers;
+        return local;
       }
       const stay = share / threshold;
-      owed += stay;
-      const staying = local.length > 0 && owed >= 1;
-      if (staying) owed -= 1;
-      if (local.length === 0) owed = 0;
+      // in millionths, integers: exact over any run (a float sum drifts by a call in thousands)
+      owed += healthyLocal * 1_000_000;
+      const cost = thresholdMillionths * local.length;
+      const staying = healthyLocal > 0 && owed >= cost;
+      if (staying) owed -= cost;
+      if (healthyLocal === 0) owed = 0;
       scope.note?.({
         applied: true,
-        why: `${local.length} of ${localListed} providers of zone ${zone} healthy (${percent(share)}, below ${percent(threshold)}): ${percent(stay)} of calls stay, the rest spill over; this one ${staying ? 'stays' : 'spills over'}`,
+        why: `${healthyLocal} of ${local.length} providers of zone ${zone} healthy (${percent(share)}, below ${percent(threshold)}): ${percent(stay)} of calls stay, the rest spill over; this one ${staying ? 'stays' : 'spills over'}`,
         dropped: inZone,
       });
-      return (staying ? local : remote) as typeof providers;
+      return staying ? local : remote;
     },
   };
 }
