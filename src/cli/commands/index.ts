@@ -15,6 +15,7 @@ import { gatewayCommand } from './gateway.js';
 import { lsCommand } from './ls.js';
 import { mockCommand } from './mock.js';
 import { overridesCommand } from './overrides.js';
+import { routeCommand } from './route.js';
 import { weightCommand } from './weight.js';
 
 export const COMMANDS: ReadonlyArray<(io: CliIo) => Command> = [
@@ -29,5 +30,6 @@ export const COMMANDS: ReadonlyArray<(io: CliIo) => Command> = [
   weightCommand,
   mockCommand,
   overridesCommand,
+  routeCommand,
   dashboardCommand,
 ];
