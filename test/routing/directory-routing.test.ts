@@ -46,6 +46,8 @@ describe('a directory without routing rules', () => {
   it('skips the stage: no router, and a selection allocates nothing more than the balancer alone', () => {
     const hand = handFedDirectory(IN_A);
     hand.setRecords(sixRecords(false));
+    // a rule came and went: the stage compiled for it is gone again
+    hand.setRoutes([{ name: 'z', kind: 'zone' }]);
     hand.setRoutes([]);
     expect(hand.directory.routing).toBeUndefined();
     const call = invocation();
@@ -82,7 +84,8 @@ describe('a directory without routing rules', () => {
   it('a steady condition rule allocates nothing per selection either (its result is kept per list)', () => {
     const hand = handFedDirectory(IN_A);
     hand.setRecords(sixRecords(false));
-    hand.setRoutes([{ name: 'c', kind: 'condition', rule: 'method = read => host = 127.0.0.1' }]);
+    // a rule that drops a provider (a filter that keeps all would return its input anyway)
+    hand.setRoutes([{ name: 'c', kind: 'condition', rule: 'method = read => port != 1001' }]);
     const call = invocation();
     // a balancer that allocates nothing whatever the compiler does with it (a random one may box its
     // doubles, depending on inlining): what is measured is the routing stage
@@ -138,6 +141,8 @@ describe('the routers on six providers', () => {
     // conditions come before tags: the v2 providers left are b2 (untagged) — a3 is tagged gray
     expect(names(spread(hand, 200))).toEqual(['b2']);
     expect(names(spread(hand, 400, invocation('write')))).toEqual(['a1', 'a2', 'b1', 'b2']);
+    hand.setRoutes([{ name: 'not-v2', kind: 'condition', rule: 'method = read => version != 2.*' }]);
+    expect(names(spread(hand, 400))).toEqual(['a1', 'a2', 'b1']);
     hand.setRoutes([{ name: 'none', kind: 'condition', rule: 'method = read => tags[rack] = r9' }]);
     expect(names(spread(hand, 400))).toEqual(['a1', 'a2', 'b1', 'b2']);
     hand.setRoutes([
