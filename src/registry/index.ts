@@ -13,6 +13,7 @@ export {
   ROUTING_TAG_ATTACHMENT,
   type RouteKind,
   type RouteRule,
+  type RouteRuleBase,
   type SplitTarget,
   type TagRule,
   type WeightRule,

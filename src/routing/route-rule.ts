@@ -37,13 +37,13 @@ export const ROUTE_KINDS = ['condition', 'tag', 'weight', 'zone'] as const;
 
 export type RouteKind = (typeof ROUTE_KINDS)[number];
 
-interface RuleBase {
+export interface RouteRuleBase {
   /** Unique among the service's rules: `route set` replaces, `route rm` removes by it. */
   readonly name: string;
 }
 
 /** `when => then` (Dubbo's condition router); see condition-syntax.ts for the grammar. */
-export interface ConditionRule extends RuleBase {
+export interface ConditionRule extends RouteRuleBase {
   readonly kind: 'condition';
   /** `method = getUser & application = web => tag = v2`. */
   readonly rule: string;
@@ -55,7 +55,7 @@ export interface ConditionRule extends RuleBase {
 }
 
 /** Tag routing (always on while a provider carries a `tag` label); this rule tunes it. */
-export interface TagRule extends RuleBase {
+export interface TagRule extends RouteRuleBase {
   readonly kind: 'tag';
   /**
    * `true`: a tagged call goes to providers with its tag or to none, and an untagged call to untagged
@@ -72,7 +72,7 @@ export interface SplitTarget {
   readonly weight: number;
 }
 
-export interface WeightRule extends RuleBase {
+export interface WeightRule extends RouteRuleBase {
   readonly kind: 'weight';
   /** Only calls matching this call condition are split (default: every call). */
   readonly when?: string;
@@ -86,7 +86,7 @@ export interface WeightRule extends RuleBase {
   readonly force?: boolean;
 }
 
-export interface ZoneRule extends RuleBase {
+export interface ZoneRule extends RouteRuleBase {
   readonly kind: 'zone';
   /**
    * While at least this share (0..1) of the local zone's providers is healthy, every call stays local;
