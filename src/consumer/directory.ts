@@ -92,6 +92,11 @@ export interface Directory {
    * by the outlier detector (if any).
    */
   selectable(): readonly ProviderEndpoint[];
+  /**
+   * The selectable endpoints the routing rules leave `call` (the selectable ones when the service has
+   * no rule): what a broadcast calls and a sticky provider must stay among.
+   */
+  routed(call: RouteCall): readonly ProviderEndpoint[];
   /** Whether an operator's override disabled `endpoint` (or the whole service). */
   isDisabled(endpoint: ProviderEndpoint): boolean;
   /** The operator's overrides in force (runtime control), if the source has any. */
@@ -332,6 +337,11 @@ export function createDirectory(parts: DirectoryParts): Directory {
     },
     list: () => endpoints,
     selectable,
+    routed(call) {
+      const candidates = selectable();
+      if (routing === undefined || routable.length === 0) return candidates;
+      return routing.route(routable, call, candidates);
+    },
     isDisabled: (endpoint) => overrides.isDisabled(endpoint),
     get overrides() {
       return overrides.current;

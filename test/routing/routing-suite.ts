@@ -196,6 +196,24 @@ export function runRoutingSuite(target: RoutingTarget): void {
       await setRules([]);
     });
 
+    it('broadcast calls and sticky references follow the rules too', async () => {
+      const everyone = consumer.refer(definition, { cluster: 'broadcast' }) as unknown as {
+        who(): Promise<string[]>;
+      };
+      expect((await everyone.who()).sort()).toEqual(['a1', 'a2', 'b1', 'b2']);
+      const sticky = consumer.refer(definition, { sticky: true }) as unknown as Remote;
+      const first = await sticky.who();
+      expect(names(await spread(() => sticky.who(), 50, 1))).toEqual([first]);
+      await setRules([
+        { name: 'not-first', kind: 'condition', rule: `=> application != ${first} & zone = b` },
+      ]);
+      expect((await everyone.who()).sort()).toEqual(['b1', 'b2'].filter((name) => name !== first));
+      const second = await sticky.who();
+      expect(second).not.toBe(first);
+      expect(names(await spread(() => sticky.who(), 50, 1))).toEqual([second]);
+      await setRules([]);
+    });
+
     it('a 90/10 split between versions over 10,000 calls, within ±1%', async () => {
       await setRules([
         {
