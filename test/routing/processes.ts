@@ -33,7 +33,8 @@ export async function startRouted(options: {
       ROUTED_ZONE: options.zone,
       ROUTED_TAGS: JSON.stringify(options.tags),
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // stdin stays open while this process lives: the provider exits when it closes
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   started.add(child);
   child.once('exit', () => started.delete(child));
