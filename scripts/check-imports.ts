@@ -19,7 +19,7 @@ const srcDir = path.join(root, 'src');
 export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['core'],
   ['extension', 'serialization', 'observability'],
-  ['transport', 'loadbalance', 'service', 'security', 'governance'],
+  ['transport', 'loadbalance', 'service', 'security', 'governance', 'routing'],
   ['protocol', 'registry', 'cluster', 'filters'],
   ['provider', 'consumer', 'http', 'admin'],
   ['app'],

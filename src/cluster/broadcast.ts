@@ -2,7 +2,7 @@ import { RpcError } from '../core/rpc-error.js';
 import type { ClusterFactory } from './cluster.js';
 
 /**
- * broadcast: call every selectable provider; resolves with the results (one per provider, in order) when
+ * broadcast: call every selectable provider its routing rules leave the call; resolves with the results (one per provider, in order) when
  * all succeed, and fails when any fails, with an error whose `details.failed` lists which providers
  * failed and why. For cache invalidation and similar fan-outs.
  *
@@ -10,7 +10,7 @@ import type { ClusterFactory } from './cluster.js';
  * never twice on one, and nothing is retried.
  */
 export const broadcast: ClusterFactory = (context) => async (call) => {
-  const endpoints = context.selectable();
+  const endpoints = context.selectable(call);
   if (endpoints.length === 0) context.select(call); // throws NoProvider
   const outcomes = await Promise.allSettled(
     endpoints.map((endpoint) => context.invoke(endpoint, call.fork(call.signal))),

@@ -66,8 +66,11 @@ export interface ClusterContext {
    * (a half-open provider's single probe). Throws NoProvider when there is none.
    */
   select(invocation: ClusterInvocation, exclude?: readonly ClusterEndpoint[]): ClusterEndpoint;
-  /** Every provider selectable now (not ejected, not unreachable, not going away). */
-  selectable(): readonly ClusterEndpoint[];
+  /**
+   * Every provider selectable now (not ejected, not unreachable, not going away); with `invocation`,
+   * those of them its routing rules leave it (docs/routing.md): what broadcast calls.
+   */
+  selectable(invocation?: ClusterInvocation): readonly ClusterEndpoint[];
   /** One attempt on `endpoint`, through the per-attempt filters; resolves with its result. */
   invoke(endpoint: ClusterEndpoint, invocation: ClusterInvocation): Promise<unknown>;
   /** `invoke` without a promise: how the attempt ended is told to `listener`. */

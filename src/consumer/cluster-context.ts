@@ -131,13 +131,14 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
   return {
     label: parts.label,
     options,
-    selectable: () => directory.selectable(),
+    selectable: (invocation) =>
+      invocation === undefined ? directory.selectable() : directory.routed(invocation),
     select(invocation, exclude) {
       if (
         options.sticky &&
         stickyEndpoint !== undefined &&
         (exclude === undefined || !exclude.includes(stickyEndpoint)) &&
-        directory.selectable().includes(stickyEndpoint) &&
+        directory.routed(invocation).includes(stickyEndpoint) &&
         directory.claim(stickyEndpoint)
       ) {
         return stickyEndpoint;

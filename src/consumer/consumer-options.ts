@@ -91,6 +91,8 @@ export const consumerConfigSchema = z.strictObject({
   credentials: z.string(),
   /** Name this app (`application`) in every call, for the providers' per-application rate limits when auth is off. Default false. */
   sendApplication: z.boolean(),
+  /** The zone this app's calls prefer under a zone routing rule (docs/routing.md); '' takes server.zone. Default ''. */
+  zone: z.string(),
   /** Try another provider when one answers RateLimited (any method: it did not run). Default false. */
   failoverOnRateLimited: z.boolean(),
   /** Client-side adaptive throttling (docs/operations.md, "Overload protection"): per provider, over the last 2 minutes, an attempt is refused before it is sent with probability max(0, (requests − K·accepts) / (requests + 1)), where accepts are answers that are not Overloaded/RateLimited refusals; a refused attempt fails Overloaded, never sent, and failover moves the call to an untried provider at once, not counted as a retry. Default true. */
@@ -134,6 +136,7 @@ export const DEFAULT_CONSUMER_CONFIG: ConsumerConfig = {
   tls: DEFAULT_CLIENT_TLS_CONFIG,
   credentials: '',
   sendApplication: false,
+  zone: '',
   failoverOnRateLimited: false,
   adaptiveThrottling: true,
   adaptiveThrottlingK: DEFAULT_THROTTLE_K,

@@ -25,7 +25,7 @@ interface ConsumerKeys {
   /** The app's consumer options, the defaults of every reference. */
   readonly consumer: ConsumerConfig;
   /** The frame limit, the same on both sides. */
-  readonly server: { readonly maxFrameBytes: number };
+  readonly server: { readonly maxFrameBytes: number; readonly zone?: string };
   /** Whether calls are traced (once an OpenTelemetry SDK is registered). */
   readonly tracing: boolean;
 }
@@ -44,6 +44,8 @@ export interface ConsumerSettings {
   readonly connection: ConnectionOptions;
   /** Whether every call has the `tracing-client` filter (only where an SDK was registered first). */
   readonly tracing: boolean;
+  /** The zone zone routing prefers (`consumer.zone`, else `server.zone`; '' none). */
+  readonly zone: string;
 }
 
 export function resolveConsumerSettings(config: ConsumerAppConfig): ConsumerSettings {
@@ -59,5 +61,6 @@ export function resolveConsumerSettings(config: ConsumerAppConfig): ConsumerSett
     }),
     // the tracing filters only where an SDK was registered first (as OpenTelemetry asks): free otherwise
     tracing: config.tracing && activeTracer() !== undefined,
+    zone: config.consumer.zone || (config.server.zone ?? ''),
   };
 }

@@ -3,6 +3,7 @@
  * set of registries, announced or not), shared by every reference to it and closed when the last
  * reference holding it lets go (releaseReference) or the consumer closes.
  */
+import os from 'node:os';
 import { ConfigError } from '../core/config-error.js';
 import { serviceKeyString } from '../core/service-key.js';
 import type { LogFields, Logger } from '../observability/logger.js';
@@ -89,6 +90,7 @@ export function createDirectorySet(parts: DirectorySetParts): DirectorySet {
       link,
       log,
       protocol,
+      caller: { application: settings.application, host: os.hostname(), zone: settings.zone },
       feed: urls?.length
         ? directFeed(definition, urls)
         : registryFeed({

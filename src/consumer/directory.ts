@@ -10,6 +10,10 @@
  * - **Overrides**: an operator's runtime control from the registry (directory-overrides.ts): disabled
  *   providers (or the whole service) are left out of selection, weights replaced, mock switches kept
  *   for the reference's methods. Calls in flight are not touched.
+ * - **Routing**: the service's routing rules (from the override record, docs/routing.md) compiled into a
+ *   routing stage once per change (routing/routing-stage.ts), narrowing the selectable endpoints of each
+ *   call before the balancer; skipped entirely (one `undefined` check) when the service has no rule and
+ *   no provider carries a `tag` label. `explain(call)` says what each rule did to one call.
  * - **Selection**: the endpoints selectable now (not disabled, available in the pool, not ejected), the balancer's pick
  *   claimed from the detector (a half-open provider's single probe), and why there is none (NoProvider
  *   names the key, the registries asked and what they hold).
@@ -30,6 +34,15 @@ import type { ServiceKey } from '../core/service-key.js';
 import type { LoadBalancer } from '../loadbalance/load-balancer.js';
 import type { MockMode, ServiceOverrides } from '../registry/override-record.js';
 import type { ProviderRecord } from '../registry/provider-record.js';
+import type { RouteRule } from '../routing/route-rule.js';
+import type { RouteCall, RouteCaller } from '../routing/router.js';
+import {
+  anyTagged,
+  compileRouting,
+  explainRouting,
+  type RouteExplanation,
+  type RoutingStage,
+} from '../routing/routing-stage.js';
 import type { ConnectionPool } from './connection-pool.js';
 import { createDirectoryOverrides } from './directory-overrides.js';
 import { type EndpointLink, ProviderEndpoint } from './endpoint.js';
@@ -79,6 +92,11 @@ export interface Directory {
    * by the outlier detector (if any).
    */
   selectable(): readonly ProviderEndpoint[];
+  /**
+   * The selectable endpoints the routing rules leave `call` (the selectable ones when the service has
+   * no rule): what a broadcast calls and a sticky provider must stay among.
+   */
+  routed(call: RouteCall): readonly ProviderEndpoint[];
   /** Whether an operator's override disabled `endpoint` (or the whole service). */
   isDisabled(endpoint: ProviderEndpoint): boolean;
   /** The operator's overrides in force (runtime control), if the source has any. */
@@ -106,6 +124,12 @@ export interface Directory {
   whyEmpty(): EmptyReason | undefined;
   /** Called after every membership change. */
   onChange(listener: DirectoryListener): () => void;
+  /** The compiled routing stage, undefined when the service has none (selection then skips it). */
+  readonly routing: RoutingStage | undefined;
+  /** The routing rules in force (from the override record). */
+  readonly routes: readonly RouteRule[];
+  /** What the routing stage does with one call: each rule, and why each provider was kept or dropped. */
+  explain(call: RouteCall): RouteExplanation;
   /** A heartbeat round trip to `address` was measured: it feeds the latency-aware balancers. */
   recordRtt(address: string, rttMs: number): void;
   /** Stops following the source and releases the pool's connections. Idempotent. */
@@ -126,6 +150,8 @@ export interface DirectoryParts {
   readonly protocol?: ReferenceProtocol;
   /** Reports overrides naming no current provider (logged and skipped). */
   readonly log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /** The consumer, as routing rules see it (`application`, `host`, `zone`). Default: no zone, no name. */
+  readonly caller?: RouteCaller;
 }
 
 /** The balancer's pick among `list` (the only one, without asking it). No closure per call: this is hot. */
@@ -135,6 +161,18 @@ function pick(
   balancer: LoadBalancer,
 ): ProviderEndpoint {
   return list.length === 1 ? list[0]! : balancer.select(list, invocation);
+}
+
+/**
+ * `candidates` without the providers a call already tried, unless that leaves none. Out of `select` so
+ * that `select` holds no closure (a closure there costs a context per call).
+ */
+function untried(
+  candidates: readonly ProviderEndpoint[],
+  exclude: readonly ProviderEndpoint[],
+): readonly ProviderEndpoint[] {
+  const fresh = candidates.filter((endpoint) => !exclude.includes(endpoint));
+  return fresh.length > 0 ? fresh : candidates;
 }
 
 /** Whether `next` was written by another provider process than `previous` at the same address. */
@@ -154,6 +192,21 @@ export function createDirectory(parts: DirectoryParts): Directory {
   let budget: RetryBudget | undefined;
   let isReady = false;
   let closed: Promise<void> | undefined;
+  const caller: RouteCaller = parts.caller ?? { application: '', host: '', zone: '' };
+  let rules: readonly RouteRule[] = [];
+  let rulesText = '[]';
+  let tagged = false;
+  /** Undefined while there is nothing to route (the common case): select() then skips the stage. */
+  let routing: RoutingStage | undefined;
+  const compile = (): void => {
+    try {
+      routing = compileRouting({ rules, caller, tagged });
+    } catch (error) {
+      // rules are checked where read; a rule that still fails to compile is not applied
+      routing = undefined;
+      parts.log?.('error', `routing rules of ${key.name} not applied: ${(error as Error).message}`);
+    }
+  };
 
   const update = (records: readonly ProviderRecord[]): void => {
     const previous = new Map(endpoints.map((endpoint) => [endpoint.address, endpoint]));
@@ -183,6 +236,10 @@ export function createDirectory(parts: DirectoryParts): Directory {
     }
     endpoints = next;
     routable = overrides.apply(endpoints, true);
+    if (anyTagged(endpoints) !== tagged) {
+      tagged = !tagged;
+      compile();
+    }
     const removed = [...previous.values()];
     if (pool !== undefined) {
       for (const endpoint of added) pool.retain(endpoint.host, endpoint.port, endpoint.transport);
@@ -242,9 +299,26 @@ export function createDirectory(parts: DirectoryParts): Directory {
     );
   };
 
+  /** Why a call has no provider after routing: the rule that left it none. */
+  const noRoute = (invocation: Invocation): RpcError => {
+    const explained = explainRouting({ rules, caller, tagged, call: invocation, all: routable });
+    const { name, version, group } = key;
+    return new RpcError('NoProvider', `no provider for ${name}.${invocation.method}: ${explained.outcome}`, {
+      neverSent: true,
+      details: { service: name, version, group, routing: explained.steps },
+    });
+  };
+
   feed.start(update, (next) => {
     overrides.set(next);
     routable = overrides.apply(endpoints, false);
+    const nextRules = next.routes ?? [];
+    const text = JSON.stringify(nextRules);
+    if (text !== rulesText) {
+      rules = nextRules;
+      rulesText = text;
+      compile();
+    }
   });
   const ready = feed.ready.then(
     () => {
@@ -263,6 +337,11 @@ export function createDirectory(parts: DirectoryParts): Directory {
     },
     list: () => endpoints,
     selectable,
+    routed(call) {
+      const candidates = selectable();
+      if (routing === undefined || routable.length === 0) return candidates;
+      return routing.route(routable, call, candidates);
+    },
     isDisabled: (endpoint) => overrides.isDisabled(endpoint),
     get overrides() {
       return overrides.current;
@@ -272,15 +351,17 @@ export function createDirectory(parts: DirectoryParts): Directory {
     },
     select(invocation, balancer, exclude) {
       let candidates = selectable();
-      if (candidates.length === 0) {
+      if (routing !== undefined) {
+        // the rules choose among every routable provider; the unhealthy are dropped after them
+        if (routable.length === 0) throw noProvider(invocation);
+        candidates = routing.route(routable, invocation, candidates);
+        if (candidates.length === 0) throw noRoute(invocation);
+      } else if (candidates.length === 0) {
         // Everything is backing off or ejected: trying beats failing without a try.
         candidates = routable;
         if (candidates.length === 0) throw noProvider(invocation);
       }
-      if (exclude !== undefined && exclude.length > 0) {
-        const fresh = candidates.filter((endpoint) => !exclude.includes(endpoint));
-        if (fresh.length > 0) candidates = fresh;
-      }
+      if (exclude !== undefined && exclude.length > 0) candidates = untried(candidates, exclude);
       return choose(candidates, invocation, balancer);
     },
     claim,
@@ -300,6 +381,13 @@ export function createDirectory(parts: DirectoryParts): Directory {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    get routing() {
+      return routing;
+    },
+    get routes() {
+      return rules;
+    },
+    explain: (call) => explainRouting({ rules, caller, tagged, call, all: routable, healthy: selectable() }),
     recordRtt(address, rttMs) {
       for (const endpoint of endpoints) if (endpoint.address === address) endpoint.stats.recordLatency(rttMs);
     },

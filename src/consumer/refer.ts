@@ -3,9 +3,11 @@
  * typed proxy whose methods are built at their first use (method-runtime.ts), and how the reference is
  * released.
  */
+
 import { createConsumerLimitState } from '../filters/consumer-limit.js';
 import { hasLimits } from '../governance/limit-options.js';
 import { APPLICATION_ATTACHMENT } from '../governance/provider-limiters.js';
+import { ROUTING_TAG_ATTACHMENT } from '../routing/route-rule.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import type { Remote } from '../service/service-types.js';
 import type { ConsumerContext } from './consumer-context.js';
@@ -54,12 +56,20 @@ export function refer<T>(
   };
   return createReference<T>({
     definition,
-    options: settings.consumer.sendApplication
-      ? {
-          ...options,
-          attachments: { [APPLICATION_ATTACHMENT]: settings.application, ...options.attachments },
-        }
-      : options,
+    options:
+      settings.consumer.sendApplication || options.tag !== undefined
+        ? {
+            ...options,
+            attachments: {
+              ...(settings.consumer.sendApplication
+                ? { [APPLICATION_ATTACHMENT]: settings.application }
+                : {}),
+              ...options.attachments,
+              // the reference's routing tag (docs/routing.md): every call carries it
+              ...(options.tag !== undefined ? { [ROUTING_TAG_ATTACHMENT]: options.tag } : {}),
+            },
+          }
+        : options,
     async release() {
       if (holds.released) return;
       holds.released = true;

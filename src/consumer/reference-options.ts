@@ -36,6 +36,7 @@ export const APP_ONLY_CONSUMER_KEYS = [
   'tls',
   'credentials',
   'sendApplication',
+  'zone',
 ] as const satisfies ReadonlyArray<keyof ConsumerConfig>;
 
 /** Options a method may override on a reference. */
@@ -91,6 +92,11 @@ export interface ReferenceOptions<T>
   /** Attachments sent with every call of this reference. */
   attachments?: Attachments;
   /**
+   * The routing tag of every call of this reference (the `callisto-tag` attachment, docs/routing.md):
+   * its calls go to providers labelled with it (`server.tags.tag`), else to untagged ones.
+   */
+  tag?: string;
+  /**
    * Limits of the reference, shared by its methods (docs/governance.md): `rate` (calls a second, over
    * it `RateLimited`) and `actives` (calls in flight, over it `Overloaded`), refused before sending.
    */
@@ -128,6 +134,7 @@ export const REFERENCE_ONLY_KEYS = [
   'stub',
   'filters',
   'attachments',
+  'tag',
   'limits',
   'methods',
   'onRetriesExhausted',
@@ -152,4 +159,6 @@ export interface CallOptions {
    * method's.
    */
   priority?: CallPriority;
+  /** This call's routing tag (the `callisto-tag` attachment, over the reference's; docs/routing.md). */
+  tag?: string;
 }

@@ -8,6 +8,7 @@
 import { ConfigError } from '../core/config-error.js';
 import type { Attachments, Invoker } from '../core/invocation.js';
 import { CALL_PRIORITIES, isCallPriority, PRIORITY_ATTACHMENT } from '../governance/call-priority.js';
+import { ROUTING_TAG_ATTACHMENT } from '../routing/route-rule.js';
 import type { ServiceDefinition, StreamKind } from '../service/define-service.js';
 import { isForbiddenMethodName } from '../service/define-service.js';
 import type { Remote } from '../service/service-types.js';
@@ -64,6 +65,13 @@ function callFunction<T>(
       throw new ConfigError('withOptions().priority', priority, `one of ${CALL_PRIORITIES.join(', ')}`);
     }
     extra = { ...extra, [PRIORITY_ATTACHMENT]: priority };
+  }
+  const tag = callOptions?.tag;
+  if (tag !== undefined) {
+    if (typeof tag !== 'string' || tag === '' || tag.length > 128) {
+      throw new ConfigError('withOptions().tag', tag, 'a routing tag: 1 to 128 characters');
+    }
+    extra = { ...extra, [ROUTING_TAG_ATTACHMENT]: tag };
   }
   const attachments = base || extra ? Object.freeze({ ...base, ...extra }) : NO_ATTACHMENTS;
   const timeoutMs = callOptions?.timeoutMs ?? runtime.timeoutMs;

@@ -56,6 +56,7 @@ const referenceOnlySchema = z.strictObject({
   stub: isFunction.describe('a function (remote) => methods that replace remote ones'),
   filters: z.array(filterEntry).describe('a list of filters: (next) => invoker, or defineFilter(…)'),
   attachments: z.record(z.string(), z.string()),
+  tag: z.string().min(1).max(128).describe('a routing tag: 1 to 128 characters'),
   limits: consumerLimitsSchema,
   methods: z.record(z.string(), z.unknown()).describe('a mapping of method names to method options'),
   onRetriesExhausted: isFunction.describe('a function (event) => void'),

@@ -219,6 +219,8 @@ export async function serviceView(
           ...(figures.reporting === 0 && providers.length > 0 ? { waiting: METRICS_NEED_ADMIN } : {}),
         },
         disabled: overrides?.disabled ?? false,
+        // the routing rules in force (docs/routing.md), in the order stored
+        routes: overrides?.routes ?? [],
         control: controlError === undefined ? {} : { error: controlError },
       };
     }),

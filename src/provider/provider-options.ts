@@ -71,7 +71,7 @@ export function resolveProviderOptions(
         : { ...resolved, connection: { ...resolved.connection, compressors } },
     transport,
     weight: server.weight,
-    tags: server.tags,
+    tags: server.zone === '' ? server.tags : { ...server.tags, zone: server.zone },
     workers: workerCount(server.workers),
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     limits: server.limits,

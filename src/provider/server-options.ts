@@ -105,8 +105,10 @@ export const serverConfigSchema = z.strictObject({
   writeHighWaterBytes: positiveInt,
   /** Load-balancing weight announced to consumers. Default 100. */
   weight: z.number().int().nonnegative(),
-  /** Free-form labels announced to consumers. Default {}. */
+  /** Free-form labels announced to consumers (`tag` is the routing tag, docs/routing.md). Default {}. */
   tags: z.record(z.string(), z.string()),
+  /** The zone (availability zone, rack, region) this app runs in: announced as the `zone` label of its provider records (over tags.zone), and the zone its consumers prefer under a zone routing rule unless consumer.zone says otherwise (docs/routing.md). '' none. Default ''. */
+  zone: z.string(),
   /** Processes serving the port (node:cluster; a primary registers one address): a number, or 'auto' for the machine's cores. Default 1 (this process). */
   workers: z.union([z.number().int().min(1).max(1024), z.literal('auto')]),
   /** The HTTP/JSON entry (docs/http.md): `port` (-1: none), `host`, body and timeout limits. */
@@ -151,6 +153,7 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   writeHighWaterBytes: 8 * 1024 * 1024,
   weight: DEFAULT_PROVIDER_WEIGHT,
   tags: {},
+  zone: '',
   workers: 1,
   http: DEFAULT_HTTP_CONFIG,
   tls: DEFAULT_SERVER_TLS_CONFIG,

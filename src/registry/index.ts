@@ -2,6 +2,25 @@
  * The registry layer: the contract, the built-in implementations (file, direct, etcd, ZooKeeper, Redis,
  * registered as `registry` extensions on import), and the checks of stored records.
  */
+
+export { checkRouteRule, checkRouteRules } from '../routing/check-route-rules.js';
+export { RouteSyntaxError } from '../routing/condition-syntax.js';
+export {
+  type ConditionRule,
+  DEFAULT_PANIC_THRESHOLD,
+  DEFAULT_ZONE_THRESHOLD,
+  ROUTE_KINDS,
+  ROUTING_TAG_ATTACHMENT,
+  type RouteKind,
+  type RouteRule,
+  type RouteRuleBase,
+  type SplitTarget,
+  type TagRule,
+  type WeightRule,
+  type ZoneRule,
+} from '../routing/route-rule.js';
+export type { RouteCaller } from '../routing/router.js';
+export type { RouteExplanation, RouteStep } from '../routing/routing-stage.js';
 export { BUILTIN_REGISTRY_FACTORIES } from './builtin-registries.js';
 export {
   type ConsumerRecordCheck,
@@ -63,4 +82,5 @@ export {
   type RegistryControlOptions,
 } from './registry-control.js';
 export { resolveRegistryOptions } from './registry-options.js';
+export type { RouteCallOptions } from './route-control.js';
 export { createZooKeeperRegistry } from './zookeeper-registry.js';

@@ -10,12 +10,16 @@
  *   { "disabled": false,                          // the whole service: consumers route to none
  *     "disabledProviders": ["10.0.0.5:20880"],    // these providers: consumers route elsewhere
  *     "weights": { "10.0.0.6:20880": 50 },         // replaces the record's weight (0..10000)
- *     "mocks": { "getUser": "force" } }            // per method: force (never call) | fail (on failure)
+ *     "mocks": { "getUser": "force" },            // per method: force (never call) | fail (on failure)
+ *     "routes": [{ "name": "web-v2", "kind": "condition",   // routing rules (docs/routing.md),
+ *                  "rule": "application = web => tag = v2" }] } // checked by routing/check-route-rules.ts
  *
  * Records are checked where they are read: a record that is not a JSON object (or is larger than
  * MAX_RECORD_BYTES) is skipped whole; a field or entry of the wrong shape is skipped alone. Each
  * problem comes back as a sentence for the reader to log once.
  */
+import { checkRouteRules } from '../routing/check-route-rules.js';
+import type { RouteRule } from '../routing/route-rule.js';
 import { isHostName, MAX_PROVIDER_WEIGHT, MAX_RECORD_BYTES } from './record-validation.js';
 
 /** A method's mock switch: `force` answers from the mock without calling, `fail` on a failed call. */
@@ -31,6 +35,8 @@ export interface ServiceOverrides {
   weights: Record<string, number>;
   /** Mock switches per method name. */
   mocks: Record<string, MockMode>;
+  /** Routing rules (docs/routing.md), applied in the kinds' order; names unique. Absent: none. */
+  routes?: RouteRule[];
 }
 
 /** No overrides. */
@@ -44,7 +50,8 @@ export function isEmptyOverrides(overrides: ServiceOverrides): boolean {
     !overrides.disabled &&
     overrides.disabledProviders.length === 0 &&
     Object.keys(overrides.weights).length === 0 &&
-    Object.keys(overrides.mocks).length === 0
+    Object.keys(overrides.mocks).length === 0 &&
+    (overrides.routes ?? []).length === 0
   );
 }
 
@@ -158,6 +165,11 @@ export function checkOverrides(value: unknown): OverrideCheck {
       }
     }
   }
+  if (input['routes'] !== undefined) {
+    const routes = checkRouteRules(input['routes']);
+    if (routes.rules.length > 0) overrides.routes = routes.rules;
+    problems.push(...routes.problems);
+  }
   return { overrides, problems, malformed: false };
 }
 
@@ -170,12 +182,15 @@ export function encodeOverrides(overrides: ServiceOverrides): string {
     disabledProviders: [...overrides.disabledProviders].sort(),
     weights: sortedEntries(overrides.weights),
     mocks: sortedEntries(overrides.mocks),
+    // in the order written (condition and weight rules apply in list order); absent when none
+    ...(overrides.routes !== undefined && overrides.routes.length > 0 ? { routes: overrides.routes } : {}),
   });
 }
 
 /**
  * The overrides of several registries as one: disabled when any says so, the union of disabled
- * providers, and for weights and mocks the first registry (in configuration order) that sets one.
+ * providers, for weights and mocks the first registry (in configuration order) that sets one, and the
+ * routing rules of the first registry that has any (a list is one operator's design: never mixed).
  */
 export function mergeOverrides(all: readonly ServiceOverrides[]): ServiceOverrides {
   const merged = emptyOverrides();
@@ -186,6 +201,9 @@ export function mergeOverrides(all: readonly ServiceOverrides[]): ServiceOverrid
     }
     for (const [address, weight] of Object.entries(overrides.weights)) merged.weights[address] ??= weight;
     for (const [method, mode] of Object.entries(overrides.mocks)) merged.mocks[method] ??= mode;
+    if (merged.routes === undefined && overrides.routes !== undefined && overrides.routes.length > 0) {
+      merged.routes = overrides.routes;
+    }
   }
   return merged;
 }

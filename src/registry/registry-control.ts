@@ -20,6 +20,8 @@
  * holds (`enable`, `setMock(…, 'off')`, `clear`) works for a service that is gone, to clean up.
  */
 import type { ServiceKey } from '../core/service-key.js';
+import type { RouteRule } from '../routing/route-rule.js';
+import type { RouteExplanation } from '../routing/routing-stage.js';
 import { createRegistry } from './create-registry.js';
 import {
   emptyOverrides,
@@ -34,6 +36,7 @@ import {
 import { type ConsumerRecord, type ProviderRecord, providerAddress } from './provider-record.js';
 import { MAX_PROVIDER_WEIGHT } from './record-validation.js';
 import type { Registry, RegistryAddress, RegistryOptions } from './registry.js';
+import { createRouteControl, type RouteCallOptions } from './route-control.js';
 import { withTimeout } from './timing.js';
 
 /** Which service key (default version `1.0.0`, no group). */
@@ -68,6 +71,20 @@ export interface RegistryControl {
    * a provider that is gone); returns the addresses removed.
    */
   removeStale(service: string, opts?: ControlKeyOptions): Promise<string[]>;
+  /** The routing rules of a service key (docs/routing.md), in the order stored. */
+  routes(service: string, opts?: ControlKeyOptions): Promise<RouteRule[]>;
+  /**
+   * Adds a routing rule, or replaces the one of the same name in place (compare-and-set, like every
+   * change). Throws a TypeError, or a RouteSyntaxError naming the character, when the rule is invalid.
+   */
+  setRoute(service: string, rule: RouteRule, opts?: ControlKeyOptions): Promise<RouteRule>;
+  /** Removes the routing rule `name`; false when the service had none of that name. */
+  removeRoute(service: string, name: string, opts?: ControlKeyOptions): Promise<boolean>;
+  /**
+   * What the routing rules do with one call (`callisto route explain`): each rule in the order met,
+   * and why each registered provider was kept or dropped (every provider taken as healthy).
+   */
+  explainRoute(service: string, call?: RouteCallOptions, opts?: ControlKeyOptions): Promise<RouteExplanation>;
   close(): Promise<void>;
 }
 
@@ -239,7 +256,18 @@ export function createRegistryControl(
     }
   };
 
+  const routing = createRouteControl({
+    readOverrides: async (key) => (await registry()).readOverrides!(key),
+    change,
+    ensureKnown: (key) => ensureKnown(key),
+    providersOf,
+  });
+
   return {
+    routes: (service, opts = {}) => routing.routes(keyOf(service, opts)),
+    setRoute: (service, rule, opts = {}) => routing.setRoute(keyOf(service, opts), rule),
+    removeRoute: (service, name, opts = {}) => routing.removeRoute(keyOf(service, opts), name),
+    explainRoute: (service, call = {}, opts = {}) => routing.explainRoute(keyOf(service, opts), call),
     async disable(service, opts = {}) {
       const key = keyOf(service, opts);
       if (opts.provider === undefined) {

@@ -16,6 +16,7 @@ import { lsCommand } from './ls.js';
 import { mockCommand } from './mock.js';
 import { overridesCommand } from './overrides.js';
 import { protoCommand } from './proto.js';
+import { routeCommand } from './route.js';
 import { weightCommand } from './weight.js';
 
 export const COMMANDS: ReadonlyArray<(io: CliIo) => Command> = [
@@ -30,6 +31,7 @@ export const COMMANDS: ReadonlyArray<(io: CliIo) => Command> = [
   weightCommand,
   mockCommand,
   overridesCommand,
+  routeCommand,
   dashboardCommand,
   protoCommand,
 ];

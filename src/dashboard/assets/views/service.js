@@ -3,6 +3,7 @@ import { get, post, serviceQuery } from '../api.js';
 import { lineChart } from '../chart.js';
 import { confirmAction } from '../confirm.js';
 import { badge, formatAge, formatNumber, formatTime, h, keyLabel, replaceContent, table } from '../dom.js';
+import { routesSection } from './routes.js';
 
 /** A dashboard started with --read-only marks its page so: no Actions, no Try it. */
 const READ_ONLY = document.documentElement.hasAttribute('data-read-only');
@@ -285,6 +286,7 @@ export function mountOverview(main, banner, name) {
     adminProblems(key),
     h('h3', {}, 'Consumers'),
     consumersTable(key),
+    routesSection(key),
   ]);
 }
 
