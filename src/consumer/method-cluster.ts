@@ -78,6 +78,7 @@ export function createMethodCluster(init: MethodClusterInit): ClusterInvoker {
     attempt: compileChain<ClientInvocation>(init.attemptFilters, awaitWire),
     log: init.log,
     onRetriesExhausted: init.onRetriesExhausted,
+    oneRetryLayer: config.inheritRetry,
   });
   return extensions.get('cluster', config.cluster)(context);
 }

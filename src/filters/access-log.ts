@@ -42,7 +42,7 @@ export function accessLogFilter(options: AccessLogOptions): NamedFilter {
       const outcome = error === undefined ? 'OK' : RpcError.is(error) ? error.code : 'ProviderError';
       write(
         `access ${invocation.service.name}.${invocation.method} caller=${caller} from=${invocation.remoteAddress ?? '-'} outcome=${outcome} ${(performance.now() - at).toFixed(2)}ms`,
-        { callId: invocation.callId, traceId: traceIdOf(invocation.attachments) },
+        { callId: invocation.callId, traceId: traceIdOf(invocation.attachments, invocation.callId) },
       );
     },
   });
