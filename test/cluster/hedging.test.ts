@@ -1,5 +1,5 @@
 /**
- * Hedged requests (docs/cluster.md, "Hedging"): two providers answer in about 50 ms; the test kit
+ * Hedged requests (docs/cluster.md, "Hedging"): two providers answer in about 100 ms; the test kit
  * stalls 5% of one provider's calls for 1 s. With `cluster: 'hedging'`, a read that has not answered at
  * the method's observed 95th percentile goes to the other provider too: the p99 of the reads falls
  * under 3× their p50, with at most 10% extra attempts (counted on the providers), and every stalled
@@ -21,7 +21,7 @@ const CatalogDef = defineService<Catalog>('hedge.Catalog', {
   methods: { read: { idempotent: true }, write: {} },
 });
 
-const BASE_MS = 50;
+const BASE_MS = 100;
 const catalog: Catalog = {
   async read(id) {
     await delay(BASE_MS);
