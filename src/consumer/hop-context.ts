@@ -20,6 +20,7 @@
  * a method left running after it answered is not cut short). Outside a provider method nothing
  * happens: the proxy reads one variable and one AsyncLocalStorage, if the process has one.
  */
+import { setMaxListeners } from 'node:events';
 import { RETRY_ATTACHMENT } from '../cluster/retry-layer.js';
 import { tickNow } from '../core/clock.js';
 import type { Attachments, Invocation } from '../core/invocation.js';
@@ -127,6 +128,8 @@ export function inherit(served: Invocation, call: HopCall, policy: HopPolicy): I
   if (policy.cancellation && live) {
     const servedSignal = from.signal;
     if (servedSignal !== undefined) {
+      // each nested call in flight listens to it: a method that fans out is not a listener leak
+      setMaxListeners(0, servedSignal);
       signal = signal === undefined ? servedSignal : AbortSignal.any([signal, servedSignal]);
     }
   }
