@@ -79,7 +79,9 @@ for (let round = 0; round < rounds; round++) {
     results.get(variant)!.push((JSON.parse(line) as { cpuUsPerCall: number }).cpuUsPerCall);
   }
 }
-console.log(`CPU per call, three apps in one process, ${calls} calls x ${rounds} rounds, ${inFlight} in flight`);
+console.log(
+  `CPU per call, three apps in one process, ${calls} calls x ${rounds} rounds, ${inFlight} in flight`,
+);
 const base = median(results.get('plain')!);
 for (const [variant, values] of results) {
   const m = median(values);
