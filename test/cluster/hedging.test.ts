@@ -119,12 +119,12 @@ describe('hedging', () => {
     slow.delay('read', 1_000, { share: 0.05 });
     // A round is 400 calls. The shared machine sometimes starves this process for a few hundred ms,
     // which delays every call in flight at once and puts them all in the top 1%: a round may be
-    // measured again, up to 3 rounds (without hedging every round's p99 is over 1 s).
+    // measured again, up to 5 rounds (without hedging every round's p99 is over 1 s).
     const measured = 400;
     const rounds: string[] = [];
     let met = false;
     let calls = WARM_UP;
-    while (!met && rounds.length < 3) {
+    while (!met && rounds.length < 5) {
       const latencies = await load(measured, IN_FLIGHT, (id) => ref.read(id));
       calls += measured;
       const p50 = percentile(latencies, 50);
@@ -143,7 +143,7 @@ describe('hedging', () => {
     // its way when the last call returned): none ran its whole second
     await waitFor(() => slowSeen.cancelled >= stalled, 2_000, { message: figures });
     expect(slowSeen.longestMs, figures).toBeLessThan(900);
-  });
+  }, 90_000);
 
   it('keeps the hedges within their budget (10% of the calls) when far more calls are slow', async () => {
     const { slow, slowSeen, fastSeen, ref } = await setup();
