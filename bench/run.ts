@@ -7,7 +7,7 @@
  * the baseline and Callisto's targets, and writes everything to bench/results/latest.json.
  *
  * Environment: BENCH_SCALE (call-count multiplier, default 1), BENCH_SYSTEMS (comma-separated systems,
- * default all), BENCH_RUNS (runs per system and scenario, the median is reported; default 1), BENCH_PIN=0 (no CPU pinning), BENCH_STRICT=1 (exit 1 when a system fails or Callisto
+ * default all), BENCH_SCENARIOS (comma-separated scenarios, default all), BENCH_RUNS (runs per system and scenario, the median is reported; default 1), BENCH_PIN=0 (no CPU pinning), BENCH_STRICT=1 (exit 1 when a system fails or Callisto
  * misses a target), BENCH_OUTPUT (results path, default bench/results/latest.json).
  */
 import { existsSync, readdirSync } from 'node:fs';
@@ -38,6 +38,7 @@ interface BenchOptions {
   pin: boolean;
   strict: boolean;
   output: string;
+  scenarios: readonly Scenario[];
 }
 
 function resolveBenchOptions(env: NodeJS.ProcessEnv): BenchOptions {
@@ -74,7 +75,22 @@ function resolveBenchOptions(env: NodeJS.ProcessEnv): BenchOptions {
     pin: env.BENCH_PIN !== '0',
     strict: env.BENCH_STRICT === '1',
     output: resolve(env.BENCH_OUTPUT ?? join(benchDir, 'results', 'latest.json')),
+    scenarios: selectScenarios(env.BENCH_SCENARIOS),
   };
+}
+
+/** BENCH_SCENARIOS (`S2,S3`): the scenarios to run, in their own order; every one when unset. */
+function selectScenarios(list: string | undefined): readonly Scenario[] {
+  if (list === undefined || list.trim() === '') return SCENARIOS;
+  const names = list.split(',').map((name) => name.trim().toUpperCase());
+  for (const name of names) {
+    if (!SCENARIOS.some((scenario) => scenario.name === name)) {
+      throw new Error(
+        `BENCH_SCENARIOS names "${name}", not a scenario (${SCENARIOS.map((s) => s.name).join(', ')})`,
+      );
+    }
+  }
+  return SCENARIOS.filter((scenario) => names.includes(scenario.name));
 }
 
 interface SystemScripts {
@@ -180,7 +196,7 @@ async function main(): Promise<number> {
   const reports: ScenarioReport[] = [];
   let failures = 0;
   let misses = 0;
-  for (const scenario of SCENARIOS) {
+  for (const scenario of options.scenarios) {
     const calls = Math.max(1, Math.round(scenario.calls * options.scale));
     const runs: Record<string, SystemOutcome[]> = {};
     for (let run = 0; run < options.runs; run++) {

@@ -61,7 +61,15 @@ export {
   type FilterSpec,
   type NamedFilter,
 } from './core/filter.js';
-export type { Attachments, Filter, Invocation, Invoker } from './core/invocation.js';
+export type {
+  Attachments,
+  Filter,
+  Invocation,
+  InvocationStream,
+  Invoker,
+  StreamDirection,
+  StreamMessageListener,
+} from './core/invocation.js';
 export { ErrorCode, type ErrorCodeName, RpcError } from './core/rpc-error.js';
 export type { ServiceKey } from './core/service-key.js';
 // Extension names and registries
@@ -133,6 +141,7 @@ export {
 export { DecodeLimitError, type DecodeLimits, MAX_DECODE_DEPTH } from './serialization/decode-limits.js';
 export {
   BUILTIN_SERIALIZERS,
+  createHessian2Serializer,
   createJsonSerializer,
   createMsgpackSerializer,
   createV8Serializer,

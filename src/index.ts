@@ -31,7 +31,15 @@ export {
   type ServiceDefinition,
   type ServiceDefinitionOptions,
 } from './service/define-service.js';
-export type { ArgumentsSchema, Implementation, MethodNames, Remote } from './service/service-types.js';
+export type {
+  ArgumentsSchema,
+  Implementation,
+  MethodNames,
+  Remote,
+  ResultSchema,
+} from './service/service-types.js';
+// The .proto of a service, for gRPC clients in other languages (docs/schemas.md)
+export { exportProto } from './service/proto/export-proto.js';
 export type { ServiceKey } from './core/service-key.js';
 export type { CallPriority } from './governance/call-priority.js';
 
@@ -60,7 +68,15 @@ export {
   type FilterSpec,
   type NamedFilter,
 } from './core/filter.js';
-export type { Attachments, Filter, Invocation, Invoker } from './core/invocation.js';
+export type {
+  Attachments,
+  Filter,
+  Invocation,
+  InvocationStream,
+  Invoker,
+  StreamDirection,
+  StreamMessageListener,
+} from './core/invocation.js';
 
 // Built-in filters given in code (the rest are configuration)
 export { type AccessLogOptions, accessLogFilter } from './filters/access-log.js';
@@ -103,6 +119,9 @@ export {
   type ProtobufRoot,
 } from './serialization/protobuf.js';
 
+// hessian2 bodies (docs/serialization.md): Java class names on JS values
+export { JAVA_CLASS, javaClassOf, javaEnum, withJavaClass } from './serialization/hessian2-java.js';
+
 // Diagnostics and logs (docs/observability.md)
 export {
   CHANNEL_NAMES,
@@ -112,7 +131,10 @@ export {
   type RetriesExhaustedMessage,
   type ServerCallMessage,
 } from './observability/channels.js';
-export { LATENCY_BUCKETS_SECONDS } from './observability/latency-histogram.js';
+export {
+  LATENCY_BUCKETS_SECONDS,
+  STREAM_DURATION_BUCKETS_SECONDS,
+} from './observability/latency-histogram.js';
 export {
   type LogFields,
   type Logger,

@@ -249,6 +249,7 @@ export function createAppObservability(parts: ObservabilityParts): AppObservabil
         oneway: declaration.oneway ?? false,
         ...(declaration.timeoutMs !== undefined ? { timeoutMs: declaration.timeoutMs } : {}),
         hasSchema: declaration.args !== undefined,
+        ...(declaration.stream !== undefined ? { stream: declaration.stream } : {}),
       };
     });
 

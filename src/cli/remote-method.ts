@@ -20,6 +20,12 @@ export interface TargetFlags {
 
 export type RemoteMethod = (args: unknown[]) => Promise<unknown>;
 
+/** A server stream method: each iteration of what it returns opens one stream. */
+export type RemoteStream = (args: unknown[]) => AsyncIterable<unknown>;
+
+/** The stream kinds `call --stream` can make (a client stream would need an input to send). */
+export const CALLABLE_STREAM_KINDS = ['server'] as const;
+
 /** Where the calls go, for messages: `url 127.0.0.1:20880` or `registry etcd://…`. */
 export function describeVia(app: CallistoApp, flags: TargetFlags): string {
   if (flags.url !== undefined) return `url ${flags.url}`;
@@ -39,6 +45,36 @@ export function remoteMethod(
   flags: TargetFlags,
   options: { oneAttempt: boolean },
 ): RemoteMethod {
+  const reference = referTo(app, target, flags, options);
+  // every provided service answers `$echo` (through its filters, not its business code)
+  if (target.method === ECHO_METHOD) return (args) => echo(reference, args[0] ?? 'echo');
+  const method = reference[target.method];
+  if (typeof method !== 'function') {
+    throw usageError(`${target.method} cannot be called remotely (a reserved name)`);
+  }
+  return (args) => (method as (...args: unknown[]) => Promise<unknown>)(...args);
+}
+
+/**
+ * A server stream method of a service known only by name: the reference declares just that method, as
+ * a server stream (the provider must declare it so too), one attempt.
+ */
+export function remoteStream(app: CallistoApp, target: CallTarget, flags: TargetFlags): RemoteStream {
+  if (target.method === ECHO_METHOD) throw usageError(`${ECHO_METHOD} is not a stream method`);
+  const reference = referTo(app, target, flags, { oneAttempt: true, stream: 'server' });
+  const method = reference[target.method];
+  if (typeof method !== 'function') {
+    throw usageError(`${target.method} cannot be called remotely (a reserved name)`);
+  }
+  return (args) => (method as (...args: unknown[]) => AsyncIterable<unknown>)(...args);
+}
+
+function referTo(
+  app: CallistoApp,
+  target: CallTarget,
+  flags: TargetFlags,
+  options: { oneAttempt: boolean; stream?: 'server' },
+): Record<string, unknown> {
   if (flags.url === undefined && app.config.registry.length === 0) {
     throw usageError(
       'say where the providers are: --registry <address> or --url <host:port> (or a registry in the configuration file)',
@@ -47,6 +83,17 @@ export function remoteMethod(
   const definition = defineService<Record<string, (...args: unknown[]) => Promise<unknown>>>(target.service, {
     ...(flags.version === undefined ? {} : { version: flags.version }),
     ...(flags.group === undefined ? {} : { group: flags.group }),
+    // a stream's deadline is the whole stream's, the method's own: --timeout, else none
+    ...(options.stream === undefined
+      ? {}
+      : {
+          methods: {
+            [target.method]: {
+              stream: options.stream,
+              ...(flags.timeoutMs === undefined ? {} : { timeoutMs: flags.timeoutMs }),
+            },
+          },
+        }),
   });
   const referenceOptions: ReferenceOptions<Record<string, (...args: unknown[]) => Promise<unknown>>> = {
     ...(flags.url === undefined ? {} : { url: flags.url }),
@@ -54,12 +101,5 @@ export function remoteMethod(
     ...(flags.attachments === undefined ? {} : { attachments: flags.attachments }),
     ...(options.oneAttempt ? { cluster: 'failfast' as const } : {}),
   };
-  const reference = app.refer(definition, referenceOptions) as Record<string, unknown>;
-  // every provided service answers `$echo` (through its filters, not its business code)
-  if (target.method === ECHO_METHOD) return (args) => echo(reference, args[0] ?? 'echo');
-  const method = reference[target.method];
-  if (typeof method !== 'function') {
-    throw usageError(`${target.method} cannot be called remotely (a reserved name)`);
-  }
-  return (args) => (method as (...args: unknown[]) => Promise<unknown>)(...args);
+  return app.refer(definition, referenceOptions) as Record<string, unknown>;
 }

@@ -7,15 +7,15 @@
  */
 import type { LocalStream } from '../core/local-call.js';
 import { RpcError } from '../core/rpc-error.js';
+import { StreamMeter } from '../core/stream-meter.js';
 import { StreamInbox } from '../protocol/stream-inbox.js';
 import type { StreamKind } from '../service/define-service.js';
 
 /** Messages an in-process provider may hand over ahead of the caller before it waits. */
 export const LOCAL_STREAM_AHEAD = 16;
 
-export class ClientStream implements LocalStream {
-  readonly kind: StreamKind;
-  /** What the caller sends (client and two-way streams). */
+export class ClientStream extends StreamMeter implements LocalStream {
+  /** What the caller sends (client and two-way streams), metered as the connection takes it. */
   readonly input: AsyncIterable<unknown> | undefined;
   /** What the caller reads (server and two-way streams). */
   readonly inbox: StreamInbox | undefined;
@@ -29,12 +29,13 @@ export class ClientStream implements LocalStream {
   #room: (() => void) | undefined;
 
   constructor(kind: StreamKind, input: AsyncIterable<unknown> | undefined, signal: AbortSignal | undefined) {
-    this.kind = kind;
-    this.input = input;
+    super(kind);
+    this.input = input === undefined ? undefined : this.meter(input, 'out');
     this.inbox =
       kind === 'client'
         ? undefined
         : new StreamInbox({
+            arrived: (value) => this.counted('in', value),
             consumed: (bytes) => {
               this.delivered++;
               this.#consumed?.(bytes);

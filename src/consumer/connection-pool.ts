@@ -19,7 +19,7 @@
  */
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import { createByteBudget } from '../protocol/byte-budget.js';
-import type { ConnectionOptions } from '../protocol/connection-options.js';
+import { type ConnectionOptions, DEFAULT_STREAM_OPTIONS } from '../protocol/connection-options.js';
 import { JSON_SERIALIZER_ID } from '../serialization/json.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ClientTlsOptions } from '../transport/tls-options.js';
@@ -27,6 +27,7 @@ import { DEFAULT_TRANSPORT, type Transport, transportAddress } from '../transpor
 import { createClientConnection } from './client-connection.js';
 import type { ClientConnection, ConnectionEvents } from './connection.js';
 import { createFailedConnection } from './failed-connection.js';
+import { createGrpcConnection, isGrpcTransport } from './grpc-connection.js';
 import { createHttpConnection, isHttpTransport } from './http-connection.js';
 
 export interface ConnectionPoolOptions {
@@ -41,7 +42,8 @@ export interface ConnectionPoolOptions {
   idleTimeoutMs: number;
   /**
    * `consumer.tls`, resolved: how an `https` endpoint (a provider's HTTPS entry, for `protocol: 'http'`
-   * references) is verified; without it such calls fail, never sent, naming the key.
+   * references) and a `grpcs` one (a gRPC server over TLS, `protocol: 'grpc'`) are verified; without it
+   * such calls fail, never sent, naming the key.
    */
   httpTls?: ClientTlsOptions | undefined;
 }
@@ -223,25 +225,7 @@ export function createConnectionPool(
           },
           onRefused: (_c, reason) => events.onRefused?.(this.address, reason),
         };
-        connection = isHttpTransport(this.transport)
-          ? createHttpConnection({
-              host: this.host,
-              port: this.port,
-              secure: this.transport === 'https',
-              tls: options.httpTls,
-              json: serializers[JSON_SERIALIZER_ID]!,
-              maxBodyBytes: options.connection.maxFrameBytes,
-              maxDecodedElements: options.connection.maxDecodedElements,
-              connectTimeoutMs: options.connection.connectTimeoutMs,
-              events: connectionEvents,
-            })
-          : createClientConnection(
-              { transport: options.transport(this.transport), host: this.host, port: this.port },
-              serializers,
-              options.connection,
-              connectionEvents,
-              partialFrames,
-            );
+        connection = this.make(connectionEvents);
       } catch (error) {
         // Nothing was sent: any method may go elsewhere.
         const failure = new RpcError('Network', `cannot connect to ${this.address}: ${messageOf(error)}`, {
@@ -265,6 +249,49 @@ export function createConnectionPool(
       this.current = connection;
       ensureIdleSweep();
       return connection;
+    }
+
+    /** A connection of this slot's kind: framed over its transport, HTTP or gRPC (pseudo-transports). */
+    make(connectionEvents: ConnectionEvents): ClientConnection {
+      const { connection } = options;
+      if (isHttpTransport(this.transport)) {
+        return createHttpConnection({
+          host: this.host,
+          port: this.port,
+          secure: this.transport === 'https',
+          tls: options.httpTls,
+          json: serializers[JSON_SERIALIZER_ID]!,
+          maxBodyBytes: connection.maxFrameBytes,
+          maxDecodedElements: connection.maxDecodedElements,
+          connectTimeoutMs: connection.connectTimeoutMs,
+          events: connectionEvents,
+        });
+      }
+      if (isGrpcTransport(this.transport)) {
+        const streams = connection.streams ?? DEFAULT_STREAM_OPTIONS;
+        return createGrpcConnection({
+          host: this.host,
+          port: this.port,
+          secure: this.transport === 'grpcs',
+          tls: options.httpTls,
+          json: serializers[JSON_SERIALIZER_ID]!,
+          maxMessageBytes: connection.maxFrameBytes,
+          maxStreamMessageBytes: streams.maxMessageBytes,
+          maxDecodedElements: connection.maxDecodedElements,
+          streamAheadBytes: streams.windowBytes,
+          maxStreams: streams.maxStreamsPerConnection,
+          connectTimeoutMs: connection.connectTimeoutMs,
+          suspectAfterMs: connection.suspectAfterMs ?? 0,
+          events: connectionEvents,
+        });
+      }
+      return createClientConnection(
+        { transport: options.transport(this.transport), host: this.host, port: this.port },
+        serializers,
+        connection,
+        connectionEvents,
+        partialFrames,
+      );
     }
 
     /** Forgets a goodbye and past failures: the next call may connect at once. */

@@ -155,7 +155,7 @@ export function createDirectorySet(parts: DirectorySetParts): DirectorySet {
 /** The source part of a directory's key. */
 function sourceKey(source: DirectorySource, announce: boolean): string {
   if (source === 'in-process') return IN_PROCESS;
-  const through = source.protocol === 'http' ? '|http' : '';
+  const through = source.protocol === 'callisto' ? '' : `|${source.protocol}`;
   if (source.urls?.length) return `url:${source.urls.join(',')}${through}`;
   return `registry:${source.registries.join(',')}${announce ? '' : '|unannounced'}${through}`;
 }

@@ -89,9 +89,9 @@ export function createMethodRuntime(init: MethodRuntimeInit): MethodRuntime {
       }
       if (cluster === undefined) {
         // Decided at the first call: the app may provide the service after refer().
-        // (an HTTP reference calls the HTTP entry, even of a service the app provides itself)
-        const inProcess =
-          base.injvm && reference.targets?.protocol !== 'http' && consumer.inProcess.provides(definition);
+        // (an HTTP or gRPC reference calls over the wire, even a service the app provides itself)
+        const protocol = reference.targets?.protocol ?? 'callisto';
+        const inProcess = base.injvm && protocol === 'callisto' && consumer.inProcess.provides(definition);
         const found = consumer.directories.find(
           definition,
           inProcess ? 'in-process' : reference.targets!,

@@ -112,9 +112,13 @@ export interface ReferenceOptions<T>
    * says, HTTPS verified with `consumer.tls` when the provider serves TLS; docs/http.md). Providers
    * whose record lists protocols without this one are skipped, as are, for `http`, records without an
    * HTTP port; with `url`, `http` takes `http://host:port`, `https://host:port` or `host:port` (the
-   * HTTP port). An `http` reference never calls in-process.
+   * HTTP port). An `http` reference never calls in-process. `grpc` calls gRPC servers, Callisto or
+   * not (docs/grpc-consumer.md): `url` takes `grpc://host:port` (h2c) and `grpcs://host:port` (TLS,
+   * verified with `consumer.tls`), and a registry's records whose `transport` is `grpc` or `grpcs`;
+   * a reference whose `url` addresses are all `grpc://`/`grpcs://` is a `grpc` one without saying so.
+   * A `grpc` reference never calls in-process.
    */
-  protocol?: 'callisto' | 'http';
+  protocol?: 'callisto' | 'http' | 'grpc';
 }
 
 /** Keys of ReferenceOptions that are not `consumer` keys. */

@@ -12,6 +12,7 @@ import type { ExtensionRegistry } from '../extension/extension-registry.js';
 import { checkRegistryAddressFor } from '../registry/check-registry-address.js';
 import type { ServiceDefinition } from '../service/define-service.js';
 import { parseDirectAddress } from './directory-feed.js';
+import { isGrpcTransport } from './grpc-connection.js';
 import { isHttpTransport } from './http-connection.js';
 import type { ReferenceOptions } from './reference-options.js';
 import { checkReferenceProtocol, type ReferenceProtocol } from './reference-protocol.js';
@@ -22,7 +23,7 @@ export interface ReferenceTargets {
   readonly urls: readonly string[] | undefined;
   /** Registry addresses otherwise (the reference's own, else the app's); may be empty for in-process. */
   readonly registries: readonly string[];
-  /** What the reference calls through: the RPC port (`callisto`) or the HTTP entry (`http`). */
+  /** What the reference calls through: the RPC port (`callisto`), the HTTP entry (`http`), gRPC (`grpc`). */
   readonly protocol: ReferenceProtocol;
 }
 
@@ -47,13 +48,17 @@ export function resolveReferenceTargets(
   const source = `code, ${label} options`;
   const indexed = (key: string, value: unknown, i: number) =>
     typeof value === 'string' ? key : `${key}[${i}]`;
-  const protocol = checkReferenceProtocol(label, options.protocol);
   const listed = listOf(options.url, (text) => text.split(',').map((part) => part.trim()));
+  const protocol = checkReferenceProtocol(label, options.protocol ?? protocolOfUrls(listed));
   // over HTTP, `host:port` is the provider's HTTP port
   const urls = protocol === 'http' ? listed?.map(httpAddress) : listed;
   urls?.forEach((url, i) => {
     const key = indexed(`${label}.url`, options.url, i);
     let transport: string;
+    if (protocol === 'grpc') {
+      checkGrpcAddress(url, { key, source, raw: listed![i]! });
+      return;
+    }
     if (protocol === 'http') {
       let scheme: string | undefined;
       try {
@@ -111,7 +116,7 @@ export function resolveReferenceTargets(
   });
   const registries = own ?? context.appRegistries;
   const { injvm, provided } = context.inProcess;
-  // an HTTP reference calls the HTTP entry, even of a service the app provides itself
+  // an HTTP (gRPC) reference calls the HTTP entry (a gRPC server), even of a service the app provides itself
   if (!urls?.length && registries.length === 0 && !(injvm && provided && protocol === 'callisto')) {
     throw new ConfigError(`${label}.url`, undefined, 'a provider address (url), a registry, or mock: true', {
       source,
@@ -119,6 +124,29 @@ export function resolveReferenceTargets(
     });
   }
   return { urls: urls?.length ? urls : undefined, registries, protocol };
+}
+
+/** `grpc` when every address of `url` is a gRPC one (`grpc://`, `grpcs://`): such a reference needs no `protocol`. */
+function protocolOfUrls(urls: readonly string[] | undefined): ReferenceProtocol | undefined {
+  if (urls === undefined || urls.length === 0) return undefined;
+  return urls.every((url) => /^grpcs?:\/\//.test(url.trim())) ? 'grpc' : undefined;
+}
+
+/** A direct address of a gRPC reference: `grpc://host:port` or `grpcs://host:port`, else a ConfigError. */
+function checkGrpcAddress(url: string, where: { key: string; source: string; raw: string }): void {
+  const expected = 'grpc://host:port or grpcs://host:port (a gRPC server; grpcs over TLS)';
+  let scheme: string;
+  try {
+    scheme = parseDirectAddress(url).transport;
+  } catch (error) {
+    throw new ConfigError(where.key, where.raw, expected, { source: where.source, cause: error });
+  }
+  if (!isGrpcTransport(scheme)) {
+    throw new ConfigError(where.key, where.raw, expected, {
+      source: where.source,
+      problem: `protocol: 'grpc' calls gRPC servers; ${/^[a-z][a-z0-9-]*:\/\//.test(url.trim()) ? `${scheme}://` : 'host:port without a scheme'} is not one`,
+    });
+  }
 }
 
 /** A direct address of an HTTP reference: `host:port` is `http://host:port`. */

@@ -168,7 +168,8 @@ export function toErrorPayload(
 ): ErrorPayloadResult {
   const all = options.exposure === 'all';
   if (RpcError.is(error)) {
-    const status = ErrorCode[error.code];
+    // a code outside the set (plain JS, a cast) is Internal, never status 0 (a success)
+    const status = error.status;
     if (!all && causedBySystemError(error)) return scrubbed(error, options, status);
     const payload: ErrorPayload = {
       name: error.remoteName ?? error.name,

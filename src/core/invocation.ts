@@ -62,7 +62,33 @@ export interface Invocation {
    * Set on a stream call (a method declared `stream`, docs/filters.md "Streams"): one invocation for the
    * whole stream, made when it opens. Undefined for a unary call.
    */
-  readonly stream?: { readonly kind: 'server' | 'client' | 'bidi' } | undefined;
+  readonly stream?: InvocationStream | undefined;
+}
+
+/** Which way a stream message went: `in` to this side (received), `out` from it (sent). */
+export type StreamDirection = 'in' | 'out';
+
+/** Told each message of a stream, as it goes (docs/filters.md "Streams"). */
+export type StreamMessageListener = (direction: StreamDirection, message: unknown) => void;
+
+/**
+ * A stream call as its filters see it (`invocation.stream`): the kind, the messages so far each way
+ * (read them in a filter's `end` for the whole stream's), and `onMessage` for a filter that wants each
+ * message. On the provider `in` is what the consumer sent and `out` what the handler yielded; on the
+ * consumer `in` is what the caller read and `out` what its input gave.
+ */
+export interface InvocationStream {
+  readonly kind: 'server' | 'client' | 'bidi';
+  /** Messages received so far (on the provider: taken by the handler; on the consumer: arrived). */
+  readonly messagesIn: number;
+  /** Messages sent so far (on the provider: yielded by the handler; on the consumer: taken from its input). */
+  readonly messagesOut: number;
+  /**
+   * Calls `listener` for each message from now on (synchronously, as it goes; a listener that throws is
+   * ignored). Register it in a filter's `start`; a stream without listeners pays nothing per message
+   * beyond its two counts.
+   */
+  onMessage(listener: StreamMessageListener): void;
 }
 
 /** The one shape of every step of the call path. */

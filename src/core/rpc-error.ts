@@ -90,9 +90,12 @@ export class RpcError extends Error {
     Object.defineProperty(this, brand, { value: true });
   }
 
-  /** The numeric wire code. */
+  /**
+   * The numeric wire code; `Internal` for a code outside the set (an RpcError made from plain JS or a
+   * cast), which would otherwise travel as status 0, a success.
+   */
   get status(): ErrorCodeValue {
-    return ErrorCode[this.code];
+    return ErrorCode[this.code] ?? ErrorCode.Internal;
   }
 
   /** Brand check that works across copies of this module. */

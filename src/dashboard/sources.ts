@@ -28,6 +28,8 @@ export interface MethodStats {
   readonly calls: number;
   readonly failures: number;
   readonly inFlight: number;
+  /** Streams open now (a stream method that opened one; `/stats` `streams.open`). */
+  readonly openStreams?: number;
   readonly latencyMs: { readonly p50: number; readonly p99: number };
   /** Min, max and mean of the latest window with calls (the one being filled, else the one before). */
   readonly window?: WindowStats;
@@ -80,6 +82,8 @@ export interface MethodDeclaration {
   readonly oneway?: boolean;
   readonly timeoutMs?: number;
   readonly hasSchema?: boolean;
+  /** A stream method's kind. */
+  readonly stream?: 'server' | 'client' | 'bidi';
 }
 
 export interface ServiceDeclaration {
@@ -192,6 +196,7 @@ export function parseStats(data: unknown): StatsAnswer {
     const latency = isRecord(entry['latencyMs']) ? entry['latencyMs'] : {};
     const failure = isRecord(entry['lastFailure']) ? entry['lastFailure'] : undefined;
     const window = windowOf(entry['latencyWindow']);
+    const streams = isRecord(entry['streams']) ? entry['streams'] : undefined;
     const ref = failure === undefined ? '' : str(failure['ref']);
     methods.push({
       side: entry['side'] === 'consumer' ? 'consumer' : 'provider',
@@ -202,6 +207,7 @@ export function parseStats(data: unknown): StatsAnswer {
       calls: num(entry['calls']),
       failures: num(entry['failures']),
       inFlight: num(entry['inFlight']),
+      ...(streams === undefined ? {} : { openStreams: num(streams['open']) }),
       latencyMs: { p50: num(latency['p50']), p99: num(latency['p99']) },
       ...(window === undefined ? {} : { window }),
       ...(failure === undefined
@@ -244,6 +250,9 @@ export function parseServices(data: unknown): ServiceDeclaration[] {
                 oneway: m['oneway'] === true,
                 ...(typeof m['timeoutMs'] === 'number' ? { timeoutMs: m['timeoutMs'] } : {}),
                 hasSchema: m['hasSchema'] === true,
+                ...(m['stream'] === 'server' || m['stream'] === 'client' || m['stream'] === 'bidi'
+                  ? { stream: m['stream'] }
+                  : {}),
               },
             ]
           : [],

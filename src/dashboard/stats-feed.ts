@@ -39,6 +39,8 @@ export interface MethodFigures {
   readonly calls: number;
   readonly failures: number;
   readonly inFlight: number;
+  /** Streams open now on every reporting provider (absent for a method that never streamed). */
+  readonly openStreams?: number;
   readonly points: MethodPoint[];
   /**
    * Min, max and mean latency over every reporting provider's latest window with calls (the mean
@@ -232,7 +234,10 @@ export function createStatsFeed(reader: AdminReader, gate: AdminGate, refreshMs:
       const errors: Record<string, string> = {};
       const providerFigures: Record<string, ProviderFigures> = {};
       const lastFailures = new Map<string, NonNullable<MethodFigures['lastFailure']>>();
-      const totals = new Map<string, { calls: number; failures: number; inFlight: number }>();
+      const totals = new Map<
+        string,
+        { calls: number; failures: number; inFlight: number; openStreams?: number }
+      >();
       const windows = new Map<string, WindowStats>();
       let reporting = 0;
       let withoutAdmin = 0;
@@ -262,6 +267,7 @@ export function createStatsFeed(reader: AdminReader, gate: AdminGate, refreshMs:
           sum.calls += entry.calls;
           sum.failures += entry.failures;
           sum.inFlight += entry.inFlight;
+          if (entry.openStreams !== undefined) sum.openStreams = (sum.openStreams ?? 0) + entry.openStreams;
           totals.set(entry.method, sum);
           if (entry.window !== undefined) {
             windows.set(entry.method, mergeWindows(windows.get(entry.method), entry.window));

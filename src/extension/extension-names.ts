@@ -18,7 +18,7 @@ import type { ExtensionKind, ExtensionRegistry } from './extension-registry.js';
 
 /** The built-in names of each kind (a test checks that exactly these are registered). */
 export const BUILTIN_EXTENSION_NAMES = {
-  serializer: ['msgpack', 'json', 'v8'],
+  serializer: ['msgpack', 'json', 'v8', 'hessian2'],
   compressor: ['deflate', 'gzip', 'brotli'],
   loadbalance: ['random', 'roundrobin', 'consistenthash', 'leastactive', 'shortestresponse', 'p2c'],
   cluster: ['failover', 'failfast', 'failsafe', 'failback', 'forking', 'broadcast', 'hedging'],

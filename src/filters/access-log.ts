@@ -6,6 +6,11 @@
  * when it carries one. Never the arguments, the other attachments or credentials.
  *
  *   access example.UserService.getUser caller=orders(jwt) from=127.0.0.1:53122 outcome=OK 0.41ms callId=k3j9x0a1bz-1f
+ *
+ * A stream is one line at its end (the chain ends with the stream), its duration the whole stream's,
+ * with its kind and the messages each way (`in` from the consumer, `out` to it):
+ *
+ *   access example.Feed.watch caller=- from=127.0.0.1:53122 outcome=Cancelled 5012.30ms stream=server in=0 out=4800 callId=…
  */
 
 import { defineFilter, type NamedFilter } from '../core/filter.js';
@@ -40,8 +45,13 @@ export function accessLogFilter(options: AccessLogOptions): NamedFilter {
       const identity = invocation.identity;
       const caller = identity === undefined ? '-' : `${identity.id}(${identity.via})`;
       const outcome = error === undefined ? 'OK' : RpcError.is(error) ? error.code : 'ProviderError';
+      const stream = invocation.stream;
+      const streamed =
+        stream === undefined
+          ? ''
+          : ` stream=${stream.kind} in=${stream.messagesIn} out=${stream.messagesOut}`;
       write(
-        `access ${invocation.service.name}.${invocation.method} caller=${caller} from=${invocation.remoteAddress ?? '-'} outcome=${outcome} ${(performance.now() - at).toFixed(2)}ms`,
+        `access ${invocation.service.name}.${invocation.method} caller=${caller} from=${invocation.remoteAddress ?? '-'} outcome=${outcome} ${(performance.now() - at).toFixed(2)}ms${streamed}`,
         { callId: invocation.callId, traceId: traceIdOf(invocation.attachments, invocation.callId) },
       );
     },

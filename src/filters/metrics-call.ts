@@ -20,15 +20,17 @@ export function metricsCallFilter(metrics: MethodMetrics): NamedFilter<MeteredIn
     start(invocation) {
       metrics.inFlight++;
       invocation.meteredAt = tickMonotonic();
+      if (invocation.stream !== undefined) metrics.streamMetrics().started(invocation.stream);
     },
     end(invocation, error) {
       metrics.inFlight--;
-      metrics.latency.observe(tickMonotonic() - invocation.meteredAt);
-      if (error === undefined) metrics.ok++;
-      else {
-        const rpc = RpcError.from(error);
-        metrics.failed(rpc.code, rpc.message, error);
-      }
+      const ms = tickMonotonic() - invocation.meteredAt;
+      metrics.latency.observe(ms);
+      const rpc = error === undefined ? undefined : RpcError.from(error);
+      if (invocation.stream !== undefined)
+        metrics.streams?.finished(invocation.stream, rpc?.code ?? 'OK', ms);
+      if (rpc === undefined) metrics.ok++;
+      else metrics.failed(rpc.code, rpc.message, error);
     },
   });
 }

@@ -37,6 +37,7 @@ export function metricsServerFilter(metrics: MethodMetrics): NamedFilter<Metered
       metrics.inFlight++;
       metrics.bytesIn += call.requestBytes ?? 0;
       call.meteredAt = tickMonotonic();
+      if (call.stream !== undefined) metrics.streamMetrics().started(call.stream);
     },
     end(invocation, error) {
       const startedAt = invocation.meteredAt;
@@ -47,6 +48,12 @@ export function metricsServerFilter(metrics: MethodMetrics): NamedFilter<Metered
       if (now === startedAt) now = performance.now();
       metrics.inFlight--;
       metrics.latency.observe(now - startedAt);
+      if (invocation.stream !== undefined)
+        metrics.streams?.finished(
+          invocation.stream,
+          error === undefined ? 'OK' : outcomeCode(error),
+          now - startedAt,
+        );
       if (error === undefined) metrics.ok++;
       else {
         metrics.failed(outcomeCode(error), (error as Error)?.message ?? String(error), error);

@@ -15,6 +15,7 @@ import {
   addressAttributes,
   endSpan,
   RPC_SYSTEM,
+  streamAttributes,
   TRACEPARENT,
   TRACESTATE,
   traceparentOf,
@@ -60,7 +61,10 @@ export function tracingClientFilter(): NamedFilter<TracedInvocation> {
       const span = call.tracingSpan as Span | undefined;
       if (span === undefined) return;
       call.tracingSpan = undefined;
-      if (span.isRecording()) span.setAttributes(addressAttributes('server', call.remoteAddress));
+      if (span.isRecording()) {
+        span.setAttributes(addressAttributes('server', call.remoteAddress));
+        if (call.stream !== undefined) span.setAttributes(streamAttributes(call.stream));
+      }
       endSpan(span, error, error === undefined ? undefined : RpcError.from(error).code);
     },
   });

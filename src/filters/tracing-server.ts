@@ -17,6 +17,7 @@ import {
   endSpan,
   extractParent,
   RPC_SYSTEM,
+  streamAttributes,
 } from '../observability/tracing.js';
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
@@ -47,24 +48,29 @@ function tracingStep<I extends Invocation>(next: Step<I>): Step<I> {
       });
     }
     const active = trace.setSpan(parent, span);
+    const end = (error: unknown, code: string | undefined): void => {
+      const stream = invocation.stream;
+      if (stream !== undefined && span.isRecording()) span.setAttributes(streamAttributes(stream));
+      endSpan(span, error, code);
+    };
     let result: unknown;
     try {
       result = context.with(active, next, undefined, invocation);
     } catch (error) {
-      endSpan(span, error, codeOf(error));
+      end(error, codeOf(error));
       throw error;
     }
     if (!isThenable(result)) {
-      endSpan(span, undefined, undefined);
+      end(undefined, undefined);
       return result;
     }
     return Promise.resolve(result).then(
       (value) => {
-        endSpan(span, undefined, undefined);
+        end(undefined, undefined);
         return value;
       },
       (error: unknown) => {
-        endSpan(span, error, codeOf(error));
+        end(error, codeOf(error));
         throw error;
       },
     );

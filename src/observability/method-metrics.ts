@@ -5,6 +5,7 @@
  */
 import type { ServiceKey } from '../core/service-key.js';
 import { WindowedLatency } from './latency-window.js';
+import { StreamMetrics } from './stream-metrics.js';
 
 export type MetricSide = 'provider' | 'consumer';
 
@@ -56,6 +57,8 @@ export class MethodMetrics {
   /** Request / answer body bytes, where the side knows them. */
   bytesIn = 0;
   bytesOut = 0;
+  /** The method's streams (made at its first one); undefined for a method that never streamed. */
+  streams: StreamMetrics | undefined = undefined;
 
   constructor(
     readonly side: MetricSide,
@@ -82,6 +85,12 @@ export class MethodMetrics {
       message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message,
       error,
     };
+  }
+
+  /** The stream counters, made at the first stream. */
+  streamMetrics(): StreamMetrics {
+    this.streams ??= new StreamMetrics();
+    return this.streams;
   }
 
   /** A call (or, on the consumer, an attempt) was shed for `reason`. */

@@ -5,9 +5,9 @@
  * Names and labels: docs/observability.md.
  */
 import { Registry } from 'prom-client';
-import { LATENCY_BUCKETS_SECONDS } from './latency-histogram.js';
 import type { MethodMetrics } from './method-metrics.js';
 import type { GaugeSample, GaugeSource, MetricsStore } from './metrics-store.js';
+import type { StreamMetrics } from './stream-metrics.js';
 
 type Labels = Record<string, string | number>;
 
@@ -55,21 +55,30 @@ const methodLabels = (store: MetricsStore, m: MethodMetrics): Labels => ({
   method: m.method,
 });
 
-function histogramValues(store: MetricsStore, m: MethodMetrics, name: string, out: Value[]): void {
-  const labels = methodLabels(store, m);
-  const { counts } = m.latency;
+/** The bucket counts, sum (ms) and count of a latency histogram. */
+interface Histogram {
+  /** Upper bounds, seconds; +Inf implied. */
+  readonly boundsSeconds: readonly number[];
+  readonly counts: readonly number[];
+  readonly sumMs: number;
+  readonly count: number;
+}
+
+function histogramValues(labels: Labels, histogram: Histogram, name: string, out: Value[]): void {
+  const { counts } = histogram;
   let cumulative = 0;
-  for (let i = 0; i < LATENCY_BUCKETS_SECONDS.length; i++) {
+  const bounds = histogram.boundsSeconds;
+  for (let i = 0; i < bounds.length; i++) {
     cumulative += counts[i]!;
     out.push({
       metricName: `${name}_bucket`,
-      labels: { ...labels, le: LATENCY_BUCKETS_SECONDS[i]! },
+      labels: { ...labels, le: bounds[i]! },
       value: cumulative,
     });
   }
-  out.push({ metricName: `${name}_bucket`, labels: { ...labels, le: '+Inf' }, value: m.latency.count });
-  out.push({ metricName: `${name}_sum`, labels, value: m.latency.sumMs / 1000 });
-  out.push({ metricName: `${name}_count`, labels, value: m.latency.count });
+  out.push({ metricName: `${name}_bucket`, labels: { ...labels, le: '+Inf' }, value: histogram.count });
+  out.push({ metricName: `${name}_sum`, labels, value: histogram.sumMs / 1000 });
+  out.push({ metricName: `${name}_count`, labels, value: histogram.count });
 }
 
 /** The per-method metrics (every name Callisto registers, besides the gauge sources the app adds). */
@@ -92,7 +101,8 @@ function methodCollectors(): StoreCollector[] {
       'Call latency: on the provider from arrival to answer, on the consumer as the caller waited (retries included)',
       'histogram',
       (store, out) => {
-        for (const m of store.methods()) histogramValues(store, m, 'callisto_call_duration_seconds', out);
+        for (const m of store.methods())
+          histogramValues(methodLabels(store, m), m.latency, 'callisto_call_duration_seconds', out);
       },
     ),
     new StoreCollector('callisto_calls_in_flight', 'Calls started and not ended', 'gauge', (store, out) => {
@@ -150,6 +160,7 @@ function methodCollectors(): StoreCollector[] {
           if (m.side === 'provider') out.push({ labels: methodLabels(store, m), value: m.bytesIn });
       },
     ),
+    ...streamCollectors(),
     new StoreCollector(
       'callisto_last_failure_timestamp_seconds',
       'When a method last failed (unix time, seconds), by the code it failed with',
@@ -161,6 +172,52 @@ function methodCollectors(): StoreCollector[] {
             out.push({ labels: { ...methodLabels(store, m), code: last.code }, value: last.time / 1000 });
         }
       },
+    ),
+  ];
+}
+
+/** The per-method stream metrics (methods that opened a stream only). */
+function streamCollectors(): StoreCollector[] {
+  const each = (store: MetricsStore, visit: (labels: Labels, streams: StreamMetrics) => void): void => {
+    for (const m of store.methods()) if (m.streams !== undefined) visit(methodLabels(store, m), m.streams);
+  };
+  return [
+    new StoreCollector(
+      'callisto_streams_opened_total',
+      'Streams opened (a stream call that reached the filters, refused ones included)',
+      'counter',
+      (store, out) => each(store, (labels, streams) => out.push({ labels, value: streams.opened })),
+    ),
+    new StoreCollector('callisto_streams_open', 'Streams open now', 'gauge', (store, out) =>
+      each(store, (labels, streams) => out.push({ labels, value: streams.open })),
+    ),
+    new StoreCollector(
+      'callisto_streams_ended_total',
+      'Streams ended, by outcome: code is OK (a clean end) or the RpcError code (Cancelled, Timeout, Shutdown, refusals, what the handler threw)',
+      'counter',
+      (store, out) =>
+        each(store, (labels, streams) => {
+          for (const [code, count] of streams.ended) out.push({ labels: { ...labels, code }, value: count });
+        }),
+    ),
+    new StoreCollector(
+      'callisto_stream_messages_total',
+      "Stream messages, by direction: in (received by this side: on the provider taken by the handler, on the consumer read by the caller) or out (sent: yielded by the handler, taken from the caller's input); open streams included",
+      'counter',
+      (store, out) =>
+        each(store, (labels, streams) => {
+          out.push({ labels: { ...labels, direction: 'in' }, value: streams.messages('in') });
+          out.push({ labels: { ...labels, direction: 'out' }, value: streams.messages('out') });
+        }),
+    ),
+    new StoreCollector(
+      'callisto_stream_duration_seconds',
+      'Durations of ended streams, from opening to end',
+      'histogram',
+      (store, out) =>
+        each(store, (labels, streams) =>
+          histogramValues(labels, streams.duration, 'callisto_stream_duration_seconds', out),
+        ),
     ),
   ];
 }

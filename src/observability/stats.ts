@@ -28,8 +28,21 @@ export interface MethodStats {
   failovers?: number;
   /** Calls shed under overload by reason (`deadline`, `expired`, `throttled`), when any were. */
   shed?: Record<string, number>;
+  /** A stream method's streams (once one opened): opened, open now, ended by code, messages, durations. */
+  streams?: StreamStats;
   /** `ref`: the reference the failure was quoted to its caller under, when it was given one. */
   lastFailure?: { time: number; code: string; message: string; ref?: string };
+}
+
+export interface StreamStats {
+  opened: number;
+  open: number;
+  /** Ended streams by code (`OK`: a clean end). */
+  byCode: Record<string, number>;
+  /** Messages received (`in`) and sent (`out`) by this side, open streams included. */
+  messages: { in: number; out: number };
+  /** Durations of ended streams. */
+  durationMs: { p50: number; p99: number; mean: number };
 }
 
 export interface StatsFeed {
@@ -86,6 +99,21 @@ export function statsFeed(store: MetricsStore, now: number = Date.now()): StatsF
       if (m.side === 'consumer') {
         stats.retries = m.retries;
         stats.failovers = m.failovers;
+      }
+      const streams = m.streams;
+      if (streams !== undefined) {
+        const { duration } = streams;
+        stats.streams = {
+          opened: streams.opened,
+          open: streams.open,
+          byCode: streams.byCode(),
+          messages: { in: streams.messages('in'), out: streams.messages('out') },
+          durationMs: {
+            p50: round(duration.quantileMs(0.5)),
+            p99: round(duration.quantileMs(0.99)),
+            mean: duration.count === 0 ? 0 : round(duration.sumMs / duration.count),
+          },
+        };
       }
       if (m.shed.size > 0) stats.shed = Object.fromEntries(m.shed);
       const last = m.lastFailure;

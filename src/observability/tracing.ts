@@ -74,6 +74,22 @@ export function endSpan(span: Span, error: unknown, code: string | undefined): v
   span.end();
 }
 
+/**
+ * A stream's span attributes at its end (one span per stream, not per message): its kind and the
+ * messages each way, as this side counted them.
+ */
+export function streamAttributes(stream: {
+  readonly kind: string;
+  readonly messagesIn: number;
+  readonly messagesOut: number;
+}): Record<string, string | number> {
+  return {
+    'callisto.stream.kind': stream.kind,
+    'callisto.stream.messages_received': stream.messagesIn,
+    'callisto.stream.messages_sent': stream.messagesOut,
+  };
+}
+
 /** `host:port` into the semantic conventions' address and port attributes. */
 export function addressAttributes(
   prefix: 'server' | 'network.peer',

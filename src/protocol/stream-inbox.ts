@@ -9,6 +9,8 @@
 export interface InboxEvents {
   /** A message of `bytes` was handed to the application. */
   consumed(bytes: number): void;
+  /** A message arrived and waits for the application (or is handed to it at once). */
+  arrived?(value: unknown): void;
   /** The application stopped reading before the end (`return()`/`throw()` on the iterator). */
   abandoned(): void;
 }
@@ -43,6 +45,7 @@ export class StreamInbox implements AsyncIterableIterator<unknown> {
 
   push(value: unknown, bytes: number): void {
     if (this.#state !== 'open') return;
+    this.#events.arrived?.(value);
     const waiting = this.#waiting;
     if (waiting !== undefined) {
       this.#waiting = undefined;

@@ -6,15 +6,15 @@
  */
 import type { LocalStream } from '../core/local-call.js';
 import { RpcError } from '../core/rpc-error.js';
+import type { StreamMeter } from '../core/stream-meter.js';
 import type { StreamPort } from './stream-port.js';
+import { StreamPull } from './stream-pull.js';
 
 export function createLocalStreamPort(local: LocalStream): StreamPort {
   let stopped: RpcError | undefined;
   let iterator: AsyncIterator<unknown> | undefined;
-  let wake: ((value: undefined) => void) | undefined;
-  const whenStopped = new Promise<undefined>((resolve) => {
-    wake = resolve;
-  });
+  let pull: StreamPull | undefined;
+  let meter: StreamMeter | undefined;
   return {
     id: 0,
     kind: local.kind,
@@ -25,18 +25,21 @@ export function createLocalStreamPort(local: LocalStream): StreamPort {
         throw new RpcError('Internal', `${label} is a ${local.kind} stream but returned no AsyncIterable`);
       }
       iterator = iterable[Symbol.asyncIterator]();
+      pull = new StreamPull(iterator);
+      if (stopped !== undefined) pull.stop();
       let finished = false;
       try {
         for (;;) {
           if (stopped !== undefined) break;
-          const step = await Promise.race([iterator.next(), whenStopped]);
+          const step = await pull.next();
           if (step === undefined) break;
           if (step.done === true) {
             finished = true;
             break;
           }
           const room = local.deliver(step.value);
-          if (room !== undefined) await Promise.race([room, whenStopped]);
+          meter?.counted('out', step.value);
+          if (room !== undefined) await pull.until(room);
         }
       } catch (error) {
         finished = true;
@@ -46,10 +49,13 @@ export function createLocalStreamPort(local: LocalStream): StreamPort {
       }
       if (stopped !== undefined) throw stopped;
     },
+    countSentWith(given) {
+      meter = given;
+    },
     stop(reason) {
       if (stopped !== undefined) return;
       stopped = reason;
-      wake?.(undefined);
+      pull?.stop();
       void iterator?.return?.()?.catch?.(() => {});
     },
   };

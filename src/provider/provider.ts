@@ -223,6 +223,7 @@ export function createProvider(parts: ProviderParts): Provider {
       onRefused: (remote, reason) => hostileLog.warn('refused', `refused from ${remote}: ${reason}`),
       onScrubbed: (scrubbed) => logger.warn(scrubbedLine(scrubbed, `for ${scrubbed.remote}`)),
       logger,
+      authenticators: parts.auth?.authenticators.map((authenticator) => authenticator.name),
     });
     await http.listen();
   };

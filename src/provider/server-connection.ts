@@ -44,7 +44,8 @@ export interface ServerConnection {
   /**
    * Closes gracefully: says "going away" if not yet said, keeps answering until the consumer closes its
    * side (it does once it has every answer), then closes. A consumer that has not closed after
-   * `graceMs` is cut off: what is queued is sent, the socket ended, and destroyed `graceMs` later.
+   * `graceMs` is cut off: what still runs (an open stream) is answered with Shutdown, what is queued is
+   * sent, the socket ended, and destroyed `graceMs` later.
    */
   end(graceMs: number): Promise<void>;
   destroy(): void;
@@ -364,7 +365,7 @@ export function serveConnection(
     writer.flush();
   };
 
-  return {
+  const connection: ServerConnection = {
     remoteAddress,
     get inFlight() {
       return executing.size;
@@ -386,6 +387,13 @@ export function serveConnection(
       if (socket.destroyed) return Promise.resolve();
       return new Promise<void>((resolve) => {
         let timer = setTimeout(() => {
+          // what still runs (an open stream holds its connection) ends with Shutdown before the
+          // socket does, so its caller is told why rather than seeing the connection drop
+          connection.abandon(
+            new RpcError('Shutdown', 'provider shut down before this call completed', {
+              details: { started: true },
+            }),
+          );
           framed.end();
           timer = setTimeout(() => socket.destroy(), graceMs);
           timer.unref();
@@ -402,6 +410,7 @@ export function serveConnection(
       socket.destroy();
     },
   };
+  return connection;
 }
 
 /** An error response to write. */

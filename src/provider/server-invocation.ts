@@ -23,6 +23,7 @@ import { UNCOMPRESSED } from '../protocol/compression.js';
 import type { PeerCertificate } from '../security/peer-certificate.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ArgumentsReader } from './arguments-reader.js';
+import { type MeteredStreamPort, meteredPort } from './metered-stream.js';
 import type { StreamPort } from './stream-port.js';
 
 const NO_ARGS: unknown[] = [];
@@ -130,8 +131,8 @@ export class ServerInvocation
   identity: CallerIdentity | undefined = undefined;
   /** The client certificate the call's own connection presented (mutual TLS), for the `auth` filter. */
   peerCertificate: PeerCertificate | undefined = undefined;
-  /** The stream this call opened; undefined for a unary call. */
-  stream: StreamPort | undefined = undefined;
+  /** The stream this call opened, metered (metered-stream.ts); undefined for a unary call. */
+  stream: MeteredStreamPort | undefined = undefined;
 
   readonly service: ServiceKey;
   readonly method: string;
@@ -170,7 +171,7 @@ export class ServerInvocation
     if (init.peerCertificate !== undefined) this.peerCertificate = init.peerCertificate;
     if (init.answerCompression !== undefined) this.answerCompression = init.answerCompression;
     if (init.origin !== undefined) this.origin = init.origin;
-    if (init.stream !== undefined) this.stream = init.stream;
+    if (init.stream !== undefined) this.stream = meteredPort(init.stream);
     if (init.args !== undefined) this.#args = init.args;
     if (init.reader !== undefined) this.encoded(init.reader, init.body!, init.compression ?? UNCOMPRESSED);
   }

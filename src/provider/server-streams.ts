@@ -7,6 +7,7 @@
  * could not know yet) is dropped, its connection credit returned.
  */
 import { messageOf, RpcError } from '../core/rpc-error.js';
+import type { StreamMeter } from '../core/stream-meter.js';
 import type { StreamOptions } from '../protocol/connection-options.js';
 import { type Frame, FrameKind, HEADER_BYTES } from '../protocol/frame.js';
 import type { FrameWriter } from '../protocol/frame-writer.js';
@@ -23,6 +24,7 @@ import { StreamInbox } from '../protocol/stream-inbox.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { StreamKind } from '../service/define-service.js';
 import type { StreamPort } from './stream-port.js';
+import { StreamPull } from './stream-pull.js';
 
 export interface ServerStreams {
   /** Streams open now. */
@@ -96,10 +98,11 @@ export function createServerStreams(init: ServerStreamsInit): ServerStreams {
     readonly receive = new ReceiveWindow(INITIAL_STREAM_WINDOW_BYTES, options.windowBytes);
     readonly inbox: StreamInbox | undefined;
     #stopped: RpcError | undefined;
-    /** Resolves when the stream is stopped (made at the first `drive` step). */
-    #whenStopped: Promise<undefined> | undefined;
-    #wake: ((value: undefined) => void) | undefined;
+    /** The handler's messages, pulled so that a stop interrupts a pull in progress. */
+    #pull: StreamPull | undefined;
     #iterator: AsyncIterator<unknown> | undefined;
+    /** Told each message sent (the invocation's meter). */
+    #meter: StreamMeter | undefined;
     #idle: NodeJS.Timeout | undefined;
     #deadline: NodeJS.Timeout | undefined;
 
@@ -196,16 +199,15 @@ export function createServerStreams(init: ServerStreamsInit): ServerStreams {
       }
       const iterator = iterable[Symbol.asyncIterator]();
       this.#iterator = iterator;
+      const pull = new StreamPull(iterator);
+      this.#pull = pull;
       const serializer = this.serializer;
       let finished = false;
       try {
         for (;;) {
           if (this.#stopped !== undefined) break;
           // a stop does not wait for a handler busy in an await: the stream answers at once
-          this.#whenStopped ??= new Promise<undefined>((wake) => {
-            this.#wake = wake;
-          });
-          const step = await Promise.race([iterator.next(), this.#whenStopped]);
+          const step = await pull.next();
           if (step === undefined) break;
           if (step.done === true) {
             finished = true;
@@ -232,6 +234,7 @@ export function createServerStreams(init: ServerStreamsInit): ServerStreams {
           this.send.spend(bytes);
           sendWindow.spend(bytes);
           this.touch();
+          this.#meter?.counted('out', step.value);
         }
       } catch (error) {
         finished = true;
@@ -243,10 +246,14 @@ export function createServerStreams(init: ServerStreamsInit): ServerStreams {
       if (this.#stopped !== undefined) throw this.#stopped;
     }
 
+    countSentWith(meter: StreamMeter): void {
+      this.#meter = meter;
+    }
+
     stop(reason: RpcError): void {
       if (this.#stopped !== undefined) return;
       this.#stopped = reason;
-      this.#wake?.(undefined);
+      this.#pull?.stop();
       this.clear();
       this.inbox?.fail(reason);
       this.send.wakeAll();

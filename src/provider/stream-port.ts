@@ -4,6 +4,7 @@
  * streams), and `drive()`, which sends what the handler's async iterable yields within the flow control.
  */
 import type { RpcError } from '../core/rpc-error.js';
+import type { StreamMeter } from '../core/stream-meter.js';
 import type { StreamKind } from '../service/define-service.js';
 
 export interface StreamPort {
@@ -19,4 +20,10 @@ export interface StreamPort {
   drive(source: unknown, label: string): Promise<void>;
   /** Stops the stream (cancelled, deadline, shutdown, connection gone): the handler's iteration ends. */
   stop(reason: RpcError): void;
+  /**
+   * Optional: the port counts the messages it sends itself, calling `meter.counted('out', message)`
+   * after each (the wire's and in-process ports do). A port without it has what `drive` is given
+   * wrapped to count them instead (metered-stream.ts), which costs a promise per message.
+   */
+  countSentWith?(meter: StreamMeter): void;
 }

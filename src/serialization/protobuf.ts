@@ -64,6 +64,11 @@ export interface ProtobufMethodCodec {
   decodeArgs(bytes: Uint8Array, limits: DecodeLimits): unknown[];
   /** The result as the response message (an empty message for `undefined`). */
   encodeResult(value: unknown): Uint8Array;
+  /**
+   * One message of a client or two-way stream as the request message (an object is the message; a
+   * value that is not one goes in a request message whose only field is `value`), for the gRPC consumer.
+   */
+  encodeRequestMessage(value: unknown): Uint8Array;
   decodeResult(bytes: Uint8Array, limits: DecodeLimits): unknown;
   /** Elements a request message decodes into, counted before decoding (protobuf-scan.ts); throws over `maxElements`. */
   measureArgs(bytes: Uint8Array, maxElements: number): number;
@@ -74,7 +79,15 @@ export interface ProtobufMethodCodec {
 /** A service's protobuf binding: its methods' codecs, checked against the definition once. */
 export interface ProtobufBinding {
   readonly service: string;
+  /** The service's full name in the `.proto` (`package.Service`): a gRPC path's first segment. */
+  readonly protoName: string;
+  /** The same name (the gRPC entry's spelling of it). */
+  readonly protoService: string;
+  /** The service as the Root declares it (protobufjs' reflection object): what gRPC reflection and `exportProto` read. */
+  readonly reflected: ProtobufService;
   method(name: string): ProtobufMethodCodec | undefined;
+  /** `schemas`: made from the methods' `args`/`returns` schemas (service/proto/schema-root.ts), not declared. */
+  readonly origin?: 'schemas' | undefined;
 }
 
 const TO_OBJECT = {
@@ -131,13 +144,22 @@ export function bindProtobuf(
       methodCodec(`${serviceName}.${name}`, lookup(rpc.requestType), lookup(rpc.responseType)),
     );
   }
-  return { service: serviceName, method: (name) => codecs.get(name) };
+  return {
+    service: serviceName,
+    protoName: service.fullName.replace(/^\./, ''),
+    protoService: service.fullName.replace(/^\./, ''),
+    reflected: service,
+    method: (name) => codecs.get(name),
+  };
 }
 
 function methodCodec(label: string, request: ProtobufType, response: ProtobufType): ProtobufMethodCodec {
   const parameters = [...request.fieldsArray].sort((a, b) => a.id - b.id).map((field) => field.name);
   const returnsNothing = response.fieldsArray.length === 0;
-  const wrapsValue = response.fieldsArray.length === 1 && response.fieldsArray[0]!.name === 'value';
+  const wraps = (type: ProtobufType): boolean =>
+    type.fieldsArray.length === 1 && type.fieldsArray[0]!.name === 'value';
+  const wrapsValue = wraps(response);
+  const requestWrapsValue = wraps(request);
   // fromObject converts what JSON-minded code holds (decimal strings or bigints for 64-bit fields, enum
   // names, base64 for bytes) and drops unknown properties
   const encode = (type: ProtobufType, object: object): Uint8Array =>
@@ -190,6 +212,19 @@ function methodCodec(label: string, request: ProtobufType, response: ProtobufTyp
         );
       }
       return encode(response, value);
+    },
+    encodeRequestMessage(value) {
+      if (value === undefined || value === null) return encode(request, {});
+      const isObject = typeof value === 'object';
+      if (requestWrapsValue && !(isObject && Object.hasOwn(value, 'value'))) {
+        return encode(request, { value });
+      }
+      if (!isObject) {
+        throw new TypeError(
+          `${label}: a stream message must be an object for ${request.fullName.replace(/^\./, '')}`,
+        );
+      }
+      return encode(request, value);
     },
     decodeResult(bytes, limits) {
       const message = decode(response, bytes, limits);

@@ -328,10 +328,11 @@ describe('serializer table', () => {
     expect(table.byId(1)?.name).toBe('json');
     expect(table.byId(2)?.name).toBe('msgpack');
     expect(table.byId(3)?.name).toBe('v8');
+    expect(table.byId(5)?.name).toBe('hessian2');
     expect(table.byId(0)).toBeUndefined();
     expect(table.byId(200)).toBeUndefined();
     expect(table.byName('msgpack').id).toBe(2);
-    expect(() => table.byName('hessian2')).toThrow(/hessian2.*json, msgpack, v8/);
+    expect(() => table.byName('kryo')).toThrow(/kryo.*json, msgpack, v8, hessian2/);
   });
 
   it('keeps only the names asked for', () => {

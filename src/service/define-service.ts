@@ -11,7 +11,8 @@ import type { ServiceKey } from '../core/service-key.js';
 import { checkCacheable, type ResultCacheOptions, resultCacheSchema } from '../governance/cache-options.js';
 import { CALL_PRIORITIES, type CallPriority, isCallPriority } from '../governance/call-priority.js';
 import { bindProtobuf, type ProtobufBinding, type ProtobufDeclaration } from '../serialization/protobuf.js';
-import type { ArgumentsSchema, MethodNames } from './service-types.js';
+import { hasSchemas, schemaBinding } from './proto/schema-binding.js';
+import type { ArgumentsSchema, MethodNames, ResultSchema } from './service-types.js';
 
 /** What every method declaration may say (see MethodDeclaration). */
 export interface MethodDeclarationBase {
@@ -21,6 +22,12 @@ export interface MethodDeclarationBase {
   timeoutMs?: number;
   /** Argument validation, run by the provider before the implementation (and by in-process calls). */
   args?: ArgumentsSchema;
+  /**
+   * What the method returns (a server stream: each message), as a schema with Standard JSON Schema (zod
+   * 4.2+: `z.object({...})`; `z.void()` for nothing). Not checked at run time: it describes the result
+   * to the HTTP entry's OpenAPI document and to `exportProto` (docs/schemas.md). Default none.
+   */
+  returns?: ResultSchema;
   /** The answer of this method when the reference is in mock mode and no mock implementation has it. */
   mock?: (...args: never[]) => unknown;
   /**
@@ -115,7 +122,7 @@ export function defineService<T>(
       checkDeclaredPriority(name, method, methods[method]);
     }
   }
-  return Object.freeze({
+  const definition = {
     name,
     version: options.version ?? '1.0.0',
     group: options.group ?? '',
@@ -124,7 +131,20 @@ export function defineService<T>(
     ...(options.protobuf === undefined
       ? {}
       : { protobuf: bindProtobuf(options.protobuf, name, methods ? Object.keys(methods) : undefined) }),
-  });
+  };
+  if (options.protobuf === undefined && methods !== undefined && hasSchemas(methods)) {
+    // every method with args and returns: its messages are those `exportProto` writes, made when first
+    // asked for (none when a schema cannot be written as protobuf)
+    let binding: { value: ProtobufBinding | undefined } | undefined;
+    Object.defineProperty(definition, 'protobuf', {
+      enumerable: true,
+      get: () => {
+        binding ??= { value: schemaBinding(name, methods) };
+        return binding.value;
+      },
+    });
+  }
+  return Object.freeze(definition);
 }
 
 /** Names that are never callable, whatever a definition or implementation says. */

@@ -58,3 +58,16 @@ export type ArgumentsSchema =
 export type StandardResult =
   | { readonly value: unknown; readonly issues?: undefined }
   | { readonly issues: ReadonlyArray<{ readonly message: string; readonly path?: ReadonlyArray<unknown> }> };
+
+/**
+ * A schema of a method's result (`returns`): any schema implementing Standard JSON Schema
+ * (`'~standard'.jsonSchema`, as zod 4.2+ does). It is read only to describe the method.
+ */
+export interface ResultSchema {
+  readonly '~standard': {
+    readonly jsonSchema?: {
+      input(options: { target: string }): Record<string, unknown>;
+      output(options: { target: string }): Record<string, unknown>;
+    };
+  };
+}

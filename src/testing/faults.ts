@@ -9,6 +9,7 @@ import { defineFilter, type NamedFilter } from '../core/filter.js';
 import { FILTER_ORDER } from '../core/filter-order.js';
 import type { Invocation } from '../core/invocation.js';
 import { type ErrorCodeName, RpcError } from '../core/rpc-error.js';
+import { checkStreamFaults, type StreamFaults } from './stream-faults.js';
 
 /** One fault: what the method does, and for how many more calls (undefined: until healed). */
 interface Fault {
@@ -42,6 +43,9 @@ export interface FaultPlan {
     share?: number,
   ): void;
   delay(method: string, ms: number | 'forever', times: number | undefined, share?: number): void;
+  streamFault(method: string, faults: StreamFaults, times: number | undefined): void;
+  /** The stream faults the next stream of `method` meets, taking one of their remaining streams. */
+  takeStream(method: string): StreamFaults | undefined;
   /** Clears the faults of `method` (all methods when undefined) and lets calls held forever go on. */
   heal(method?: string): void;
   /** The provider filter that applies the plan. */
@@ -58,6 +62,7 @@ function checkedShare(share: number | undefined): number | undefined {
 
 export function createFaultPlan(name: string): FaultPlan {
   const faults = new Map<string, Fault[]>();
+  const streamFaults = new Map<string, Array<{ faults: StreamFaults; remaining: number | undefined }>>();
   const calls: ReceivedCall[] = [];
   const held = new Set<() => void>();
 
@@ -119,9 +124,30 @@ export function createFaultPlan(name: string): FaultPlan {
     delay(method, ms, times, share) {
       add(method, { kind: 'delay', delay: ms, remaining: times, share: checkedShare(share), seen: 0 });
     },
+    streamFault(method, given, times) {
+      checkStreamFaults(method, given);
+      const list = streamFaults.get(method) ?? [];
+      list.push({ faults: { ...given }, remaining: times });
+      streamFaults.set(method, list);
+    },
+    takeStream(method) {
+      for (const key of [method, ANY]) {
+        const list = streamFaults.get(key);
+        const entry = list?.[0];
+        if (entry === undefined) continue;
+        if (entry.remaining !== undefined && --entry.remaining <= 0) list!.shift();
+        return entry.faults;
+      }
+      return undefined;
+    },
     heal(method) {
-      if (method === undefined) faults.clear();
-      else faults.delete(method);
+      if (method === undefined) {
+        faults.clear();
+        streamFaults.clear();
+      } else {
+        faults.delete(method);
+        streamFaults.delete(method);
+      }
       for (const release of [...held]) release();
     },
     filter: defineFilter({

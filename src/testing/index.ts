@@ -27,8 +27,10 @@ import type { Implementation } from '../service/service-types.js';
 import { createMemoryNetwork, createMemoryTransport, type MemoryNetwork } from '../transport/memory.js';
 import { createFaultPlan, type ReceivedCall } from './faults.js';
 import { createKitStore, type KitStore } from './kit-registry.js';
+import { type StreamFaults, withStreamFaults } from './stream-faults.js';
 
 export type { ReceivedCall } from './faults.js';
+export type { StreamFaults } from './stream-faults.js';
 
 /** The registry address of every app of a kit. */
 export const KIT_REGISTRY = 'kit://kit:1';
@@ -65,6 +67,13 @@ export interface TestProvider {
    * the calls, spread evenly (0.05: every 20th call: "5% of the calls stall for 1 s").
    */
   delay(method: string, ms: number | 'forever', options?: { times?: number; share?: number }): this;
+  /**
+   * From now on, streams of `method` (a stream method; `'*'`: every one) meet `faults` — messages
+   * dropped (`drop(index, message)`), each delayed (`delayMs`), the stream cut with a `Network` error
+   * after `cutAfter` messages — for `times` streams or until `heal`. They apply to the messages the
+   * consumer receives (server and two-way streams) or the handler reads (client streams).
+   */
+  streamFault(method: string, faults: StreamFaults, options?: { times?: number }): this;
   /** Clears the faults of `method` (all, when omitted); calls held forever go on. */
   heal(method?: string): this;
   /**
@@ -145,7 +154,10 @@ export function createTestKit(base: AppOptions = {}): TestKit {
             ],
           },
         });
-        app.provide(definition, implementation);
+        app.provide(
+          definition,
+          withStreamFaults(definition, implementation as object, plan.takeStream) as typeof implementation,
+        );
         await app.start();
         return app;
       };
@@ -168,6 +180,10 @@ export function createTestKit(base: AppOptions = {}): TestKit {
         },
         delay(method, ms, delayOptions = {}) {
           plan.delay(method, ms, delayOptions.times, delayOptions.share);
+          return provider;
+        },
+        streamFault(method, faults, streamOptions = {}) {
+          plan.streamFault(method, faults, streamOptions.times);
           return provider;
         },
         heal(method) {

@@ -26,6 +26,8 @@ const COMMANDS = [
   ['enable'],
   ['weight'],
   ['mock'],
+  ['proto'],
+  ['proto', 'export'],
 ];
 
 describe('callisto --help', () => {
@@ -57,6 +59,7 @@ describe('callisto --help', () => {
       'enable',
       'weight',
       'mock',
+      'proto',
     ]) {
       expect(result.stdout).toMatch(new RegExp(`\\n {2}${command} `));
     }

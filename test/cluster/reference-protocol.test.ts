@@ -28,8 +28,8 @@ describe('refer(def, { protocol })', () => {
 
   it('refuses an unknown protocol with a ConfigError naming the key and the choices', async () => {
     const consumer = await testApp({ application: 'consumer' });
-    expect(() => consumer.refer(FlakyDef, { url: '127.0.0.1:1', protocol: 'grpc' as never })).toThrow(
-      /refer\(test\.Flaky\)\.protocol[\s\S]*'callisto', 'http'/,
+    expect(() => consumer.refer(FlakyDef, { url: '127.0.0.1:1', protocol: 'thrift' as never })).toThrow(
+      /refer\(test\.Flaky\)\.protocol[\s\S]*'callisto', 'http', 'grpc'/,
     );
   });
 

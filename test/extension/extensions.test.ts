@@ -44,7 +44,7 @@ describe('extensions', () => {
   });
 
   it('registers the built-ins by default', () => {
-    expect(builtinExtensions.names('serializer').sort()).toEqual(['json', 'msgpack', 'v8']);
+    expect(builtinExtensions.names('serializer').sort()).toEqual(['hessian2', 'json', 'msgpack', 'v8']);
     expect(builtinExtensions.names('cluster').sort()).toEqual(
       ['broadcast', 'failback', 'failfast', 'failover', 'failsafe', 'forking'].sort(),
     );

@@ -411,8 +411,8 @@ describe("refer(def, { protocol: 'http' })", () => {
     expect(() => consumer.refer(UserServiceDef, { url: 'tls://127.0.0.1:1', protocol: 'http' })).toThrow(
       /refer\(test\.UserService\)\.url[\s\S]*http:\/\/host:port/,
     );
-    expect(() => consumer.refer(UserServiceDef, { url: '127.0.0.1:1', protocol: 'grpc' as never })).toThrow(
-      /protocol[\s\S]*'callisto', 'http'/,
+    expect(() => consumer.refer(UserServiceDef, { url: '127.0.0.1:1', protocol: 'thrift' as never })).toThrow(
+      /protocol[\s\S]*'callisto', 'http', 'grpc'/,
     );
   });
 });

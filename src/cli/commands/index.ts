@@ -15,6 +15,7 @@ import { gatewayCommand } from './gateway.js';
 import { lsCommand } from './ls.js';
 import { mockCommand } from './mock.js';
 import { overridesCommand } from './overrides.js';
+import { protoCommand } from './proto.js';
 import { weightCommand } from './weight.js';
 
 export const COMMANDS: ReadonlyArray<(io: CliIo) => Command> = [
@@ -30,4 +31,5 @@ export const COMMANDS: ReadonlyArray<(io: CliIo) => Command> = [
   mockCommand,
   overridesCommand,
   dashboardCommand,
+  protoCommand,
 ];

@@ -14,6 +14,8 @@
  * With the app's `server.tls` the entry serves HTTPS with those certificates (client certificates too,
  * when `server.tls` asks for them: a call's mTLS identity comes from its own connection's handshake);
  * plaintext next to TLS only with `server.http.plaintext`.
+ *
+ * `GET /openapi.json` answers the OpenAPI 3.1 document of what it serves (openapi/openapi-route.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -45,6 +47,7 @@ import type { ServerInvocation } from '../server-invocation.js';
 import { type ExportedMethod, methodNotFound, methodOf, type ServiceTable } from '../service-table.js';
 import type { Serving } from '../serving.js';
 import { createHttpStreamPort, type HttpStreamPort, wantsEventStream } from './http-stream.js';
+import { createOpenApiRoute } from './openapi/openapi-route.js';
 import { createServiceLookup } from './service-lookup.js';
 
 /** The entry: listen, go away (answers close their connections), close gracefully, destroy. */
@@ -68,6 +71,8 @@ export interface HttpEntryParts {
   readonly logger?: Logger | undefined;
   /** Told once a reload loaded new certificates (tests wait for it). */
   readonly onReload?: (() => void) | undefined;
+  /** The names of `server.auth`'s authenticators, for the OpenAPI document's security schemes. Default none. */
+  readonly authenticators?: readonly string[] | undefined;
 }
 
 /** HTTP bodies are never compressed by Callisto's framing: a compressed flag is never set. */
@@ -80,6 +85,7 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
   const listCallable = parts.exposeErrors === 'all';
   const bodies = createBodyReader(options, 'server.http');
   const protobufBodies = createProtobufSerializer();
+  const openApi = createOpenApiRoute({ table, authenticators: parts.authenticators ?? [] });
 
   const listener = createHttpListener({
     options,
@@ -125,6 +131,10 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
     let exported: ReturnType<typeof lookup.find>;
     let bodyFormat: Serializer = json;
     try {
+      if (openApi.matches(request)) {
+        openApi.serve(request, response);
+        return;
+      }
       target = readCallTarget(request);
       exported = lookup.find(target);
       if (methodOf(exported, target.method) === undefined) {
@@ -200,7 +210,7 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
       () => {
         if (invocation.answered) return;
         const error = new RpcError('Timeout', `${invocation.label}: the caller's deadline passed`);
-        const stream = invocation.stream as HttpStreamPort | undefined;
+        const stream = invocation.stream?.port as HttpStreamPort | undefined;
         if (stream?.started === true) {
           // a stream under way ends with its error event (or line), written when the handler stops
           invocation.abort(error);
@@ -249,7 +259,7 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
       answer(invocation, value) {
         const response = invocation.origin as ServerResponse;
         const attachments = invocation.answerAttachments;
-        const stream = invocation.stream as HttpStreamPort | undefined;
+        const stream = invocation.stream?.port as HttpStreamPort | undefined;
         if (stream !== undefined) {
           stream.end();
           return;
@@ -273,7 +283,7 @@ export function createHttpEntry(parts: HttpEntryParts): HttpEntry {
         }
       },
       fail(invocation, error) {
-        const stream = invocation.stream as HttpStreamPort | undefined;
+        const stream = invocation.stream?.port as HttpStreamPort | undefined;
         if (stream?.started === true) {
           stream.fail(errorCodeName(error.status), error.payload);
           return;

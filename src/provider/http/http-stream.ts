@@ -13,6 +13,7 @@ import { messageOf, RpcError } from '../../core/rpc-error.js';
 import { SECURITY_HEADERS } from '../../http/security-headers.js';
 import type { Serializer } from '../../serialization/serializer.js';
 import type { StreamPort } from '../stream-port.js';
+import { StreamPull } from '../stream-pull.js';
 
 export const EVENT_STREAM_CONTENT = 'text/event-stream; charset=utf-8';
 export const NDJSON_CONTENT = 'application/x-ndjson; charset=utf-8';
@@ -46,10 +47,7 @@ export function createHttpStreamPort(init: HttpStreamInit): HttpStreamPort {
   let stopped: RpcError | undefined;
   let started = false;
   let iterator: AsyncIterator<unknown> | undefined;
-  let wake: ((value: undefined) => void) | undefined;
-  const whenStopped = new Promise<undefined>((resolve) => {
-    wake = resolve;
-  });
+  let pull: StreamPull | undefined;
 
   const start = (): void => {
     if (started || response.headersSent || response.destroyed) return;
@@ -67,8 +65,8 @@ export function createHttpStreamPort(init: HttpStreamInit): HttpStreamPort {
   const message = (text: string): string => (eventStream ? `data: ${text}\n\n` : `${text}\n`);
 
   /** Resolves once the socket took what was written ('drain'), or the stream stopped. */
-  const drained = (): Promise<unknown> =>
-    Promise.race([new Promise<void>((resolve) => response.once('drain', resolve)), whenStopped]);
+  const drained = (steps: StreamPull): Promise<unknown> =>
+    steps.until(new Promise<void>((resolve) => response.once('drain', resolve)));
 
   const last = (text: string): void => {
     start();
@@ -95,11 +93,13 @@ export function createHttpStreamPort(init: HttpStreamInit): HttpStreamPort {
         throw stopped;
       }
       start();
+      const steps = new StreamPull(iterator);
+      pull = steps;
       let finished = false;
       try {
         for (;;) {
           if (stopped !== undefined) break;
-          const step = await Promise.race([iterator.next(), whenStopped]);
+          const step = await steps.next();
           if (step === undefined) break;
           if (step.done === true) {
             finished = true;
@@ -114,7 +114,7 @@ export function createHttpStreamPort(init: HttpStreamInit): HttpStreamPort {
           }
           if (response.destroyed) break;
           // write() false: the socket's buffer is full; the next message waits for 'drain'
-          if (!response.write(message(text))) await drained();
+          if (!response.write(message(text))) await drained(steps);
         }
       } catch (error) {
         finished = true;
@@ -127,7 +127,7 @@ export function createHttpStreamPort(init: HttpStreamInit): HttpStreamPort {
     stop(reason) {
       if (stopped !== undefined) return;
       stopped = reason;
-      wake?.(undefined);
+      pull?.stop();
       void iterator?.return?.()?.catch?.(() => {});
     },
     end() {

@@ -46,6 +46,7 @@ function declarationText(method) {
   const d = method.declaration;
   if (!d) return h('span', { class: 'muted' }, '-');
   const parts = [];
+  if (d.stream) parts.push(d.stream === 'bidi' ? 'two-way stream' : `${d.stream} stream`);
   if (d.idempotent) parts.push('idempotent');
   if (d.oneway) parts.push('one-way');
   if (d.timeoutMs !== undefined) parts.push(`timeout ${d.timeoutMs} ms`);
@@ -64,6 +65,13 @@ function lastFailure(method) {
     f.ref ? h('span', { class: 'failure-ref' }, `ref ${f.ref} `) : null,
     h('span', { class: 'muted' }, `(${f.provider}, ${formatTime(f.time)})`),
   );
+}
+
+/** Streams open now on the reporting providers, for a method that streamed. */
+function openStreams(method) {
+  const open = method.figures?.openStreams;
+  if (open === undefined) return h('span', { class: 'muted' }, '-');
+  return h('span', { class: 'open-streams', 'data-open': String(open) }, String(open));
 }
 
 /** Min, mean and max latency of the latest window with calls (every reporting provider's). */
@@ -248,12 +256,22 @@ export function mountOverview(main, banner, name) {
       ? h('p', { class: 'muted' }, 'The providers declare no method (any name may be called: see Try it).')
       : table(
           null,
-          ['Method', 'Declaration', 'Calls', 'Failed', 'Latency min / mean / max', 'Mock', 'Last failure'],
+          [
+            'Method',
+            'Declaration',
+            'Calls',
+            'Failed',
+            'Open streams',
+            'Latency min / mean / max',
+            'Mock',
+            'Last failure',
+          ],
           key.methods.map((m) => [
             h('code', {}, m.name),
             declarationText(m),
             m.figures ? String(m.figures.calls) : '-',
             m.figures ? String(m.figures.failures) : '-',
+            openStreams(m),
             latencyWindow(m),
             m.mock === 'off' ? h('span', { class: 'muted' }, 'off') : badge(m.mock, 'warn'),
             lastFailure(m),
