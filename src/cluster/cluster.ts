@@ -45,7 +45,7 @@ export interface ClusterInvocation extends Invocation {
   responseAttachments: Attachments;
   /** The same call with a fresh deadline and no signal, for background retries (failback). */
   renew(): ClusterInvocation;
-  /** The same call, deadline included, with its own signal (forking, broadcast: one per provider). */
+  /** The same call, deadline included, with its own signal (forking, broadcast, hedging: one per provider). */
   fork(signal: AbortSignal | undefined): ClusterInvocation;
   /**
    * Made while a provider method serves a retry (the inherited `callisto-retry` marker): one attempt

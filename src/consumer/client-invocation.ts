@@ -128,7 +128,7 @@ export class ClientInvocation implements ClusterInvocation, OutboundCall {
     return new ClientInvocation({ ...this.#init(), signal: undefined });
   }
 
-  /** The same call, deadline included, with its own signal (forking, broadcast). */
+  /** The same call, deadline included, with its own signal (forking, broadcast, hedging). */
   fork(signal: AbortSignal | undefined): ClientInvocation {
     const copy = new ClientInvocation({ ...this.#init(), signal, startedAt: this.startedAt });
     copy.deadline = this.deadline;
