@@ -7,12 +7,14 @@
 import { adminWanted } from '../admin/admin-options.js';
 import { type AdminServer, createAdminServer } from '../admin/admin-server.js';
 import { createConsumer } from '../consumer/consumer.js';
+import { inheritsAnything } from '../consumer/hop-context.js';
 import type { ReferenceOptions } from '../consumer/reference-options.js';
 import type { FilterEntry } from '../core/filter.js';
 import { createExtensionRegistry, type ExtensionRegistry } from '../extension/extension-registry.js';
 import { createConsoleLogger, type Logger } from '../observability/logger.js';
 import { createMetricsStore } from '../observability/metrics-store.js';
 import { detachCallistoMetrics, type Registry } from '../observability/prometheus.js';
+import { withServedCallFields } from '../observability/served-call-log.js';
 import { activeTracer } from '../observability/tracing.js';
 import { onPrimaryRequest } from '../provider/process-worker.js';
 import type { ProvideOptions } from '../provider/provide-options.js';
@@ -107,7 +109,8 @@ export async function callisto(options: AppOptions = {}): Promise<CallistoApp> {
   const { logger: userLogger, filters, extend, load, metricsRegistry, ...input } = options;
   const loaded = loadConfigWithSources(input, load);
   const { config } = loaded;
-  const logger = userLogger ?? createConsoleLogger(config.logLevel);
+  // a line written while a provider method runs names the served call (its callId and traceId)
+  const logger = withServedCallFields(userLogger ?? createConsoleLogger(config.logLevel));
   // what loading ignored (Kubernetes service links, other tools' CALLISTO_* variables), said once
   for (const notice of loaded.notices) logger[notice.level](notice.message);
   const extensions = createExtensionRegistry(builtinExtensions);
@@ -216,7 +219,10 @@ function createApp(
     refer(definition, referOptions) {
       if (state === 'stopping' || state === 'closed') throw new Error('cannot refer on a closed app');
       observability.referred(definition as ServiceDefinition<unknown>);
-      return consumer.refer(definition, referOptions);
+      const reference = consumer.refer(definition, referOptions);
+      // calls the app's methods make after an await inherit from the call they serve (docs/cluster.md)
+      if (inheritsAnything(config.consumer, referOptions)) provider.table.carryContext();
+      return reference;
     },
     async start() {
       if (state !== 'created') throw new Error(`app already ${state}`);

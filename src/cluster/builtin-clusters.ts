@@ -6,6 +6,7 @@ import { failfast } from './failfast.js';
 import { failover } from './failover.js';
 import { failsafe } from './failsafe.js';
 import { forking } from './forking.js';
+import { hedging } from './hedging.js';
 
 export const BUILTIN_CLUSTERS: Readonly<Record<string, ClusterFactory>> = {
   failover,
@@ -14,4 +15,5 @@ export const BUILTIN_CLUSTERS: Readonly<Record<string, ClusterFactory>> = {
   failback,
   forking,
   broadcast,
+  hedging,
 };

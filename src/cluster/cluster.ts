@@ -27,6 +27,12 @@ export interface ClusterOptions {
   sticky: boolean;
   /** Retry elsewhere when a provider answers RateLimited (default false: the caller sees it). */
   failoverOnRateLimited?: boolean;
+  /** hedging: the wait before the second attempt, ms; 0 (default): the observed latency at `hedgePercentile`. */
+  hedgeDelayMs?: number;
+  /** hedging: the percentile of the method's observed latencies it waits for. Default 95. */
+  hedgePercentile?: number;
+  /** hedging: hedges allowed as a share of the method's calls over 10 s. Default 0.1. */
+  hedgeBudgetRatio?: number;
 }
 
 /** A call as a strategy sees it: an invocation that can be repeated. */
@@ -39,8 +45,13 @@ export interface ClusterInvocation extends Invocation {
   responseAttachments: Attachments;
   /** The same call with a fresh deadline and no signal, for background retries (failback). */
   renew(): ClusterInvocation;
-  /** The same call, deadline included, with its own signal (forking, broadcast: one per provider). */
+  /** The same call, deadline included, with its own signal (forking, broadcast, hedging: one per provider). */
   fork(signal: AbortSignal | undefined): ClusterInvocation;
+  /**
+   * Made while a provider method serves a retry (the inherited `callisto-retry` marker): one attempt
+   * only, so a strategy sends no second one (cluster/retry-layer.ts). Undefined: false.
+   */
+  readonly underRetry?: boolean | undefined;
 }
 
 /** A provider as a strategy sees it. */

@@ -42,6 +42,8 @@ export interface ClientInvocationInit {
   readonly callId?: string | undefined;
   /** The stream this call opens (a method declared `stream`). */
   readonly stream?: ClientStream | undefined;
+  /** Made while serving a retry (its `callisto-retry` inherited, consumer/hop-context.ts): one attempt only. */
+  readonly underRetry?: boolean | undefined;
 }
 
 export class ClientInvocation implements ClusterInvocation, OutboundCall {
@@ -77,6 +79,11 @@ export class ClientInvocation implements ClusterInvocation, OutboundCall {
   readonly callId: string;
   /** The stream this call opens; undefined for a unary call. */
   readonly stream: ClientStream | undefined;
+  /**
+   * Made while a provider method serves a retry (the `callisto-retry` marker, inherited): the cluster
+   * makes one attempt only, unless the request never left this process (cluster/retry-layer.ts).
+   */
+  readonly underRetry: boolean;
 
   /** @internal */
   constructor(init: ClientInvocationInit) {
@@ -95,6 +102,7 @@ export class ClientInvocation implements ClusterInvocation, OutboundCall {
     this.noCache = init.noCache;
     this.callId = init.callId ?? newCallId();
     this.stream = init.stream;
+    this.underRetry = init.underRetry === true;
   }
 
   /** The provider of the current attempt (`attempt.remoteAddress`). */
@@ -120,7 +128,7 @@ export class ClientInvocation implements ClusterInvocation, OutboundCall {
     return new ClientInvocation({ ...this.#init(), signal: undefined });
   }
 
-  /** The same call, deadline included, with its own signal (forking, broadcast). */
+  /** The same call, deadline included, with its own signal (forking, broadcast, hedging). */
   fork(signal: AbortSignal | undefined): ClientInvocation {
     const copy = new ClientInvocation({ ...this.#init(), signal, startedAt: this.startedAt });
     copy.deadline = this.deadline;
@@ -138,6 +146,7 @@ export class ClientInvocation implements ClusterInvocation, OutboundCall {
       idempotent: this.idempotent,
       callId: this.callId,
       stream: this.stream,
+      underRetry: this.underRetry,
     };
   }
 

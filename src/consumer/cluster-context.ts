@@ -17,6 +17,7 @@ import type {
   ClusterInvocation,
   ClusterOptions,
 } from '../cluster/cluster.js';
+import { markRetried, RETRIED_ATTACHMENT, RETRY_ATTACHMENT } from '../cluster/retry-layer.js';
 import type { RetryPolicy } from '../cluster/retry-policy.js';
 import { isRetryable } from '../cluster/retryable.js';
 import { tickMonotonic, tickNow } from '../core/clock.js';
@@ -44,6 +45,11 @@ export interface ClusterContextParts {
   readonly log: (level: 'info' | 'warn' | 'error', message: string, fields?: LogFields) => void;
   /** The reference's `onRetriesExhausted` hook. */
   readonly onRetriesExhausted?: ((event: RetriesExhaustedMessage) => void) | undefined;
+  /**
+   * `inheritRetry`: a failure whose answer says a layer below retried it (`callisto-retried`) is not
+   * retried here (cluster/retry-layer.ts). Default true.
+   */
+  readonly oneRetryLayer?: boolean | undefined;
 }
 
 /** The terminal of an attempt chain with wrapping filters: a promise of the wire's answer. */
@@ -65,6 +71,7 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
   const budget = directory.retryBudget(parts.retryBudgetRatio);
   let stickyEndpoint: ProviderEndpoint | undefined;
   const hook = parts.onRetriesExhausted;
+  const oneRetryLayer = parts.oneRetryLayer ?? true;
 
   /** A call with retries failed, none left: the hook and the channel hear it, once per call. */
   const exhausted = (
@@ -158,35 +165,53 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
       );
     },
     mayRetry(error, invocation, attempts) {
-      if (!isRetryable(error, invocation.idempotent, options.failoverOnRateLimited === true)) {
+      const call = ownInvocation(invocation);
+      // one layer of a chain retries (cluster/retry-layer.ts): not under a retry, not what was retried below
+      if (call.underRetry && !error.neverSent) return undefined;
+      if (oneRetryLayer && call.attempt.responseAttachments[RETRIED_ATTACHMENT] !== undefined) {
+        markRetried(error);
         return undefined;
       }
-      if (attempts > options.retries) return exhausted(error, invocation, attempts, 'attempts');
-      const now = tickNow();
-      if (invocation.deadline > 0 && now >= invocation.deadline) return undefined;
-      if (invocation.signal?.aborted) return undefined;
-      const call = ownInvocation(invocation);
-      call.failedAttemptsMs += tickMonotonic() - call.attempt.startedAt;
-      const delay = retryPolicy.nextDelayMs(attempts, now - invocation.startedAt, {
-        meanAttemptMs: call.failedAttemptsMs / attempts,
-      });
-      if (delay === undefined) return exhausted(error, invocation, attempts, 'attempts');
-      if (!budget.tryAcquireRetry()) {
-        parts.log(
-          'warn',
-          `${parts.label}: retry budget exhausted, not retrying: ${error.message}`,
-          callLogFields(parts.label, invocation),
-        );
-        return exhausted(error, invocation, attempts, 'budget');
+      const delay = retryDelay(error, call, attempts);
+      if (delay === undefined) {
+        if (attempts > 1) markRetried(error);
+        return undefined;
       }
-      parts.log(
-        'info',
-        `${parts.label}: attempt ${attempts} failed on ${invocation.remoteAddress ?? '-'} (${error.code}: ${error.message}); retrying in ${delay} ms`,
-        callLogFields(parts.label, invocation),
-      );
+      call.attachments = { ...call.attachments, [RETRY_ATTACHMENT]: String(attempts + 1) };
       return delay;
     },
     recordCall: () => budget.recordCall(),
     log: parts.log,
   };
+
+  /** The delay before retrying `invocation` after `error` on its attempt `attempts`, or undefined. */
+  function retryDelay(error: RpcError, invocation: ClientInvocation, attempts: number): number | undefined {
+    if (!isRetryable(error, invocation.idempotent, options.failoverOnRateLimited === true)) {
+      return undefined;
+    }
+    if (attempts > options.retries) return exhausted(error, invocation, attempts, 'attempts');
+    const now = tickNow();
+    if (invocation.deadline > 0 && now >= invocation.deadline) return undefined;
+    if (invocation.signal?.aborted) return undefined;
+    const call = invocation;
+    call.failedAttemptsMs += tickMonotonic() - call.attempt.startedAt;
+    const delay = retryPolicy.nextDelayMs(attempts, now - invocation.startedAt, {
+      meanAttemptMs: call.failedAttemptsMs / attempts,
+    });
+    if (delay === undefined) return exhausted(error, invocation, attempts, 'attempts');
+    if (!budget.tryAcquireRetry()) {
+      parts.log(
+        'warn',
+        `${parts.label}: retry budget exhausted, not retrying: ${error.message}`,
+        callLogFields(parts.label, invocation),
+      );
+      return exhausted(error, invocation, attempts, 'budget');
+    }
+    parts.log(
+      'info',
+      `${parts.label}: attempt ${attempts} failed on ${invocation.remoteAddress ?? '-'} (${error.code}: ${error.message}); retrying in ${delay} ms`,
+      callLogFields(parts.label, invocation),
+    );
+    return delay;
+  }
 }

@@ -99,6 +99,26 @@ export const consumerConfigSchema = z.strictObject({
   adaptiveThrottling: z.boolean(),
   /** K of adaptive throttling: attempts sent per accepted one before any is refused locally; lower throttles sooner. At least 1. Default 2. */
   adaptiveThrottlingK: z.number().min(1),
+  /** A call made while a provider method runs ends by the served call's deadline less deadlineMarginMs, when that comes before its own timeout (docs/cluster.md, "Context across hops"). Default true. */
+  inheritDeadline: z.boolean(),
+  /** What an inherited deadline keeps back for the served call to answer, ms. Default 5. */
+  deadlineMarginMs: nonNegativeInt,
+  /** A call made while a provider method runs is cancelled when the served call is (its caller gave up or went away, or its deadline passed), here and on its provider. Default true. */
+  inheritCancellation: z.boolean(),
+  /** A call made while a provider method runs carries the served call's routing tag (the `callisto-tag` attachment). Default true. */
+  inheritTag: z.boolean(),
+  /** A call made while a provider method runs carries the served call's baggage: the W3C `baggage` attachment and the `baggage-*` ones, at most 16 keys and 4096 bytes. Default true. */
+  inheritBaggage: z.boolean(),
+  /** A call made while a provider method runs continues the served call's trace (a W3C `traceparent` with its trace id and a new span id, and its `tracestate`), with or without an OpenTelemetry SDK. Default true. */
+  inheritTrace: z.boolean(),
+  /** One layer of a chain of calls retries: a call made while a provider method serves a retry (`callisto-retry`) makes one attempt, and a failure its provider already retried further down (`callisto-retried`) is not retried again. false: retries as configured. Default true. */
+  inheritRetry: z.boolean(),
+  /** hedging: wait this long before the second attempt, ms; 0: the method's observed latency at hedgePercentile. Default 0. */
+  hedgeDelayMs: nonNegativeInt,
+  /** hedging: the percentile of the method's observed latencies (its last 512 answered attempts) a call waits for before it is hedged, when hedgeDelayMs is 0. Between 50 and 99.9. Default 95. */
+  hedgePercentile: z.number().min(50).max(99.9),
+  /** hedging: hedges allowed as a share of the method's calls over 10 s (their budget); a call that finds it spent is not hedged. Between 0 and 1. Default 0.1. */
+  hedgeBudgetRatio: z.number().min(0).max(1),
 });
 
 export type ConsumerConfig = z.infer<typeof consumerConfigSchema>;
@@ -140,4 +160,14 @@ export const DEFAULT_CONSUMER_CONFIG: ConsumerConfig = {
   failoverOnRateLimited: false,
   adaptiveThrottling: true,
   adaptiveThrottlingK: DEFAULT_THROTTLE_K,
+  inheritDeadline: true,
+  deadlineMarginMs: 5,
+  inheritCancellation: true,
+  inheritTag: true,
+  inheritBaggage: true,
+  inheritTrace: true,
+  inheritRetry: true,
+  hedgeDelayMs: 0,
+  hedgePercentile: 95,
+  hedgeBudgetRatio: 0.1,
 };

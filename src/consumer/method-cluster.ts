@@ -70,6 +70,9 @@ export function createMethodCluster(init: MethodClusterInit): ClusterInvoker {
       failbackAttempts: config.failbackAttempts,
       failbackDelayMs: config.failbackDelayMs,
       failbackQueueSize: config.failbackQueueSize,
+      hedgeDelayMs: config.hedgeDelayMs,
+      hedgePercentile: config.hedgePercentile,
+      hedgeBudgetRatio: config.hedgeBudgetRatio,
     },
     directory: init.directory,
     loadBalancer,
@@ -78,6 +81,7 @@ export function createMethodCluster(init: MethodClusterInit): ClusterInvoker {
     attempt: compileChain<ClientInvocation>(init.attemptFilters, awaitWire),
     log: init.log,
     onRetriesExhausted: init.onRetriesExhausted,
+    oneRetryLayer: config.inheritRetry,
   });
   return extensions.get('cluster', config.cluster)(context);
 }

@@ -20,6 +20,7 @@ import { type AttemptChainNeeds, attemptFilters, callFilters } from './consumer-
 import type { ConsumerContext } from './consumer-context.js';
 import type { ConsumerConfig } from './consumer-options.js';
 import type { Directory } from './directory.js';
+import { hopPolicyOf } from './hop-context.js';
 import { checkIdempotentOnly } from './idempotent-only.js';
 import { createMethodCluster } from './method-cluster.js';
 import { MethodRoute } from './method-route.js';
@@ -168,6 +169,7 @@ export function createMethodRuntime(init: MethodRuntimeInit): MethodRuntime {
     idempotent,
     invoke: runCallChain(callChain),
     filters: { call: callChain.names, attempt: attemptNames },
+    hops: hopPolicyOf(config),
   };
 }
 

@@ -20,6 +20,9 @@ export const METHOD_CONSUMER_KEYS = [
   'retryMaxDelayMs',
   'forks',
   'sticky',
+  'hedgeDelayMs',
+  'hedgePercentile',
+  'hedgeBudgetRatio',
 ] as const satisfies ReadonlyArray<keyof ConsumerConfig>;
 
 /**

@@ -7,13 +7,15 @@
  */
 import { ConfigError } from '../core/config-error.js';
 import type { Attachments, Invoker } from '../core/invocation.js';
+import { servedCall } from '../core/served-call.js';
 import { CALL_PRIORITIES, isCallPriority, PRIORITY_ATTACHMENT } from '../governance/call-priority.js';
 import { ROUTING_TAG_ATTACHMENT } from '../routing/route-rule.js';
 import type { ServiceDefinition, StreamKind } from '../service/define-service.js';
 import { isForbiddenMethodName } from '../service/define-service.js';
 import type { Remote } from '../service/service-types.js';
-import { ClientInvocation } from './client-invocation.js';
+import { ClientInvocation, type ClientInvocationInit } from './client-invocation.js';
 import { ClientStream } from './client-stream.js';
+import { type HopPolicy, inherit } from './hop-context.js';
 import type { MethodRoute } from './method-route.js';
 import type { CallOptions, ReferenceOptions } from './reference-options.js';
 import { releaseKey } from './release-reference.js';
@@ -32,6 +34,8 @@ export interface MethodRuntime {
   readonly invoke: Invoker;
   /** The names of the method's filters in running order, per position (docs, tests, admin). */
   readonly filters: { readonly call: readonly string[]; readonly attempt: readonly string[] };
+  /** What its calls inherit from the call being served (consumer/hop-context.ts); undefined: nothing. */
+  readonly hops?: HopPolicy | undefined;
 }
 
 /** What the consumer supplies to build a reference. */
@@ -45,6 +49,16 @@ export interface ReferenceParts<T> {
 }
 
 const NO_ATTACHMENTS: Attachments = Object.freeze({}) as Attachments;
+
+/**
+ * A call's invocation: made from `init` as it is outside a provider method; inside one, with what it
+ * inherits from the call being served (consumer/hop-context.ts).
+ */
+function invocationOf(init: ClientInvocationInit, hops: HopPolicy | undefined): ClientInvocation {
+  const served = hops === undefined ? undefined : servedCall();
+  if (served === undefined) return new ClientInvocation(init);
+  return new ClientInvocation({ ...init, ...inherit(served, init, hops!) });
+}
 const runtimeKey = Symbol('callisto.methodRuntime');
 /** A reference's calls of a method by name (`$echo`, consumer/echo.ts), through its filters. */
 const callKey = Symbol('callisto.callMethod');
@@ -76,7 +90,7 @@ function callFunction<T>(
   const attachments = base || extra ? Object.freeze({ ...base, ...extra }) : NO_ATTACHMENTS;
   const timeoutMs = callOptions?.timeoutMs ?? runtime.timeoutMs;
   const signal = callOptions?.signal;
-  const { route, oneway, idempotent, invoke } = runtime;
+  const { route, oneway, idempotent, invoke, hops } = runtime;
   if (runtime.stream !== undefined) {
     return streamCallFunction({ runtime, attachments, timeoutMs, signal }) as (
       ...args: unknown[]
@@ -86,16 +100,10 @@ function callFunction<T>(
     return (...args) => {
       try {
         return invoke(
-          new ClientInvocation({
-            route,
-            args,
-            attachments,
-            timeoutMs,
-            signal,
-            oneway,
-            idempotent,
-            noCache: true,
-          }),
+          invocationOf(
+            { route, args, attachments, timeoutMs, signal, oneway, idempotent, noCache: true },
+            hops,
+          ),
         );
       } catch (error) {
         return Promise.reject(error);
@@ -104,9 +112,7 @@ function callFunction<T>(
   }
   return (...args) => {
     try {
-      return invoke(
-        new ClientInvocation({ route, args, attachments, timeoutMs, signal, oneway, idempotent }),
-      );
+      return invoke(invocationOf({ route, args, attachments, timeoutMs, signal, oneway, idempotent }, hops));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -143,16 +149,19 @@ function streamCallFunction(init: StreamCallInit): (...args: unknown[]) => unkno
     }
     const stream = new ClientStream(kind, input, signal);
     const result = invoke(
-      new ClientInvocation({
-        route,
-        args: sent,
-        attachments,
-        timeoutMs,
-        signal: stream.signal,
-        oneway: false,
-        idempotent: false,
-        stream,
-      }),
+      invocationOf(
+        {
+          route,
+          args: sent,
+          attachments,
+          timeoutMs,
+          signal: stream.signal,
+          oneway: false,
+          idempotent: false,
+          stream,
+        },
+        runtime.hops,
+      ),
     );
     if (stream.inbox !== undefined) {
       const inbox = stream.inbox;

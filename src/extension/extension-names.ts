@@ -21,7 +21,7 @@ export const BUILTIN_EXTENSION_NAMES = {
   serializer: ['msgpack', 'json', 'v8', 'hessian2'],
   compressor: ['deflate', 'gzip', 'brotli'],
   loadbalance: ['random', 'roundrobin', 'consistenthash', 'leastactive', 'shortestresponse', 'p2c'],
-  cluster: ['failover', 'failfast', 'failsafe', 'failback', 'forking', 'broadcast'],
+  cluster: ['failover', 'failfast', 'failsafe', 'failback', 'forking', 'broadcast', 'hedging'],
   retry: ['none', 'fixed', 'exponential', 'adaptive'],
   registry: ['file', 'direct', 'etcd', 'zookeeper', 'zk', 'redis', 'redis-sentinel'],
   transport: ['tcp', 'memory', 'tls'],

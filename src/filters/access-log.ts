@@ -52,7 +52,7 @@ export function accessLogFilter(options: AccessLogOptions): NamedFilter {
           : ` stream=${stream.kind} in=${stream.messagesIn} out=${stream.messagesOut}`;
       write(
         `access ${invocation.service.name}.${invocation.method} caller=${caller} from=${invocation.remoteAddress ?? '-'} outcome=${outcome} ${(performance.now() - at).toFixed(2)}ms${streamed}`,
-        { callId: invocation.callId, traceId: traceIdOf(invocation.attachments) },
+        { callId: invocation.callId, traceId: traceIdOf(invocation.attachments, invocation.callId) },
       );
     },
   });

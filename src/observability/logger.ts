@@ -4,6 +4,8 @@
  * `pinoLogger(pino)` (pino takes the fields first), or anything with these four methods: a logger that
  * ignores the second argument still gets every message.
  */
+import { traceIdOfCall } from './trace-context.js';
+
 export type LogFields = Readonly<Record<string, string | number | boolean | undefined>>;
 
 export interface Logger {
@@ -61,7 +63,8 @@ export function pinoLogger(pino: PinoLike): Logger {
 
 /**
  * The fields of a line about one call: `call` (`Service.method`), its `callId` (the same on both sides)
- * and, when the call carries a W3C `traceparent`, its `traceId`.
+ * and its `traceId`: the W3C `traceparent`'s when the call carries one, else the one derived from its
+ * call id (observability/trace-context.ts), so every line about a call names its trace, SDK or not.
  */
 export function callLogFields(
   call: string,
@@ -70,13 +73,13 @@ export function callLogFields(
     readonly attachments?: Readonly<Record<string, string>>;
   },
 ): LogFields {
-  return { call, callId: invocation.callId, traceId: traceIdOf(invocation.attachments) };
+  return { call, callId: invocation.callId, traceId: traceIdOf(invocation.attachments, invocation.callId) };
 }
 
-/** The trace id of a call's W3C `traceparent` attachment, when it carries one. */
-export function traceIdOf(attachments: Readonly<Record<string, string>> | undefined): string | undefined {
-  const header = attachments?.traceparent;
-  return header !== undefined && header.length === 55 && header.startsWith('00-')
-    ? header.slice(3, 35)
-    : undefined;
+/** The trace id of a call: its W3C `traceparent` attachment's, else the one derived from `callId`. */
+export function traceIdOf(
+  attachments: Readonly<Record<string, string>> | undefined,
+  callId?: string | undefined,
+): string | undefined {
+  return traceIdOfCall(attachments, callId);
 }

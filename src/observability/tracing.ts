@@ -14,14 +14,14 @@ import {
   type TracerProvider,
   trace,
 } from '@opentelemetry/api';
+import { parseTraceparent, TRACEPARENT, TRACESTATE } from './trace-context.js';
 
 export const TRACER_NAME = 'callisto';
 /** `rpc.system` of Callisto's spans. */
 export const RPC_SYSTEM = 'callisto';
 
-/** The attachment keys of W3C trace context. */
-export const TRACEPARENT = 'traceparent';
-export const TRACESTATE = 'tracestate';
+/** The attachment keys of W3C trace context (observability/trace-context.ts). */
+export { TRACEPARENT, TRACESTATE };
 
 let cachedProvider: TracerProvider | undefined;
 let cachedTracer: Tracer | undefined;
@@ -42,10 +42,6 @@ export function activeTracer(): Tracer | undefined {
   return cachedTracer;
 }
 
-const TRACEPARENT_FORMAT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
-const INVALID_TRACE = '00000000000000000000000000000000';
-const INVALID_SPAN = '0000000000000000';
-
 /** The `traceparent` of `span` (version 00). */
 export function traceparentOf(span: Span): string {
   const { traceId, spanId, traceFlags } = span.spanContext();
@@ -57,15 +53,13 @@ export function traceparentOf(span: Span): string {
  * malformed header is ignored (a new trace starts), as W3C trace context requires.
  */
 export function extractParent(attachments: Readonly<Record<string, string>>, base: Context): Context {
-  const header = attachments[TRACEPARENT];
-  if (header === undefined || header.length !== 55) return base;
-  const match = TRACEPARENT_FORMAT.exec(header);
-  if (match === null || match[1] === INVALID_TRACE || match[2] === INVALID_SPAN) return base;
+  const parent = parseTraceparent(attachments[TRACEPARENT]);
+  if (parent === undefined) return base;
   const state = attachments[TRACESTATE];
   return trace.setSpanContext(base, {
-    traceId: match[1]!,
-    spanId: match[2]!,
-    traceFlags: Number.parseInt(match[3]!, 16) & 1,
+    traceId: parent.traceId,
+    spanId: parent.spanId,
+    traceFlags: Number.parseInt(parent.flags, 16) & 1,
     isRemote: true,
     ...(state !== undefined && state.length <= 512 ? { traceState: createTraceState(state) } : {}),
   });

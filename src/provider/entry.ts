@@ -13,6 +13,7 @@
  * error shaping. Neither copies invocation building or error shaping.
  */
 
+import { RETRIED_ATTACHMENT, wasRetried } from '../cluster/retry-layer.js';
 import type { ErrorDeclaration } from '../core/error-payload.js';
 import { type ErrorExposure, type ErrorPayload, toErrorPayload } from '../core/error-payload.js';
 import type { Attachments } from '../core/invocation.js';
@@ -107,7 +108,9 @@ export function createProviderEntry(shaping: ErrorShaping, entry: CallEntry): Pr
     if (invocation.oneway || invocation.answered) return;
     invocation.answered = true;
     if (error === undefined) entry.answer(invocation, value);
-    else
+    else {
+      // the failure of a call the method made, already retried there: its caller retries it no more
+      if (wasRetried(error)) invocation.responseAttachments[RETRIED_ATTACHMENT] = '1';
       entry.fail(
         invocation,
         shape(error, {
@@ -118,6 +121,7 @@ export function createProviderEntry(shaping: ErrorShaping, entry: CallEntry): Pr
           callId: invocation.callId,
         }),
       );
+    }
   };
 
   return {

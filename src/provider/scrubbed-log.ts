@@ -25,6 +25,6 @@ export function callFields(scrubbed: ScrubbedError): LogFields {
     remote: scrubbed.remote,
     ref: scrubbed.ref,
     callId: scrubbed.callId,
-    traceId: traceIdOf(scrubbed.attachments),
+    traceId: traceIdOf(scrubbed.attachments, scrubbed.callId),
   };
 }

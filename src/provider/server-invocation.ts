@@ -104,6 +104,11 @@ export class ServerInvocation
   readonly #invoked: InvokedMethod;
   /** Set once a response (or a shutdown error) was sent for this call, or the caller cancelled it. */
   answered = false;
+  /**
+   * Set once the call ended (`finish`): calls its method still makes (background work) inherit no
+   * deadline and no cancellation from it any more (consumer/hop-context.ts).
+   */
+  ended = false;
   /** performance.now() when the `observe` filter started measuring; 0 when nobody listens. */
   observedAt = 0;
   /** When the `metrics-server` filter started measuring the call. */
@@ -273,6 +278,7 @@ export class ServerInvocation
 
   /** Releases the deadline timer once the call ended. */
   finish(): void {
+    this.ended = true;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#onSignal = undefined;

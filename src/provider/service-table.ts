@@ -61,6 +61,12 @@ export const SERVED_EVERYWHERE: ServedOn = { injvm: true, callisto: true, http: 
 
 export interface ServiceTable {
   /**
+   * From now on every method runs in an async call context (AsyncLocalStorage), as with
+   * `asyncCallContext: true`: the app turns it on when it refers a service, so that calls its methods
+   * make after an `await` inherit from the call they serve (docs/cluster.md, "Context across hops").
+   */
+  carryContext(): void;
+  /**
    * Exports a service; `filtersOf(method)` gives each method's provider filters (in any order), and
    * `terminalOf(method)`, when it gives one, what runs in place of the implementation on the loop (a
    * worker executor, executor-step.ts).
@@ -113,7 +119,8 @@ interface MethodExport {
   readonly name: string;
   readonly filters: readonly NamedFilter<ServerInvocation>[];
   readonly terminal: Step<ServerInvocation> | undefined;
-  readonly asyncContext: boolean;
+  /** Read per call: whether the method runs in an async call context (`carryContext()` turns it on). */
+  readonly context: { async: boolean };
 }
 
 function exportMethod(spec: MethodExport): ExportedMethod {
@@ -121,7 +128,9 @@ function exportMethod(spec: MethodExport): ExportedMethod {
   const declaration = definition.methods?.[name] ?? {};
   const fn = (implementation as Record<string, (...args: unknown[]) => unknown>)[name]!;
   const label = `${definition.name}.${name}`;
-  const run = spec.asyncContext ? runInAsyncCallContext : runInCallContext;
+  const context = spec.context;
+  const run: typeof runInCallContext = (invocation, fn) =>
+    context.async ? runInAsyncCallContext(invocation, fn) : runInCallContext(invocation, fn);
   const kind = declaration.stream;
   // a call whose deadline passed while it waited in the provider is not run (expired-guard.ts)
   const call: Step<ServerInvocation> = unlessExpired(
@@ -197,8 +206,12 @@ const tableKey = (name: string, version: string, group: string): string => `${gr
 /** `asyncContext`: methods run with `callContext()` kept past their awaits (AsyncLocalStorage). */
 export function createServiceTable(options: { asyncContext?: boolean } = {}): ServiceTable {
   const services = new Map<string, ExportedService>();
+  const context = { async: options.asyncContext ?? false };
   let version = 0;
   return {
+    carryContext() {
+      context.async = true;
+    },
     get version() {
       return version;
     },
@@ -216,7 +229,7 @@ export function createServiceTable(options: { asyncContext?: boolean } = {}): Se
             name,
             filters: filtersOf(name),
             terminal,
-            asyncContext: options.asyncContext ?? false,
+            context,
           }),
         );
       }

@@ -19,6 +19,10 @@ interface Fault {
   /** ms, or 'forever'. */
   readonly delay?: number | 'forever';
   remaining: number | undefined;
+  /** The share of calls it applies to (spread evenly: with 0.05, every 20th call); undefined: all. */
+  readonly share?: number | undefined;
+  /** Calls it was considered for (with `share`). */
+  seen: number;
 }
 
 /** A call a provider received. */
@@ -31,8 +35,14 @@ export interface ReceivedCall {
 export interface FaultPlan {
   /** The calls received, in order (faulty ones included). */
   readonly calls: readonly ReceivedCall[];
-  fail(method: string, code: ErrorCodeName, message: string | undefined, times: number | undefined): void;
-  delay(method: string, ms: number | 'forever', times: number | undefined): void;
+  fail(
+    method: string,
+    code: ErrorCodeName,
+    message: string | undefined,
+    times: number | undefined,
+    share?: number,
+  ): void;
+  delay(method: string, ms: number | 'forever', times: number | undefined, share?: number): void;
   streamFault(method: string, faults: StreamFaults, times: number | undefined): void;
   /** The stream faults the next stream of `method` meets, taking one of their remaining streams. */
   takeStream(method: string): StreamFaults | undefined;
@@ -43,6 +53,12 @@ export interface FaultPlan {
 }
 
 const ANY = '*';
+
+function checkedShare(share: number | undefined): number | undefined {
+  if (share === undefined) return undefined;
+  if (!(share > 0 && share <= 1)) throw new RangeError(`share must be in (0, 1], got ${share}`);
+  return share;
+}
 
 export function createFaultPlan(name: string): FaultPlan {
   const faults = new Map<string, Fault[]>();
@@ -62,6 +78,11 @@ export function createFaultPlan(name: string): FaultPlan {
       const list = faults.get(key);
       const fault = list?.[0];
       if (fault === undefined) continue;
+      if (fault.share !== undefined) {
+        const before = Math.floor(fault.seen * fault.share);
+        fault.seen++;
+        if (Math.floor(fault.seen * fault.share) === before) continue;
+      }
       if (fault.remaining !== undefined && --fault.remaining <= 0) list!.shift();
       return fault;
     }
@@ -97,11 +118,11 @@ export function createFaultPlan(name: string): FaultPlan {
 
   return {
     calls,
-    fail(method, code, message, times) {
-      add(method, { kind: 'fail', code, message, remaining: times });
+    fail(method, code, message, times, share) {
+      add(method, { kind: 'fail', code, message, remaining: times, share: checkedShare(share), seen: 0 });
     },
-    delay(method, ms, times) {
-      add(method, { kind: 'delay', delay: ms, remaining: times });
+    delay(method, ms, times, share) {
+      add(method, { kind: 'delay', delay: ms, remaining: times, share: checkedShare(share), seen: 0 });
     },
     streamFault(method, given, times) {
       checkStreamFaults(method, given);

@@ -53,14 +53,20 @@ export interface TestProvider {
   readonly calls: readonly ReceivedCall[];
   /**
    * From now on, calls of `method` (`'*'`: every method) fail with `code` (as the provider would throw
-   * an RpcError of that code), for `times` calls or until `heal`.
+   * an RpcError of that code), for `times` calls or until `heal`; with `share` (0 to 1), only that
+   * share of the calls, spread evenly (0.05: every 20th call).
    */
-  fail(method: string, code: ErrorCodeName, options?: { times?: number; message?: string }): this;
+  fail(
+    method: string,
+    code: ErrorCodeName,
+    options?: { times?: number; message?: string; share?: number },
+  ): this;
   /**
    * From now on, calls of `method` answer `ms` later, or never (`'forever'`: until their deadline, a
-   * cancel, or `heal`), for `times` calls or until `heal`.
+   * cancel, or `heal`), for `times` calls or until `heal`; with `share` (0 to 1), only that share of
+   * the calls, spread evenly (0.05: every 20th call: "5% of the calls stall for 1 s").
    */
-  delay(method: string, ms: number | 'forever', options?: { times?: number }): this;
+  delay(method: string, ms: number | 'forever', options?: { times?: number; share?: number }): this;
   /**
    * From now on, streams of `method` (a stream method; `'*'`: every one) meet `faults` — messages
    * dropped (`drop(index, message)`), each delayed (`delayMs`), the stream cut with a `Network` error
@@ -169,11 +175,11 @@ export function createTestKit(base: AppOptions = {}): TestKit {
         address,
         calls: plan.calls,
         fail(method, code, failOptions = {}) {
-          plan.fail(method, code, failOptions.message, failOptions.times);
+          plan.fail(method, code, failOptions.message, failOptions.times, failOptions.share);
           return provider;
         },
         delay(method, ms, delayOptions = {}) {
-          plan.delay(method, ms, delayOptions.times);
+          plan.delay(method, ms, delayOptions.times, delayOptions.share);
           return provider;
         },
         streamFault(method, faults, streamOptions = {}) {

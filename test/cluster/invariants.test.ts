@@ -37,7 +37,15 @@ const LedgerDef = defineService<Ledger>('sim.Ledger', {
   methods: { read: { idempotent: true }, write: {} },
 });
 
-const STRATEGIES = ['failover', 'failfast', 'failsafe', 'failback', 'forking', 'broadcast'] as const;
+const STRATEGIES = [
+  'failover',
+  'failfast',
+  'failsafe',
+  'failback',
+  'forking',
+  'hedging',
+  'broadcast',
+] as const;
 const BALANCERS = Object.keys(BUILTIN_LOAD_BALANCERS) as LoadBalancerName[];
 const PROVIDERS = 3;
 const TIMEOUT_MS = 300;
@@ -175,6 +183,9 @@ async function simulate(
       failbackDelayMs: FAILBACK_DELAY_MS,
       failbackAttempts: FAILBACK_ATTEMPTS,
       forks: 2,
+      // hedging: a second attempt after 20 ms, for up to half of the calls (read only by hedging)
+      hedgeDelayMs: 20,
+      hedgeBudgetRatio: 0.5,
       ejectionMs: 200,
       // suspicion of a silent link within the deadline (default 1000 ms, here the deadline is 300 ms)
       suspectAfterMs: 100,

@@ -46,7 +46,7 @@ describe('extensions', () => {
   it('registers the built-ins by default', () => {
     expect(builtinExtensions.names('serializer').sort()).toEqual(['hessian2', 'json', 'msgpack', 'v8']);
     expect(builtinExtensions.names('cluster').sort()).toEqual(
-      ['broadcast', 'failback', 'failfast', 'failover', 'failsafe', 'forking'].sort(),
+      ['broadcast', 'failback', 'failfast', 'failover', 'failsafe', 'forking', 'hedging'].sort(),
     );
     expect(builtinExtensions.names('loadbalance')).toContain('consistenthash');
     expect(builtinExtensions.names('registry')).toEqual(

@@ -139,10 +139,15 @@ describe('tracing', () => {
     expect(server.attributes['error.type']).toBe('ProviderError');
   });
 
-  it('does nothing while no SDK is registered: no span, no traceparent sent', async () => {
+  it('makes no span while no SDK is registered; the nested call still continues the trace (docs/cluster.md)', async () => {
     const { orders } = await threeApps();
     const answer = await orders.place('pen');
-    expect(answer).toEqual({ count: 3, traceparent: undefined });
+    // the first call sends no traceparent (its trace id is derived from its call id); the call its
+    // provider makes sends that trace id, with a new span id, unsampled
+    expect(answer).toEqual({
+      count: 3,
+      traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/),
+    });
   });
 
   it('is left out of an app created before any SDK was registered (it costs such an app nothing)', async () => {
