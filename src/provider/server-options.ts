@@ -132,7 +132,7 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   maxConcurrentCalls: 10_000,
   maxOpenStreams: 10_000,
   deadlineAdmission: true,
-  adaptiveLimit: false,
+  adaptiveLimit: true,
   adaptiveLimitInitial: DEFAULT_ADAPTIVE_LIMIT_OPTIONS.initialLimit,
   adaptiveLimitMin: DEFAULT_ADAPTIVE_LIMIT_OPTIONS.minLimit,
   adaptiveLimitMax: DEFAULT_ADAPTIVE_LIMIT_OPTIONS.maxLimit,

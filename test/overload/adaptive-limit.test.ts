@@ -9,6 +9,7 @@
  * refusals are on /metrics and /stats. Timings are wide: nothing is asserted about latency.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { runOpenLoop } from '../../bench/lib/open-loop.js';
 import { appInternals } from '../../src/app/internals.js';
 import { type CallistoApp, defineFilter, defineService, RpcError, withOptions } from '../../src/index.js';
 import { closeAll, testApp } from '../support/apps.js';
@@ -26,7 +27,6 @@ const SheddableDef = defineService<Burner>('test.SheddableBurner', {
   methods: { burn: { priority: 'sheddable' } },
 });
 
-const WAVE = 200;
 const BURN_MS = 5;
 
 function spin(ms: number): void {
@@ -71,22 +71,34 @@ interface Outcomes {
   other: string[];
 }
 
-/** Waves of WAVE concurrent calls, each wave after the last one settled. */
-async function waves(
-  count: number,
+/**
+ * Twice the method's capacity (2 × 1000 / BURN_MS calls/s: its capacity is lower than that, so this is
+ * at least twice it) for `durationMs`, open loop: calls start at that rate whatever happened to the
+ * ones before.
+ */
+async function overload(
   call: (i: number) => Promise<unknown>,
+  durationMs = 3_000,
   outcomes: Outcomes = { ok: 0, limit: 0, other: [] },
 ): Promise<Outcomes> {
-  for (let w = 0; w < count; w++) {
-    const settled = await Promise.allSettled(Array.from({ length: WAVE }, (_, i) => call(i)));
-    for (const result of settled) {
-      if (result.status === 'fulfilled') outcomes.ok++;
-      else if (RpcError.is(result.reason) && result.reason.details['shed'] === 'limit') {
-        expect(result.reason.code).toBe('Overloaded');
-        outcomes.limit++;
-      } else outcomes.other.push(String(result.reason));
-    }
-  }
+  await runOpenLoop({
+    call: (i) =>
+      call(i).then(
+        () => {
+          outcomes.ok++;
+        },
+        (error: unknown) => {
+          if (RpcError.is(error) && error.details['shed'] === 'limit') {
+            expect(error.code).toBe('Overloaded');
+            outcomes.limit++;
+          } else outcomes.other.push(String(error));
+        },
+      ),
+    ratePerSec: (2 * 1000) / BURN_MS,
+    durationMs,
+    deadlineMs: 5_000,
+    isRefusal: () => false,
+  });
   return outcomes;
 }
 
@@ -104,22 +116,24 @@ async function consumerOf(app: CallistoApp, definition = BurnerDef) {
 const limiterOf = (app: CallistoApp) => appInternals(app).provider.limiter!;
 
 describe('the adaptive concurrency limit', () => {
-  it('learns a limit well below 200 and refuses the excess Overloaded before decoding; admitted calls succeed', async () => {
+  it('under twice its capacity learns a limit below 100 and refuses the excess Overloaded before decoding; admitted calls succeed', async () => {
     const p = await burner();
     const ref = await consumerOf(p.app);
     expect(limiterOf(p.app).limit).toBe(10_000);
-    const outcomes = await waves(12, (i) => ref.burn(i, BURN_MS));
+    const outcomes = await overload((i) => ref.burn(i, BURN_MS));
+    const offered = outcomes.ok + outcomes.limit + outcomes.other.length;
 
     const limit = limiterOf(p.app).limit;
     expect(limit).toBeLessThan(100);
     expect(limit).toBeGreaterThanOrEqual(20);
-    expect(outcomes.limit).toBeGreaterThan(WAVE * 4);
+    expect(outcomes.limit).toBeGreaterThan(offered * 0.2);
     // refused calls were neither decoded nor run
-    const admitted = 12 * WAVE - outcomes.limit;
+    const admitted = offered - outcomes.limit;
     expect(p.executed()).toBe(admitted);
     expect(p.decoded()).toBe(admitted);
-    // the admitted calls (5 s deadlines) mostly succeed
-    expect(outcomes.ok).toBeGreaterThanOrEqual(admitted * 0.9);
+    expect(limiterOf(p.app).admitted).toBe(admitted);
+    // the admitted calls (5 s deadlines) succeed
+    expect(outcomes.ok).toBeGreaterThanOrEqual(admitted * 0.95);
 
     // visible: the gauges, the refusals by reason, /stats
     const metrics = parsePrometheus(
@@ -142,9 +156,9 @@ describe('the adaptive concurrency limit', () => {
     const p = await burner({ adaptiveLimit: false });
     const ref = await consumerOf(p.app);
     expect(appInternals(p.app).provider.limiter).toBeUndefined();
-    const outcomes = await waves(4, (i) => ref.burn(i, BURN_MS));
+    const outcomes = await overload((i) => ref.burn(i, BURN_MS), 2_000);
     expect(outcomes.limit).toBe(0);
-    expect(p.executed()).toBe(4 * WAVE);
+    expect(p.executed()).toBe(outcomes.ok + outcomes.other.length);
   });
 });
 
@@ -196,19 +210,26 @@ describe('priorities at the adaptive limit', () => {
     const counts = { critical: { ok: 0, limit: 0 }, sheddable: { ok: 0, limit: 0 } };
     const other: string[] = [];
     // one call in 20 critical (a call option), the rest sheddable (the method's declared priority)
-    for (let w = 0; w < 12; w++) {
-      const settled = await Promise.allSettled(
-        Array.from({ length: WAVE }, (_, i) => (i % 20 === 0 ? critical : ref).burn(i, BURN_MS)),
-      );
-      settled.forEach((result, i) => {
+    await runOpenLoop({
+      call: (i) => {
         const count = i % 20 === 0 ? counts.critical : counts.sheddable;
-        if (result.status === 'fulfilled') count.ok++;
-        else if (RpcError.is(result.reason) && result.reason.details['shed'] === 'limit') count.limit++;
-        else other.push(String(result.reason));
-      });
-    }
-    const criticalCalls = 12 * (WAVE / 20);
-    const sheddableCalls = 12 * WAVE - criticalCalls;
+        return (i % 20 === 0 ? critical : ref).burn(i, BURN_MS).then(
+          () => {
+            count.ok++;
+          },
+          (error: unknown) => {
+            if (RpcError.is(error) && error.details['shed'] === 'limit') count.limit++;
+            else other.push(String(error));
+          },
+        );
+      },
+      ratePerSec: (2 * 1000) / BURN_MS,
+      durationMs: 3_000,
+      deadlineMs: 5_000,
+      isRefusal: () => false,
+    });
+    const criticalCalls = counts.critical.ok + counts.critical.limit;
+    const sheddableCalls = counts.sheddable.ok + counts.sheddable.limit;
     const refusedRate = {
       critical: counts.critical.limit / criticalCalls,
       sheddable: counts.sheddable.limit / sheddableCalls,
@@ -216,7 +237,7 @@ describe('priorities at the adaptive limit', () => {
     expect(refusedRate.sheddable).toBeGreaterThan(0.4);
     expect(refusedRate.sheddable).toBeGreaterThan(refusedRate.critical + 0.3);
     expect(counts.critical.ok / criticalCalls).toBeGreaterThanOrEqual(0.7);
-    expect(other.length).toBeLessThan(12 * WAVE * 0.05);
+    expect(other.length).toBeLessThan((criticalCalls + sheddableCalls) * 0.05);
   });
 
   it('refuses an unknown priority in defineService and in withOptions, naming the key', async () => {
