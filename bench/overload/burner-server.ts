@@ -1,35 +1,55 @@
 /**
  * The provider of the overload benchmark (the harness protocol of lib/server-main.ts): `bench.Overload`
- * with the adaptive concurrency limit on, or off with BENCH_ADAPTIVE_LIMIT=0.
+ * with the adaptive concurrency limit on, or off with BENCH_ADAPTIVE_LIMIT=0; its admin endpoints on a
+ * free port. A hook right after `decode` counts the burn calls whose arguments were decoded.
  */
 import { appInternals } from '../../src/app/internals.js';
-import { callisto } from '../../src/index.js';
+import { callisto, defineFilter } from '../../src/index.js';
 import { runServerMain } from '../lib/server-main.js';
 import { BURN_MS, OverloadBenchDef, spin } from './overload-service.js';
+
+let decoded = 0;
+let executed = 0;
+const decodeProbe = defineFilter({
+  name: 'bench-decode-probe',
+  position: 'provider',
+  order: 355,
+  start(invocation) {
+    if (invocation.method !== 'limiter') decoded++;
+  },
+});
+
+async function burn(n: number): Promise<number> {
+  executed++;
+  await new Promise((resolve) => setImmediate(resolve));
+  spin(BURN_MS);
+  return n;
+}
 
 await runServerMain(async () => {
   const app = await callisto({
     application: 'bench-overload',
     logLevel: 'warn',
+    admin: { enabled: true, port: 0 },
     server: { adaptiveLimit: process.env['BENCH_ADAPTIVE_LIMIT'] !== '0' },
+    filters: { provider: [decodeProbe] },
     load: { configFile: false, env: false },
   });
   app.provide(OverloadBenchDef, {
-    async burn(n) {
-      await new Promise((resolve) => setImmediate(resolve));
-      spin(BURN_MS);
-      return n;
-    },
+    burn,
+    burnSheddable: burn,
     async limiter() {
       const limiter = appInternals(app).provider.limiter;
+      const counts = { decoded, executed, adminPort: app.adminPort ?? 0 };
       return limiter === undefined
-        ? { on: false, limit: 0, admitted: 0, refused: 0, overloaded: false }
+        ? { on: false, limit: 0, admitted: 0, refused: 0, overloaded: false, ...counts }
         : {
             on: true,
             limit: limiter.limit,
             admitted: limiter.admitted,
             refused: limiter.refused,
             overloaded: limiter.overloaded,
+            ...counts,
           };
     },
   });

@@ -1,8 +1,9 @@
 /**
- * The service of the overload benchmark (bench/overload.ts) and of test/overload/open-loop-overload.test.ts:
- * `burn(n)` waits one turn of the event loop (as a handler that awaits I/O does, so that calls are in
- * flight together) and then burns `BURN_MS` of CPU, so a provider serves at most 1000 / BURN_MS calls/s;
- * `limiter()` reports the provider's adaptive limit.
+ * The service of the overload benchmark (bench/overload.ts) and of the overload tests
+ * (test/overload/open-loop-overload.test.ts, adaptive-limit.test.ts): `burn(n)` waits one turn of the
+ * event loop (as a handler that awaits I/O does, so that calls are in flight together) and then burns
+ * `BURN_MS` of CPU, so a provider serves at most 1000 / BURN_MS calls/s; `burnSheddable` is the same,
+ * declared `sheddable`; `limiter()` reports the provider's adaptive limit and what it decoded and ran.
  */
 import { defineService } from '../../src/index.js';
 
@@ -16,15 +17,21 @@ export interface LimiterReport {
   admitted: number;
   refused: number;
   overloaded: boolean;
+  /** `burn` and `burnSheddable` calls whose arguments were decoded, and that ran. */
+  decoded: number;
+  executed: number;
+  /** The admin port (/metrics, /stats). */
+  adminPort: number;
 }
 
 export interface OverloadBench {
   burn(n: number): Promise<number>;
+  burnSheddable(n: number): Promise<number>;
   limiter(): Promise<LimiterReport>;
 }
 
 export const OverloadBenchDef = defineService<OverloadBench>('bench.Overload', {
-  methods: { burn: {}, limiter: { priority: 'critical' } },
+  methods: { burn: {}, burnSheddable: { priority: 'sheddable' }, limiter: { priority: 'critical' } },
 });
 
 export function spin(ms: number): void {

