@@ -17,6 +17,8 @@ export interface LimiterReport {
   admitted: number;
   refused: number;
   overloaded: boolean;
+  /** `burn` and `burnSheddable` calls that reached the provider's chain (before any admission). */
+  arrived: number;
   /** `burn` and `burnSheddable` calls whose arguments were decoded, and that ran. */
   decoded: number;
   executed: number;

@@ -22,6 +22,11 @@ export interface OverloadRun extends OpenLoopResult {
   /** Calls/s a closed loop of 32 callers was answered at. */
   readonly capacity: number;
   readonly offeredPerSec: number;
+  /**
+   * What reached the provider during the open loop, as a multiple of its capacity: below the offered
+   * factor when the consumer's side (its process, the network) could not deliver the load.
+   */
+  readonly deliveredFactor: number;
   readonly limiter: LimiterReport;
 }
 
@@ -67,6 +72,8 @@ export async function runOverload(
   await closedLoopRate(() => ref.burn(0), 300);
   const capacity = await closedLoopRate(() => ref.burn(0), 1_000);
   const offeredPerSec = factor * capacity;
+  const report = () => withOptions(refs.report, { timeoutMs: 30_000 }).limiter();
+  const before = await report();
   const result = await runOpenLoop({
     call: (i) => ref.burn(i),
     ratePerSec: offeredPerSec,
@@ -75,14 +82,15 @@ export async function runOverload(
     isRefusal: isOverloadRefusal,
   });
   // after the provider worked through what it queued
-  const limiter = await withOptions(refs.report, { timeoutMs: 30_000 }).limiter();
-  return { ...result, capacity, offeredPerSec, limiter };
+  const limiter = await report();
+  const deliveredFactor = (limiter.arrived - before.arrived) / ((capacity * durationMs) / 1000);
+  return { ...result, capacity, offeredPerSec, deliveredFactor, limiter };
 }
 
 export function describeRun(label: string, run: OverloadRun): string {
   return (
     `[overload] ${label}: capacity ${run.capacity.toFixed(0)}/s, offered ${run.offeredPerSec.toFixed(0)}/s ` +
-    `(${run.offered} calls): goodput ${run.goodputPerSec.toFixed(0)}/s ` +
+    `(${run.offered} calls, ${run.deliveredFactor.toFixed(1)}x capacity reached the provider): goodput ${run.goodputPerSec.toFixed(0)}/s ` +
     `(${((100 * run.goodputPerSec) / run.capacity).toFixed(0)} % of capacity), refused ${(100 * run.refusedShare).toFixed(1)} %, ` +
     `failed ${run.failed}, admitted p50 ${run.admittedP50Ms.toFixed(0)} ms p95 ${run.admittedP95Ms.toFixed(0)} ms p99 ${run.admittedP99Ms.toFixed(0)} ms; ` +
     `limit ${run.limiter.on ? `${run.limiter.limit}, refused ${run.limiter.refused}` : 'off'}`

@@ -90,6 +90,9 @@ export interface OverloadGate {
   departed(nowMs: number, inflight: number): void;
 }
 
+/** Calls that must end in a silent interval for the poll after it to be judged as a turn. */
+const MIN_TURN_DEPARTURES = 10;
+
 class TrendGate implements OverloadGate {
   readonly #o: OverloadGateOptions;
   readonly #utilisation: UtilisationReader;
@@ -101,6 +104,14 @@ class TrendGate implements OverloadGate {
   #area = 0;
   #lastAt = 0;
   #departures = 0;
+  #arrivals = 0;
+  /**
+   * Set when requests arrive after a whole interval of silence in which calls ended (the loop was
+   * working through one poll's batch): the calls that ended in it, against which the requests of this
+   * poll are judged at the first call that ends after them; -1: none pending.
+   */
+  #turnServed = -1;
+  #turnArrivals = 0;
   /** The last judged interval's mean queue (none before the first). */
   #previousMean = Number.NaN;
   #streak = 0;
@@ -120,7 +131,15 @@ class TrendGate implements OverloadGate {
       this.overloaded = false;
       this.#streak = 0;
     }
-    if (nowMs - this.#start >= this.#o.intervalMs) this.#judge(nowMs);
+    if (this.#turnServed >= 0) this.#turnArrivals++;
+    else if (nowMs - this.#start >= this.#o.intervalMs) {
+      if (this.#arrivals === 0 && this.#departures >= MIN_TURN_DEPARTURES) {
+        // the first request read after a turn: judged once this poll's requests are all in
+        this.#turnServed = this.#departures;
+        this.#turnArrivals = 1;
+      } else this.#judgeMean(nowMs);
+    }
+    this.#arrivals++;
   }
 
   refused(nowMs: number): void {
@@ -131,17 +150,31 @@ class TrendGate implements OverloadGate {
     this.#area += inflight * (nowMs - this.#lastAt);
     this.#lastAt = nowMs;
     this.#departures++;
+    if (this.#turnServed >= 0) this.#judgeTurn(nowMs);
   }
 
-  #judge(nowMs: number): void {
+  /** A poll's requests against the calls that ended while they waited in the socket. */
+  #judgeTurn(nowMs: number): void {
+    const o = this.#o;
+    const growing = this.#turnArrivals > this.#turnServed * (1 + o.growth) + o.minExcess;
+    this.#turnServed = -1;
+    this.#judge(nowMs, growing);
+  }
+
+  /** The interval's mean queue against the one before. */
+  #judgeMean(nowMs: number): void {
+    const o = this.#o;
+    const mean = this.#area / (nowMs - this.#start);
+    const previous = this.#previousMean;
+    // queue growth per call served: λ/μ − 1 for arrivals λ and departures μ (0 for a closed loop)
+    this.#judge(nowMs, mean - previous > o.growth * this.#departures + o.minExcess);
+  }
+
+  #judge(nowMs: number, growing: boolean): void {
     const o = this.#o;
     const elapsed = nowMs - this.#start;
-    const mean = this.#area / elapsed;
-    this.throughputPerMs = this.#departures / elapsed;
-    const previous = this.#previousMean;
-    this.#previousMean = mean;
-    // queue growth per call served: λ/μ − 1 for arrivals λ and departures μ (0 for a closed loop)
-    const growing = mean - previous > o.growth * this.#departures + o.minExcess;
+    this.#previousMean = elapsed > 0 ? this.#area / elapsed : this.#previousMean;
+    this.throughputPerMs = elapsed > 0 ? this.#departures / elapsed : 0;
     const saturated = this.#utilisation() >= o.saturation;
     this.#restart(nowMs);
     if (!(growing && saturated)) {
@@ -162,8 +195,10 @@ class TrendGate implements OverloadGate {
     this.#lastAt = nowMs;
     this.#area = 0;
     this.#departures = 0;
+    this.#arrivals = 0;
   }
 }
+
 /**
  * `utilisation` reads the event loop's utilisation since its last read (default
  * `performance.eventLoopUtilization`); `onOverload` is told when the provider becomes overloaded.

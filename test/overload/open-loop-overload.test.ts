@@ -2,15 +2,15 @@
  * Overload without collapse (issue 28), over real sockets. A provider in its own process
  * (bench/overload/burner-server.ts) whose method waits a turn of the event loop and then burns 4 ms of
  * CPU (a handler that awaits I/O and then computes) has its capacity measured with a closed loop; then it
- * is offered twice that at a constant rate for 4 s (open loop: calls start whatever happened to the ones
+ * is offered twice that at a constant rate for 5 s (open loop: calls start whatever happened to the ones
  * before), each call with a 1 s deadline:
  *
  * - with the adaptive limit (the default) the goodput (calls answered within their deadline) stays at
- *   least half the capacity, the admitted calls' p95 stays below the deadline, at most a tenth of the
- *   calls miss it (those admitted before the limit found its level), and the excess is refused
- *   `Overloaded` at once;
+ *   least half the capacity, the admitted calls' p95 stays below 900 ms, at most a fifth of the calls
+ *   miss their deadline (those admitted before the gate opened: 0–4 % on a machine that is not itself
+ *   overloaded), and the excess is refused `Overloaded` at once;
  * - with `server.adaptiveLimit: false` the queue grows until the calls miss their deadlines (the
- *   collapse: a third and more of them fail, p95 at the deadline).
+ *   collapse: more than 40 % of them fail — 70–90 % in practice —, p95 at the deadline).
  *
  * And in one process: a burst of 250 calls at once on the idle provider (1 s of work, 15 s deadlines)
  * and a closed loop of 500 callers of a fast method are admitted whole: nothing refused.
@@ -20,7 +20,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { choosePinning, type RunningServer, startServer } from '../../bench/lib/processes.js';
 import { OverloadBenchDef } from '../../bench/overload/overload-service.js';
-import { describeRun, runOverload } from '../../bench/overload/run-overload.js';
+import { describeRun, type OverloadRun, runOverload } from '../../bench/overload/run-overload.js';
 import { appInternals } from '../../src/app/internals.js';
 import { type CallistoApp, defineService } from '../../src/index.js';
 import { closeAll, testApp } from '../support/apps.js';
@@ -41,30 +41,44 @@ async function overload(adaptiveLimit: boolean) {
   const url = `127.0.0.1:${server.port}`;
   const load = consumer.refer(OverloadBenchDef, { url, retries: 0, timeoutMs: 1_000 });
   const report = consumer.refer(OverloadBenchDef, { url, adaptiveThrottling: false });
-  const run = await runOverload({ load, report }, { factor: 2, durationMs: 4_000, deadlineMs: 1_000 });
+  const run = await runOverload({ load, report }, { factor: 2, durationMs: 5_000, deadlineMs: 1_000 });
   console.log(describeRun(adaptiveLimit ? 'adaptive limit on' : 'adaptive limit off', run));
   return run;
 }
 
+/**
+ * The provider must have been offered what the test says: when the machine is so loaded that the
+ * consumer's process cannot deliver 1.3× the provider's capacity to it, what follows says nothing about
+ * overload, and the test is skipped (printed), not passed or failed on noise.
+ */
+function inconclusiveUnlessOverloaded(run: OverloadRun, ctx: { skip: (note?: string) => void }): void {
+  if (run.deliveredFactor >= 1.3) return;
+  const note = `inconclusive: only ${run.deliveredFactor.toFixed(2)}x the capacity reached the provider`;
+  console.log(`[overload] ${note}`);
+  ctx.skip(note);
+}
+
 describe('overload without collapse: twice the capacity, open loop', () => {
-  it('with the adaptive limit (the default): goodput near capacity, admitted p95 bounded', async () => {
+  it('with the adaptive limit (the default): goodput near capacity, admitted p95 bounded', async (ctx) => {
     const r = await overload(true);
+    inconclusiveUnlessOverloaded(r, ctx);
     // the admitted calls made their deadline, with room: the queue stayed short (the p99 holds the few
     // admitted while the limit was finding its level, bounded by the deadline anyway)
-    expect(r.failed).toBeLessThanOrEqual(0.1 * r.offered);
-    expect(r.admittedP95Ms).toBeLessThan(800);
+    expect(r.failed).toBeLessThanOrEqual(0.2 * r.offered);
+    expect(r.admittedP95Ms).toBeLessThan(900);
     expect(r.goodputPerSec).toBeGreaterThanOrEqual(0.5 * r.capacity);
     // the excess was refused at once (Overloaded, never run)
     expect(r.refusedShare).toBeGreaterThan(0.2);
     expect(r.limiter.refused).toBeGreaterThan(0);
-  }, 30_000);
+  }, 40_000);
 
-  it('without it (server.adaptiveLimit: false) the queue grows and the calls miss their deadlines', async () => {
+  it('without it (server.adaptiveLimit: false) the queue grows and the calls miss their deadlines', async (ctx) => {
     const r = await overload(false);
+    inconclusiveUnlessOverloaded(r, ctx);
     expect(r.limiter.on).toBe(false);
-    expect(r.failed).toBeGreaterThan(0.3 * r.offered);
+    expect(r.failed).toBeGreaterThan(0.4 * r.offered);
     expect(r.admittedP95Ms).toBeGreaterThanOrEqual(900);
-  }, 30_000);
+  }, 40_000);
 });
 
 interface Burner {
