@@ -14,9 +14,9 @@
  *   an interval is evidence of overload when its mean queue grew over the interval's before by more
  *   than `growth` times the calls that ended in it (and `minExcess` calls) — a queue that grows by a
  *   tenth of what is served grows while arrivals exceed departures by a tenth, whatever the scale —
- *   and the event loop was saturated over it (its utilisation at least `saturation`); `confirmIntervals` (2) intervals of evidence in a row and the provider
- *   is overloaded; it stays so until nothing was refused for `quietMs` (what arrives fits under the limit
- *   again).
+ *   and the event loop was saturated over it (its utilisation at least `saturation`);
+ *   `confirmIntervals` (2) intervals of evidence in a row and the provider is overloaded; it stays so
+ *   until nothing was refused for `quietMs` (what arrives fits under the limit again).
  *
  * The saturation test keeps a provider whose calls wait for something else (a database, a timer, a
  * long poll) from ever counting as overloaded: its queue grows because of what it waits for, not because
@@ -25,8 +25,15 @@
  * flat. Means over time, not counts at instants: the calls in flight saw-tooth with each turn of the
  * event loop (a loaded loop reads every waiting request in one poll, then runs them), so two counts
  * taken at arbitrary instants differ by a whole turn's batch. An interval is judged at the first
- * arrival after it lasted `intervalMs`: one in which nothing arrived (the loop is still working through
- * one poll's requests) is extended, not judged — silence is no evidence either way.
+ * arrival after it lasted `intervalMs`.
+ *
+ * Node's turns: when the loop is so loaded that a whole interval passes in one turn (calls end, nothing
+ * is read), the interval means come too late (a turn's batch doubles at twice the capacity, and so does
+ * the time between judgements). Then the poll that ends the silence is judged as a turn instead: its
+ * requests (counted until the first call ends after them) against the calls that ended while they
+ * waited in the socket — more than `growth` above them (and `minExcess`) is evidence, the same λ/μ − 1.
+ * A closed loop reads as many as it was answered; a burst after an idle spell has no calls that ended
+ * (at least 10 must have), so it is judged by its mean.
  *
  * What it cannot tell: the ramp-up of a closed loop whose requests take several turns to be read (more
  * callers of a slow method than one read brings in) grows like the start of an overload while it lasts.
