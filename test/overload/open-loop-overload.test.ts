@@ -11,7 +11,8 @@
  *   admitted before the gate opened: 0–4 % on a machine that is not itself overloaded, ~10 % inside a
  *   parallel suite at a load average of 20 on 2 cores), and the excess is refused `Overloaded` at once;
  * - with `server.adaptiveLimit: false` the queue grows until the calls miss their deadlines (the
- *   collapse: more than 40 % of them fail — 70–90 % in practice —, p95 at the deadline).
+ *   collapse: more than 30 % of them fail — 40–90 % in practice; deadline-aware admission saves the
+ *   rest —, p95 at the deadline).
  *
  * And in one process: a burst of 250 calls at once on the idle provider (1 s of work, 15 s deadlines)
  * and a closed loop of 500 callers of a fast method are admitted whole: nothing refused.
@@ -77,8 +78,8 @@ describe('overload without collapse: twice the capacity, open loop', () => {
     const r = await overload(false);
     inconclusiveUnlessOverloaded(r, ctx);
     expect(r.limiter.on).toBe(false);
-    expect(r.failed).toBeGreaterThan(0.4 * r.offered);
-    expect(r.admittedP95Ms).toBeGreaterThanOrEqual(900);
+    expect(r.failed).toBeGreaterThan(0.3 * r.offered);
+    expect(r.admittedP95Ms).toBeGreaterThanOrEqual(950);
   }, 40_000);
 });
 
