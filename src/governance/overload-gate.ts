@@ -97,7 +97,7 @@ export interface OverloadGate {
   departed(nowMs: number, inflight: number): void;
 }
 
-/** Calls that must end in a silent interval for the poll after it to be judged as a turn. */
+/** Calls that must end in a silence of `intervalMs` for the poll after it to be judged as a turn. */
 const MIN_TURN_DEPARTURES = 10;
 
 class TrendGate implements OverloadGate {
@@ -119,6 +119,8 @@ class TrendGate implements OverloadGate {
    */
   #turnServed = -1;
   #turnArrivals = 0;
+  #lastArrivalAt = Number.NEGATIVE_INFINITY;
+  #departuresSinceArrival = 0;
   /** The last judged interval's mean queue (none before the first). */
   #previousMean = Number.NaN;
   #streak = 0;
@@ -139,13 +141,16 @@ class TrendGate implements OverloadGate {
       this.#streak = 0;
     }
     if (this.#turnServed >= 0) this.#turnArrivals++;
-    else if (nowMs - this.#start >= this.#o.intervalMs) {
-      if (this.#arrivals === 0 && this.#departures >= MIN_TURN_DEPARTURES) {
-        // the first request read after a turn: judged once this poll's requests are all in
-        this.#turnServed = this.#departures;
-        this.#turnArrivals = 1;
-      } else this.#judgeMean(nowMs);
-    }
+    else if (
+      nowMs - this.#lastArrivalAt >= this.#o.intervalMs &&
+      this.#departuresSinceArrival >= MIN_TURN_DEPARTURES
+    ) {
+      // the first request read after a silent turn: judged once this poll's requests are all in
+      this.#turnServed = this.#departuresSinceArrival;
+      this.#turnArrivals = 1;
+    } else if (nowMs - this.#start >= this.#o.intervalMs) this.#judgeMean(nowMs);
+    this.#lastArrivalAt = nowMs;
+    this.#departuresSinceArrival = 0;
     this.#arrivals++;
   }
 
@@ -157,6 +162,7 @@ class TrendGate implements OverloadGate {
     this.#area += inflight * (nowMs - this.#lastAt);
     this.#lastAt = nowMs;
     this.#departures++;
+    this.#departuresSinceArrival++;
     if (this.#turnServed >= 0) this.#judgeTurn(nowMs);
   }
 

@@ -118,3 +118,29 @@ describe('the overload gate', () => {
     expect(p.gate.overloaded).toBe(false);
   });
 });
+
+describe("the gate in Node's turns", () => {
+  /**
+   * Turns of a loaded loop: the batch read last runs (5 ms a call) while nothing is read, then a poll
+   * reads the next batch, judged at the first call that ends after it.
+   */
+  function turns(batches: number[]): OverloadGate {
+    const p = new Provider();
+    let at = 0;
+    p.arrive(at, batches[0]!);
+    for (let i = 1; i < batches.length; i++) {
+      for (let c = 0; c < batches[i - 1]!; c++) {
+        at += 5;
+        p.end(at);
+      }
+      p.arrive(at, batches[i]!);
+    }
+    p.end(at + 1);
+    return p.gate;
+  }
+
+  it('judges the poll after a silent turn against the calls that ended in it: twice as many is evidence, as many is not', () => {
+    expect(turns([40, 80, 160]).overloaded).toBe(true);
+    expect(turns([40, 40, 40, 40]).overloaded).toBe(false);
+  });
+});
