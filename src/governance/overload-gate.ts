@@ -111,7 +111,6 @@ class TrendGate implements OverloadGate {
   #area = 0;
   #lastAt = 0;
   #departures = 0;
-  #arrivals = 0;
   /**
    * Set when requests arrive after a whole interval of silence in which calls ended (the loop was
    * working through one poll's batch): the calls that ended in it, against which the requests of this
@@ -151,7 +150,6 @@ class TrendGate implements OverloadGate {
     } else if (nowMs - this.#start >= this.#o.intervalMs) this.#judgeMean(nowMs);
     this.#lastArrivalAt = nowMs;
     this.#departuresSinceArrival = 0;
-    this.#arrivals++;
   }
 
   refused(nowMs: number): void {
@@ -208,7 +206,6 @@ class TrendGate implements OverloadGate {
     this.#lastAt = nowMs;
     this.#area = 0;
     this.#departures = 0;
-    this.#arrivals = 0;
   }
 }
 
