@@ -9,6 +9,7 @@ import type { Consumer } from '../consumer/consumer.js';
 import type { Directory } from '../consumer/directory.js';
 import type { ProviderEndpoint } from '../consumer/endpoint.js';
 import type { ServiceKey } from '../core/service-key.js';
+import type { ConcurrencyLimiter } from '../governance/concurrency-limiter.js';
 import { weightFactorOf } from '../loadbalance/effective-weight.js';
 import type { GaugeSample, MetricsStore } from '../observability/metrics-store.js';
 import {
@@ -123,27 +124,42 @@ export function createAppObservability(parts: ObservabilityParts): AppObservabil
       return count === undefined ? [] : [{ labels: {}, value: count }];
     },
   });
+  /** One sample read from the provider's adaptive limiter, when it is on and serves. */
+  const limiterGauge = (read: (limiter: ConcurrencyLimiter) => number) => () => {
+    const limiter = provider.limiter;
+    return limiter === undefined || provider.table.list().length === 0
+      ? []
+      : [{ labels: {}, value: read(limiter) }];
+  };
   store.addGauge({
     name: 'callisto_adaptive_limit',
-    help: "The provider's adaptive concurrency limit: calls it admits in flight before refusing Overloaded (server.adaptiveLimit)",
+    help: "The provider's adaptive concurrency limit: calls it admits in flight while overloaded before refusing Overloaded (server.adaptiveLimit)",
     type: 'gauge',
-    collect: () => {
-      const limiter = provider.limiter;
-      return limiter === undefined || provider.table.list().length === 0
-        ? []
-        : [{ labels: {}, value: limiter.limit }];
-    },
+    collect: limiterGauge((limiter) => limiter.limit),
   });
   store.addGauge({
     name: 'callisto_adaptive_inflight',
     help: 'Calls in flight in the provider, counted against its adaptive concurrency limit',
     type: 'gauge',
-    collect: () => {
-      const limiter = provider.limiter;
-      return limiter === undefined || provider.table.list().length === 0
-        ? []
-        : [{ labels: {}, value: limiter.inflight }];
-    },
+    collect: limiterGauge((limiter) => limiter.inflight),
+  });
+  store.addGauge({
+    name: 'callisto_adaptive_overloaded',
+    help: 'Whether the provider counts as overloaded (1: its event loop saturated and its queue growing; its adaptive limit applies), else 0',
+    type: 'gauge',
+    collect: limiterGauge((limiter) => (limiter.overloaded ? 1 : 0)),
+  });
+  store.addGauge({
+    name: 'callisto_adaptive_admitted_total',
+    help: "Calls the provider's adaptive concurrency limit admitted (those it refused: callisto_shed_total, reason limit)",
+    type: 'counter',
+    collect: limiterGauge((limiter) => limiter.admitted),
+  });
+  store.addGauge({
+    name: 'callisto_event_loop_delay_seconds',
+    help: "The provider's event-loop delay, mean over the last 100 ms: how long a request waits to be read (the queue before admission)",
+    type: 'gauge',
+    collect: limiterGauge((limiter) => limiter.loopDelayMs / 1000),
   });
   store.addGauge({
     name: 'callisto_client_connections',
@@ -376,20 +392,30 @@ function adaptiveLimitStats(provider: Provider): { adaptiveLimit?: AdaptiveLimit
     adaptiveLimit: {
       limit: limiter.limit,
       inflight: limiter.inflight,
+      overloaded: limiter.overloaded,
+      admitted: limiter.admitted,
       refused: limiter.refused,
       shortRttMs: round(limiter.shortRttMs),
       longRttMs: round(limiter.longRttMs),
+      loopDelayMs: round(limiter.loopDelayMs),
     },
   };
 }
 
 /** The adaptive concurrency limit as `/stats` shows it. */
 export interface AdaptiveLimitStats {
+  /** The limit that applies while overloaded. */
   limit: number;
   inflight: number;
+  /** Whether the provider counts as overloaded now (the limit applies only then). */
+  overloaded: boolean;
+  /** Calls admitted since the start. */
+  admitted: number;
   /** Calls refused at the limit since the start. */
   refused: number;
   /** The last window's latency (event-loop delay included) and the long-term one, ms. */
   shortRttMs: number;
   longRttMs: number;
+  /** The event loop's mean delay over the last 100 ms: the wait before a request is read, ms. */
+  loopDelayMs: number;
 }

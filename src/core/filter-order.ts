@@ -81,7 +81,7 @@ const provider = {
   admission: {
     order: 300,
     when: 'always',
-    does: "with `server.adaptiveLimit` (off by default) first takes a place under the provider's learnt concurrency limit, by the call's priority, or refuses with `Overloaded` ([operations.md](operations.md)); then counts the arguments' elements (without decoding them), takes an execution slot and the elements from the limits (`maxConcurrentCalls`, `maxElementsInFlight`, the fair shares per connection and per address) or refuses with `Overloaded`; gives them back when the call ends",
+    does: "with `server.adaptiveLimit` (on by default) first takes a place under the provider's learnt concurrency limit, by the call's priority, or — only while the provider is overloaded — refuses with `Overloaded` ([operations.md](operations.md)); then counts the arguments' elements (without decoding them), takes an execution slot and the elements from the limits (`maxConcurrentCalls`, `maxElementsInFlight`, the fair shares per connection and per address) or refuses with `Overloaded`; gives them back when the call ends",
     form: 'hooks',
   },
   'rate-limit': {

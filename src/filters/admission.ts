@@ -9,8 +9,8 @@
  *
  * With the adaptive concurrency limit (`server.adaptiveLimit`, on by default; governance/
  * concurrency-limiter.ts) a call first takes a place under the provider's learnt limit, by its priority,
- * before its arguments are even counted, or is refused `Overloaded` (`details.shed: 'limit'`, never
- * run). The calls that ended with a result or with their handler's own error (not an RpcError: not a
+ * before its arguments are even counted, or — only while the provider is overloaded (governance/
+ * overload-gate.ts) — is refused `Overloaded` (`details.shed: 'limit'`, never run). The calls that ended with a result or with their handler's own error (not an RpcError: not a
  * refusal, a timeout or a cancellation, whose durations say nothing about the provider's speed) teach the
  * limit how long they took.
  */
@@ -71,24 +71,25 @@ function adaptiveAdmissionFilter(limiter: ConcurrencyLimiter): NamedFilter<Admit
     position: 'provider',
     order: FILTER_ORDER.provider.admission,
     start(invocation) {
-      if (!limiter.acquire(priorityOf, invocation)) throw limitRefusal(invocation, limiter);
-      invocation.limitedAt = tickMonotonic();
+      const now = tickMonotonic();
+      if (!limiter.acquire(priorityOf, invocation, now)) throw limitRefusal(invocation, limiter);
+      invocation.limitedAt = now;
       let refused: string | undefined;
       try {
         refused = invocation.admission.admit(invocation.measureArguments());
       } catch (error) {
-        limiter.release(undefined, 0);
+        limiter.release(undefined, now);
         throw error;
       }
       if (refused !== undefined) {
-        limiter.release(undefined, 0);
+        limiter.release(undefined, now);
         throw new RpcError('Overloaded', refused);
       }
     },
     end(invocation, error) {
       invocation.admission.release(invocation.elements);
       if (error !== undefined && RpcError.is(error)) {
-        limiter.release(undefined, 0);
+        limiter.release(undefined, tickMonotonic());
         return;
       }
       const startedAt = invocation.limitedAt;
@@ -103,7 +104,7 @@ function adaptiveAdmissionFilter(limiter: ConcurrencyLimiter): NamedFilter<Admit
 function limitRefusal(invocation: AdmittedInvocation, limiter: ConcurrencyLimiter): RpcError {
   return shedError(
     'Overloaded',
-    `${invocation.service.name}.${invocation.method}: the provider has ${limiter.inflight} calls in flight, at its adaptive limit of ${limiter.limit} for ${invocation.priority} calls (server.adaptiveLimit); not run`,
+    `${invocation.service.name}.${invocation.method}: the provider has ${limiter.inflight} calls in flight, at its adaptive limit of ${limiter.limit} for ${invocation.priority} calls while overloaded (server.adaptiveLimit); not run`,
     'limit',
     { details: { limit: limiter.limit, inflight: limiter.inflight, priority: invocation.priority } },
   );

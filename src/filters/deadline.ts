@@ -7,7 +7,8 @@
  * deadlineAdmission`, on by default) it is also deadline-aware admission: a call whose remaining budget
  * is already smaller than the method's expected service time is refused at once with `Timeout`
  * (`details.shed: 'deadline'`: the caller's budget is what is short), before its arguments are counted or decoded and before it takes an
- * execution slot: it never runs, so the consumer may send it to another provider. Every call the
+ * execution slot: it never runs, so the consumer may send it to another provider (while it refuses
+ * every call, one in 100 ms goes anyway, a probe that keeps the estimate learning). Every call the
  * method answered itself (a result, or anything its handler threw that is not an RpcError) teaches the
  * estimate how long it took from here to the end of the chain (queues after this filter included).
  */
@@ -58,8 +59,8 @@ export function providerDeadlineFilter(
       if (invocation.deadline > 0) {
         const remainingMs = invocation.deadline - now();
         if (remainingMs <= 0) throw deadlinePassed(invocation);
-        const expectedMs = invocation.oneway ? 0 : serviceTime.expectedMs(at);
-        if (remainingMs < expectedMs) {
+        if (!invocation.oneway && !serviceTime.admits(remainingMs, at)) {
+          const expectedMs = serviceTime.expectedMs(at);
           // Timeout: the caller's budget is what ran out (a caller with no time left to fail over gets
           // the error it would have got anyway); details.shed says it never ran, so it may go elsewhere
           throw shedError(

@@ -63,6 +63,10 @@ export interface AdaptiveLimit {
   readonly shortRttMs: number;
   /** The long-term latency, ms (0 before the first window). */
   readonly longRttMs: number;
+  /** The latency the limit tolerates before it shrinks: rttTolerance × longRtt + rttSlackMs, ms. */
+  readonly targetRttMs: number;
+  /** Brings the limit down to `limit` at once if it is higher (never below minLimit). */
+  capAt(limit: number): void;
   /** Calls in flight now (a call was admitted): the limit keeps the most it saw in a window. */
   inflight(count: number): void;
   /**
@@ -92,8 +96,19 @@ class Gradient2 implements AdaptiveLimit {
     this.limit = Math.floor(this.#estimate);
   }
 
+  get targetRttMs(): number {
+    return this.#o.rttTolerance * this.longRttMs + this.#o.rttSlackMs;
+  }
+
   inflight(count: number): void {
     if (count > this.#peak) this.#peak = count;
+  }
+
+  capAt(limit: number): void {
+    const capped = clamp(limit, this.#o.minLimit, this.#o.maxLimit);
+    if (capped >= this.#estimate) return;
+    this.#estimate = capped;
+    this.limit = Math.floor(capped);
   }
 
   record(rttMs: number, inflight: number, nowMs: number): void {

@@ -13,6 +13,11 @@
  * The age limit keeps it from sticking: if every call is refused (no new samples), the old samples
  * expire and calls are admitted again, which teaches it the method's speed as it is now.
  *
+ * A probe keeps it from sticking sooner: while it refuses every call, one call every `probeEveryMs`
+ * (100 ms, counted from the first refusal) is admitted anyway (`admits`), so that the method's speed as it is now keeps being measured —
+ * once an overload is over (or bounded by the adaptive limit), a few fast probes bring the low
+ * percentile down within a second or two instead of the 10 s the old samples take to expire.
+ *
  * Cost: one array write per sample; the percentile is recomputed (a sort of at most 32 numbers) only
  * when asked after 8 new samples (after each one while there is no estimate) or after `maxAgeMs / 4`.
  */
@@ -26,6 +31,8 @@ export interface ServiceTimeOptions {
   readonly quantile: number;
   /** Samples older than this no longer count, ms. Default 10000. */
   readonly maxAgeMs: number;
+  /** While every call is refused, one is admitted anyway this often, ms. Default 100. */
+  readonly probeEveryMs: number;
 }
 
 export const DEFAULT_SERVICE_TIME_OPTIONS: ServiceTimeOptions = {
@@ -33,6 +40,7 @@ export const DEFAULT_SERVICE_TIME_OPTIONS: ServiceTimeOptions = {
   minSamples: 16,
   quantile: 0.1,
   maxAgeMs: 10_000,
+  probeEveryMs: 100,
 };
 
 /** How many new samples make the estimate stale. */
@@ -43,6 +51,11 @@ export interface ServiceTime {
   record(durationMs: number, nowMs: number): void;
   /** The expected service time, ms, at monotonic time `nowMs`; 0 while there are too few samples. */
   expectedMs(nowMs: number): number;
+  /**
+   * Whether a call with `remainingMs` of budget is admitted at `nowMs`: when it is at least the
+   * expected service time, or as a probe (every `probeEveryMs` while every call is refused).
+   */
+  admits(remainingMs: number, nowMs: number): boolean;
 }
 
 class ServiceTimeWindow implements ServiceTime {
@@ -54,6 +67,8 @@ class ServiceTimeWindow implements ServiceTime {
   #fresh = 0;
   #estimate = 0;
   #computedAt = Number.NEGATIVE_INFINITY;
+  /** When the estimate started refusing every call (NaN: it admitted the last one). */
+  #refusingSince = Number.NaN;
 
   constructor(options: ServiceTimeOptions) {
     this.#options = options;
@@ -78,6 +93,18 @@ class ServiceTimeWindow implements ServiceTime {
       nowMs - this.#computedAt >= maxAgeMs / 4;
     if (stale) this.#compute(nowMs);
     return this.#estimate;
+  }
+
+  admits(remainingMs: number, nowMs: number): boolean {
+    if (remainingMs >= this.expectedMs(nowMs)) {
+      this.#refusingSince = Number.NaN;
+      return true;
+    }
+    // refusing: since when (the first refusal after an admitted call), and a probe every probeEveryMs
+    if (Number.isNaN(this.#refusingSince)) this.#refusingSince = nowMs;
+    if (nowMs - this.#refusingSince < this.#options.probeEveryMs) return false;
+    this.#refusingSince = nowMs;
+    return true;
   }
 
   #compute(nowMs: number): void {

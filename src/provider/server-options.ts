@@ -69,9 +69,9 @@ export const serverConfigSchema = z.strictObject({
   maxOpenStreams: positiveInt,
   /** Deadline-aware admission (docs/operations.md, "Overload protection"): each method learns its service time (the 10th percentile of its last 32 calls, at most 10 s old, once 16 are there), and a call whose remaining budget is already smaller is refused Overloaded before its arguments are decoded (it never runs; the consumer fails it over). Default true. */
   deadlineAdmission: z.boolean(),
-  /** The adaptive concurrency limit (docs/operations.md, "Overload protection"): the provider learns how many calls it can have in flight from their latency and the event loop's delay (Gradient2-style), and refuses the rest Overloaded before decoding them (never run; the consumer fails them over), sheddable calls first. Default false: behind this one switch until it tells a closed-loop burst from overload (a consumer keeping 500 fast calls in flight in one process brings it down and is refused). */
+  /** The adaptive concurrency limit (docs/operations.md, "Overload protection"): the provider learns how many calls it can have in flight from their latency and the event loop's delay (Gradient2-style) and, only while it is overloaded (its event loop saturated and its queue growing interval after interval: not for a burst or a closed loop of callers), refuses the calls beyond it Overloaded before decoding them (never run; the consumer fails them over), sheddable calls first. Default true. */
   adaptiveLimit: z.boolean(),
-  /** The adaptive limit before anything is learnt; high, so that a provider is not throttled before it shows it is overloaded (the first window that queues brings it down to the calls actually in flight). Default 10000. */
+  /** The adaptive limit before anything is learnt; high, so that nothing is refused before the limit has learnt (the first window that queues brings it down to the calls actually in flight; an overload brings it down to what the provider serves). Default 10000. */
   adaptiveLimitInitial: positiveInt,
   /** The adaptive limit never goes below it. Default 20. */
   adaptiveLimitMin: positiveInt,
@@ -134,7 +134,7 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   maxConcurrentCalls: 10_000,
   maxOpenStreams: 10_000,
   deadlineAdmission: true,
-  adaptiveLimit: false,
+  adaptiveLimit: true,
   adaptiveLimitInitial: DEFAULT_ADAPTIVE_LIMIT_OPTIONS.initialLimit,
   adaptiveLimitMin: DEFAULT_ADAPTIVE_LIMIT_OPTIONS.minLimit,
   adaptiveLimitMax: DEFAULT_ADAPTIVE_LIMIT_OPTIONS.maxLimit,

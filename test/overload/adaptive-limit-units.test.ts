@@ -84,12 +84,33 @@ describe('the adaptive limit', () => {
   });
 });
 
+/**
+ * A limiter whose gate has seen the provider overloaded (a saturated loop, scripted; the mean queue
+ * went from 1 call to 32 between two intervals), with nothing in flight, at time 200 ms.
+ */
+function overloadedLimiter(): ReturnType<typeof createConcurrencyLimiter> {
+  const limiter = createConcurrencyLimiter({
+    initialLimit: 100,
+    eventLoopDelay: false,
+    utilisation: () => 1,
+    overload: { confirmIntervals: 1 },
+  });
+  const any = () => 'default' as const;
+  limiter.acquire(any, undefined, 0);
+  for (let i = 0; i < 31; i++) limiter.acquire(any, undefined, 100);
+  limiter.acquire(any, undefined, 200);
+  expect(limiter.overloaded).toBe(true);
+  for (let i = 0; i < 33; i++) limiter.release(undefined, 200);
+  return limiter;
+}
+
 describe('admission by priority', () => {
   const priority = (p: CallPriority) => () => p;
 
-  it('admits anything below 80 % of the limit, sheddable calls no further, default up to the limit, critical up to 1.5×', () => {
-    const limiter = createConcurrencyLimiter({ initialLimit: 100, eventLoopDelay: false });
-    const admit = (p: CallPriority) => limiter.acquire(priority(p), undefined);
+  it('while overloaded: admits anything below 80 % of the limit, sheddable calls no further, default up to the limit, critical up to 1.5×', () => {
+    const limiter = overloadedLimiter();
+    const refusedBefore = limiter.refused;
+    const admit = (p: CallPriority) => limiter.acquire(priority(p), undefined, 250);
     for (let i = 0; i < 80; i++) expect(admit('sheddable')).toBe(true);
     expect(admit('sheddable')).toBe(false);
     for (let i = 80; i < 100; i++) expect(admit('default')).toBe(true);
@@ -97,22 +118,56 @@ describe('admission by priority', () => {
     for (let i = 100; i < 150; i++) expect(admit('critical')).toBe(true);
     expect(admit('critical')).toBe(false);
     expect(limiter.inflight).toBe(150);
-    expect(limiter.refused).toBe(3);
-    limiter.release(undefined, 0);
+    expect(limiter.refused - refusedBefore).toBe(3);
+    limiter.release(undefined, 251);
     expect(limiter.inflight).toBe(149);
     limiter.close();
   });
 
+  it('not overloaded (a burst, a closed loop): admits every call, beyond the limit too', () => {
+    const limiter = createConcurrencyLimiter({
+      initialLimit: 100,
+      eventLoopDelay: false,
+      utilisation: () => 1,
+    });
+    for (let i = 0; i < 300; i++) expect(limiter.acquire(priority('sheddable'), undefined, 0)).toBe(true);
+    expect(limiter.overloaded).toBe(false);
+    expect(limiter.refused).toBe(0);
+    expect(limiter.admitted).toBe(300);
+    limiter.close();
+  });
+
   it('does not ask for the priority below the open share (the fast path)', () => {
-    const limiter = createConcurrencyLimiter({ initialLimit: 100, eventLoopDelay: false });
+    const limiter = overloadedLimiter();
     let asked = 0;
     const counting = () => {
       asked++;
       return 'default' as const;
     };
-    for (let i = 0; i < 80; i++) limiter.acquire(counting, undefined);
+    for (let i = 0; i < 80; i++) limiter.acquire(counting, undefined, 250);
     expect(asked).toBe(0);
-    limiter.acquire(counting, undefined);
+    limiter.acquire(counting, undefined, 250);
     expect(asked).toBe(1);
+  });
+
+  it("when it becomes overloaded, the limit comes down at once to the calls served × the target latency (Little's law)", () => {
+    const limiter = createConcurrencyLimiter({
+      initialLimit: 10_000,
+      eventLoopDelay: false,
+      utilisation: () => 1,
+      overload: { confirmIntervals: 1 },
+    });
+    const any = () => 'default' as const;
+    // 300 calls arrive, 100 of them end within the interval: 1 per ms; the target latency is the slack
+    // (20 ms) before any window
+    limiter.acquire(any, undefined, 0);
+    for (let i = 0; i < 300; i++) limiter.acquire(any, undefined, 100);
+    for (let i = 0; i < 100; i++) limiter.release(undefined, 150);
+    limiter.acquire(any, undefined, 150);
+    limiter.acquire(any, undefined, 200);
+    expect(limiter.overloaded).toBe(true);
+    expect(limiter.limit).toBe(20);
+    // the 203 in flight: calls are refused until they drained under it
+    expect(limiter.acquire(any, undefined, 201)).toBe(false);
   });
 });

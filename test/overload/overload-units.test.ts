@@ -65,3 +65,21 @@ describe('adaptive throttle', () => {
     expect(throttle.refusalProbability(2)).toBe(0);
   });
 });
+
+describe('deadline-aware admission probes while it refuses everything', () => {
+  it('admits one call every probeEveryMs once it has refused for that long, so the estimate keeps learning', () => {
+    const st = createServiceTime();
+    for (let i = 0; i < 16; i++) st.record(500, i);
+    expect(st.expectedMs(20)).toBe(500);
+    expect(st.admits(600, 20)).toBe(true);
+    // refused from 30 on; the first probe 100 ms later, then one every 100 ms
+    expect(st.admits(100, 30)).toBe(false);
+    expect(st.admits(100, 90)).toBe(false);
+    expect(st.admits(100, 130)).toBe(true);
+    expect(st.admits(100, 140)).toBe(false);
+    expect(st.admits(100, 231)).toBe(true);
+    // a call with budget enough ends the refusing
+    expect(st.admits(600, 240)).toBe(true);
+    expect(st.admits(100, 250)).toBe(false);
+  });
+});
