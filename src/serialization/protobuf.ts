@@ -65,6 +65,14 @@ export interface ProtobufMethodCodec {
   /** The result as the response message (an empty message for `undefined`). */
   encodeResult(value: unknown): Uint8Array;
   decodeResult(bytes: Uint8Array, limits: DecodeLimits): unknown;
+  /**
+   * One message of the request type as a stream carries it (the consumer's messages of a client or
+   * two-way stream, over gRPC): the whole message as an object, or its `value` for a message whose only
+   * field is `value`; measured against `limits` first.
+   */
+  decodeMessage(bytes: Uint8Array, limits: DecodeLimits): unknown;
+  /** A value as one message of the request type (the inverse of `decodeMessage`). */
+  encodeMessage(value: unknown): Uint8Array;
   /** Elements a request message decodes into, counted before decoding (protobuf-scan.ts); throws over `maxElements`. */
   measureArgs(bytes: Uint8Array, maxElements: number): number;
   /** Elements a response message decodes into, counted before decoding; throws over `maxElements`. */
@@ -74,6 +82,8 @@ export interface ProtobufMethodCodec {
 /** A service's protobuf binding: its methods' codecs, checked against the definition once. */
 export interface ProtobufBinding {
   readonly service: string;
+  /** The service's full name in the `.proto` (`example.UserService`): what gRPC paths name. */
+  readonly protoService: string;
   method(name: string): ProtobufMethodCodec | undefined;
 }
 
@@ -131,13 +141,18 @@ export function bindProtobuf(
       methodCodec(`${serviceName}.${name}`, lookup(rpc.requestType), lookup(rpc.responseType)),
     );
   }
-  return { service: serviceName, method: (name) => codecs.get(name) };
+  return {
+    service: serviceName,
+    protoService: service.fullName.replace(/^\./, ''),
+    method: (name) => codecs.get(name),
+  };
 }
 
 function methodCodec(label: string, request: ProtobufType, response: ProtobufType): ProtobufMethodCodec {
   const parameters = [...request.fieldsArray].sort((a, b) => a.id - b.id).map((field) => field.name);
   const returnsNothing = response.fieldsArray.length === 0;
   const wrapsValue = response.fieldsArray.length === 1 && response.fieldsArray[0]!.name === 'value';
+  const requestWrapsValue = request.fieldsArray.length === 1 && request.fieldsArray[0]!.name === 'value';
   // fromObject converts what JSON-minded code holds (decimal strings or bigints for 64-bit fields, enum
   // names, base64 for bytes) and drops unknown properties
   const encode = (type: ProtobufType, object: object): Uint8Array =>
@@ -194,6 +209,20 @@ function methodCodec(label: string, request: ProtobufType, response: ProtobufTyp
     decodeResult(bytes, limits) {
       const message = decode(response, bytes, limits);
       return returnsNothing ? undefined : wrapsValue ? message['value'] : message;
+    },
+    decodeMessage(bytes, limits) {
+      const message = decode(request, bytes, limits);
+      return requestWrapsValue ? message['value'] : message;
+    },
+    encodeMessage(value) {
+      if (requestWrapsValue) return encode(request, value === undefined || value === null ? {} : { value });
+      if (value === undefined || value === null) return encode(request, {});
+      if (typeof value !== 'object') {
+        throw new TypeError(
+          `${label}: a message must be an object for ${request.fullName.replace(/^\./, '')}`,
+        );
+      }
+      return encode(request, value);
     },
     measureArgs: (bytes, maxElements) => measure(requestScanner, bytes, maxElements),
     measureResult: (bytes, maxElements) => measure(responseScanner, bytes, maxElements),
