@@ -56,27 +56,33 @@ export function createGrpcStreamPort(init: GrpcStreamPortInit): GrpcStreamPort {
         });
 
   /** Resolves once the HTTP/2 stream took what was written ('drain'), or the stream stopped or stalled. */
-  const drained = (): Promise<unknown> => {
-    let timer: NodeJS.Timeout | undefined;
-    return Promise.race([
-      new Promise<void>((resolve) => http.once('drain', resolve)),
-      new Promise<void>((resolve) => http.once('close', resolve)),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(() => {
-          init.onStalled();
-          stop(new RpcError('Cancelled', "the gRPC client took none of the stream's messages in time"));
-          resolve();
-        }, init.stalledStreamTimeoutMs);
-        timer.unref();
-      }),
-      whenStopped,
-    ]).finally(() => clearTimeout(timer));
-  };
+  /** Ends the wait of `drained()` when the stream is stopped. */
+  let wakeDrained: (() => void) | undefined;
+  const drained = (): Promise<unknown> =>
+    new Promise<void>((resolve) => {
+      const done = (): void => {
+        wakeDrained = undefined;
+        clearTimeout(timer);
+        http.off('drain', done);
+        http.off('close', done);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        init.onStalled();
+        stop(new RpcError('Cancelled', "the gRPC client took none of the stream's messages in time"));
+        done();
+      }, init.stalledStreamTimeoutMs);
+      timer.unref();
+      http.once('drain', done);
+      http.once('close', done);
+      wakeDrained = done;
+    });
 
   const stop = (reason: RpcError): void => {
     if (stopped !== undefined) return;
     stopped = reason;
     wake?.(undefined);
+    wakeDrained?.();
     inbox?.fail(reason);
     void iterator?.return?.()?.catch?.(() => {});
   };
