@@ -304,6 +304,8 @@ export function createGrpcEntry(parts: GrpcEntryParts): GrpcEntry {
       goingAway = true;
       health.shutDown();
       const stopped = listener?.close();
+      // the calls in flight were drained before this step; a health Watch would wait forever
+      health.endWatches();
       await Promise.all(
         [...sessions.keys()].map(
           (session) =>
@@ -314,10 +316,12 @@ export function createGrpcEntry(parts: GrpcEntryParts): GrpcEntry {
               }
               const timer = setTimeout(() => session.destroy(), graceMs);
               timer.unref();
-              session.close(() => {
+              // not close(callback): a session the client already closed (its GOAWAY) ignores it
+              session.once('close', () => {
                 clearTimeout(timer);
                 resolve();
               });
+              session.close();
             }),
         ),
       );
@@ -327,6 +331,7 @@ export function createGrpcEntry(parts: GrpcEntryParts): GrpcEntry {
       goingAway = true;
       health.shutDown();
       void listener?.close();
+      health.endWatches();
       for (const session of sessions.keys()) session.destroy();
     },
   };

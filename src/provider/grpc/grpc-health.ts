@@ -25,6 +25,8 @@ export interface GrpcHealth {
   ready(): void;
   /** Shutdown started: NOT_SERVING, for good. */
   shutDown(): void;
+  /** Ends every Watch (the entry closes): UNAVAILABLE, the server is gone. */
+  endWatches(): void;
   /** The status of `service` ('' for the server). */
   statusOf(service: string): number;
 }
@@ -34,6 +36,7 @@ const response = (status: number): Buffer => new ProtoWriter().uint(1, status).f
 export function createGrpcHealth(routes: GrpcRoutes): GrpcHealth {
   let state: 'starting' | 'serving' | 'shut down' = 'starting';
   const watchers = new Set<() => void>();
+  const watching = new Set<GrpcBuiltinCall>();
   const changed = (): void => {
     for (const watcher of watchers) watcher();
   };
@@ -87,7 +90,11 @@ export function createGrpcHealth(routes: GrpcRoutes): GrpcHealth {
       };
       send();
       watchers.add(send);
-      call.onClose(() => watchers.delete(send));
+      watching.add(call);
+      call.onClose(() => {
+        watchers.delete(send);
+        watching.delete(call);
+      });
     });
 
   return {
@@ -104,6 +111,13 @@ export function createGrpcHealth(routes: GrpcRoutes): GrpcHealth {
       if (state === 'shut down') return;
       state = 'shut down';
       changed();
+    },
+    endWatches() {
+      for (const call of watching) {
+        call.exchange.end({ status: GrpcStatus.UNAVAILABLE, message: 'the server is shutting down' });
+      }
+      watching.clear();
+      watchers.clear();
     },
     statusOf,
   };
