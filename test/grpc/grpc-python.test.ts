@@ -27,7 +27,9 @@ function pythonHasGrpc(): boolean {
 
 const available = pythonHasGrpc();
 if (!available) {
-  console.warn(`skipping the grpcio interop tests: ${PYTHON} cannot import grpc and grpc_tools (scripts/services/install.sh installs python3-grpcio and python3-grpc-tools)`);
+  console.warn(
+    `skipping the grpcio interop tests: ${PYTHON} cannot import grpc and grpc_tools (scripts/services/install.sh installs python3-grpcio and python3-grpc-tools)`,
+  );
 }
 
 const CLIENT = `
@@ -65,13 +67,23 @@ afterEach(closeAll);
 describe.skipIf(!available)('gRPC entry: Python grpcio (C-core) as the client', () => {
   it('calls unary and every stream kind, with metadata, status and deadline', async () => {
     fs.copyFileSync(GREETER_PROTO, path.join(dir, 'greeter.proto'));
-    await run(PYTHON, ['-m', 'grpc_tools.protoc', `-I${dir}`, `--python_out=${dir}`, `--grpc_python_out=${dir}`, path.join(dir, 'greeter.proto')]);
+    await run(PYTHON, [
+      '-m',
+      'grpc_tools.protoc',
+      `-I${dir}`,
+      `--python_out=${dir}`,
+      `--grpc_python_out=${dir}`,
+      path.join(dir, 'greeter.proto'),
+    ]);
     fs.writeFileSync(path.join(dir, 'client.py'), CLIENT);
     const seen = newSeen();
     const app = await testApp();
     app.provide(GreeterDef, greeterImpl(seen));
     await app.start();
-    const { stdout } = await run(PYTHON, [path.join(dir, 'client.py'), String(app.grpcPort)], { cwd: dir, timeout: 60_000 });
+    const { stdout } = await run(PYTHON, [path.join(dir, 'client.py'), String(app.grpcPort)], {
+      cwd: dir,
+      timeout: 60_000,
+    });
     const out = JSON.parse(stdout);
     expect(out).toEqual({
       unary: 'hello py',
