@@ -84,6 +84,8 @@ export interface ProtobufBinding {
   readonly service: string;
   /** The service's full name in the `.proto` (`example.UserService`): what gRPC paths name. */
   readonly protoService: string;
+  /** The service as the Root declares it (protobufjs' reflection object): what gRPC reflection describes. */
+  readonly reflected: ProtobufService;
   method(name: string): ProtobufMethodCodec | undefined;
 }
 
@@ -144,6 +146,7 @@ export function bindProtobuf(
   return {
     service: serviceName,
     protoService: service.fullName.replace(/^\./, ''),
+    reflected: service,
     method: (name) => codecs.get(name),
   };
 }

@@ -112,7 +112,8 @@ export function createGrpcEntry(parts: GrpcEntryParts): GrpcEntry {
   const builtins = new Map<string, GrpcBuiltin>();
   if (options.health) for (const [path, builtin] of health.methods) builtins.set(path, builtin);
   if (options.reflection) {
-    for (const [path, builtin] of createGrpcReflection(routes).methods) builtins.set(path, builtin);
+    for (const [path, builtin] of createGrpcReflection(routes, options.health).methods)
+      builtins.set(path, builtin);
   }
 
   const stateOf = (invocation: ServerInvocation): GrpcCallState => invocation.origin as GrpcCallState;
