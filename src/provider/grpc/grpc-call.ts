@@ -314,7 +314,8 @@ function readMessages(ctx: GrpcCallContext, stream: http2.ServerHttp2Stream, gzi
   };
   stream.on('data', onData);
   stream.once('end', () => {
-    if (failed) return;
+    // a stream the client reset ends too: there is nobody to answer
+    if (failed || stream.aborted || (stream.rstCode ?? NO_ERROR) !== NO_ERROR) return;
     if (!decoder.atBoundary) {
       fail(new RpcError('BadRequest', 'the request ended inside a message'));
       return;

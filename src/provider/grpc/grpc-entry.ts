@@ -85,6 +85,26 @@ export function createGrpcEntry(parts: GrpcEntryParts): GrpcEntry {
   const sessions = new Map<http2.ServerHttp2Session, GrpcPeer>();
   /** The peer of the connection being handed to the HTTP/2 server ('session' is emitted synchronously). */
   let arriving: GrpcPeer | undefined;
+  /** Streams each connection's client reset in the current one-second window. */
+  const resets = new WeakMap<http2.ServerHttp2Session, { windowStart: number; count: number }>();
+  /** The client reset a stream: past `maxResetsPerSecond` in a second, its connection is closed. */
+  const countReset = (session: http2.ServerHttp2Session, peer: GrpcPeer): void => {
+    const window = resets.get(session);
+    if (window === undefined) return;
+    const now = Date.now();
+    if (now - window.windowStart >= 1_000) {
+      window.windowStart = now;
+      window.count = 0;
+    }
+    window.count++;
+    if (window.count <= options.maxResetsPerSecond || session.destroyed) return;
+    parts.onProtocolError(
+      peer.remote,
+      `gRPC connection reset more than ${options.maxResetsPerSecond} streams in a second (rapid reset; server.grpc.maxResetsPerSecond)`,
+    );
+    session.goaway(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    session.destroy();
+  };
   let goingAway = false;
   let listener: TransportListener | undefined;
 
@@ -227,6 +247,7 @@ export function createGrpcEntry(parts: GrpcEntryParts): GrpcEntry {
       }
     });
     session.once('close', () => sessions.delete(session));
+    resets.set(session, { windowStart: 0, count: 0 });
     if (goingAway) session.goaway(http2.constants.NGHTTP2_NO_ERROR);
   });
   server.on('stream', (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => {
@@ -236,6 +257,7 @@ export function createGrpcEntry(parts: GrpcEntryParts): GrpcEntry {
       return;
     }
     stream.on('error', () => {});
+    stream.once('aborted', () => countReset(stream.session as unknown as http2.ServerHttp2Session, peer));
     serveGrpcCall(ctx, peer, stream, headers);
   });
   // nghttp2 tells the session about a flood (ENHANCE_YOUR_CALM) as an error; a stream error is per stream

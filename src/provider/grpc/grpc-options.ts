@@ -29,6 +29,8 @@ export const grpcConfigSchema = z.strictObject({
   maxHeaderListBytes: z.number().int().min(1024),
   /** Memory one HTTP/2 connection may hold (HPACK tables, queued frames), MiB; past it new streams are refused. Default 10. */
   maxSessionMemoryMb: positiveInt,
+  /** Streams a client may reset (RST_STREAM) within one second before its connection is closed with GOAWAY ENHANCE_YOUR_CALM: the rapid reset attack (CVE-2023-44487) costs the server work for streams nobody waits for. Default 200. */
+  maxResetsPerSecond: positiveInt,
   /** A connection with no stream open for this long is closed with GOAWAY, ms. Default 300000. */
   idleTimeoutMs: positiveInt,
   /** A stream whose client takes none of the messages waiting for it (its flow-control window stays shut) for this long is reset, ms. Default 60000. */
@@ -49,6 +51,7 @@ export const DEFAULT_GRPC_CONFIG: GrpcConfig = {
   maxConcurrentStreams: 100,
   maxHeaderListBytes: 16 * 1024,
   maxSessionMemoryMb: 10,
+  maxResetsPerSecond: 200,
   idleTimeoutMs: 300_000,
   stalledStreamTimeoutMs: 60_000,
   health: true,
@@ -65,6 +68,7 @@ export interface GrpcOptions {
   readonly maxConcurrentStreams: number;
   readonly maxHeaderListBytes: number;
   readonly maxSessionMemoryMb: number;
+  readonly maxResetsPerSecond: number;
   readonly idleTimeoutMs: number;
   readonly stalledStreamTimeoutMs: number;
   readonly health: boolean;
