@@ -95,6 +95,17 @@ export function serveGrpcCall(
 ): void {
   const receivedAt = Date.now();
   const path = headers[':path'] ?? '';
+  const headerBytes = headerListBytes(headers);
+  if (headerBytes > ctx.options.maxHeaderListBytes) {
+    const reason = `a header list of ${headerBytes} bytes is over server.grpc.maxHeaderListBytes (${ctx.options.maxHeaderListBytes})`;
+    ctx.onRefused(peer.remote, reason);
+    refuse(
+      createGrpcExchange({ stream, contentType: 'application/grpc', gzip: false }),
+      'RateLimited',
+      reason,
+    );
+    return;
+  }
   const format = formatOf(headers['content-type']);
   if (headers[':method'] !== 'POST' || format === null) {
     // not gRPC at all: HTTP's own answer (gRPC over HTTP/2: 415 for a content type that is not gRPC)
@@ -146,7 +157,7 @@ export function serveGrpcCall(
     refuse(exchange, 'BadRequest', timeoutMs.message);
     return;
   }
-  const reading = readMessages(ctx, stream, gzip);
+  const reading = readMessages(ctx, stream, gzip, (reason) => ctx.onRefused(peer.remote, reason));
   const builtin = ctx.builtins.get(path);
   if (builtin !== undefined) {
     builtin({
@@ -246,6 +257,17 @@ export function serveGrpcCall(
   });
 }
 
+/** A header list's size as HTTP/2 counts it (RFC 7541 §4.1: name, value and 32 bytes per field). */
+function headerListBytes(headers: http2.IncomingHttpHeaders): number {
+  let bytes = 0;
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) bytes += name.length + String(one).length + 32;
+  }
+  return bytes;
+}
+
 interface Reading {
   onMessage(listener: (bytes: Buffer) => void): void;
   onEnd(listener: () => void): void;
@@ -256,7 +278,12 @@ interface Reading {
  * Reads the request's messages: each length checked from its prefix, inflated within
  * `maxMessageBytes` when compressed. A failure stops reading.
  */
-function readMessages(ctx: GrpcCallContext, stream: http2.ServerHttp2Stream, gzip: boolean): Reading {
+function readMessages(
+  ctx: GrpcCallContext,
+  stream: http2.ServerHttp2Stream,
+  gzip: boolean,
+  onRefused: (reason: string) => void,
+): Reading {
   const { maxMessageBytes } = ctx.options;
   const decoder = new GrpcMessageDecoder(maxMessageBytes);
   const messageListeners: Array<(bytes: Buffer) => void> = [];
@@ -266,6 +293,7 @@ function readMessages(ctx: GrpcCallContext, stream: http2.ServerHttp2Stream, gzi
   const fail = (error: RpcError): void => {
     if (failed) return;
     failed = true;
+    onRefused(error.message);
     stream.off('data', onData);
     failureListener?.(error);
   };

@@ -8,6 +8,7 @@
  *   the last one (`write()` true, or after 'drain': its window and buffer had room). A client that takes
  *   nothing for `stalledStreamTimeoutMs` gets its stream reset, and the handler is stopped.
  */
+import http2 from 'node:http2';
 import { messageOf, RpcError } from '../../core/rpc-error.js';
 import { StreamInbox } from '../../protocol/stream-inbox.js';
 import type { StreamKind } from '../../service/define-service.js';
@@ -70,6 +71,8 @@ export function createGrpcStreamPort(init: GrpcStreamPortInit): GrpcStreamPort {
       const timer = setTimeout(() => {
         init.onStalled();
         stop(new RpcError('Cancelled', "the gRPC client took none of the stream's messages in time"));
+        // its trailers would wait behind the messages it does not take: the stream is reset instead
+        if (!http.destroyed) http.close(http2.constants.NGHTTP2_CANCEL);
         done();
       }, init.stalledStreamTimeoutMs);
       timer.unref();
