@@ -59,7 +59,11 @@ interface Versioned {
 describe('gRPC entry: routes, Triple headers, formats', () => {
   it('tri-service-version and tri-service-group select the service; several versions need one', async () => {
     const app = await testApp();
-    for (const [version, group] of [['1.0', ''], ['2.0', ''], ['1.0', 'blue']] as const) {
+    for (const [version, group] of [
+      ['1.0', ''],
+      ['2.0', ''],
+      ['1.0', 'blue'],
+    ] as const) {
       const def = defineService<Versioned>('triple.Versioned', { version, group, methods: { which: {} } });
       app.provide(def, { which: async () => `${version}/${group || '-'}` });
     }
@@ -97,7 +101,12 @@ describe('gRPC entry: routes, Triple headers, formats', () => {
     const proto = await call(port, '/plain.Adder/add', { 'content-type': 'application/grpc' }, json([2, 3]));
     expect(proto.grpcStatus).toBe('12');
     expect(proto.grpcMessage).toMatch(/application\/grpc\+json/);
-    const notGrpc = await call(port, '/plain.Adder/add', { 'content-type': 'application/json' }, Buffer.from('[2,3]'));
+    const notGrpc = await call(
+      port,
+      '/plain.Adder/add',
+      { 'content-type': 'application/json' },
+      Buffer.from('[2,3]'),
+    );
     expect(notGrpc.status).toBe(415);
   });
 });
