@@ -21,6 +21,9 @@ import type { ServerOptions } from './server-options.js';
 import type { ServiceTable } from './service-table.js';
 import type { Serving } from './serving.js';
 
+/** A connection that sent nothing is Callisto's after at most this (half a heartbeat interval, when shorter). */
+const SNIFF_SILENCE_MAX_MS = 1_000;
+
 export interface RpcServer {
   /** The port listened on (the real one when configured as 0). */
   readonly port: number;
@@ -177,7 +180,11 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
           );
         },
       },
-      perConnection.frameTimeoutMs,
+      {
+        prefaceTimeoutMs: perConnection.frameTimeoutMs,
+        // quiet Callisto consumers wait at most this before their heartbeats and timeouts start
+        silenceMs: Math.min(SNIFF_SILENCE_MAX_MS, perConnection.heartbeat.intervalMs / 2),
+      },
     );
   };
   /** Connections not yet told apart (Callisto or HTTP/2). */
@@ -205,7 +212,7 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
       return ctx.streams.open;
     },
     get connectionCount() {
-      return connections.size;
+      return connections.size + sniffing.size;
     },
     async listen() {
       listener = await transport.listen(

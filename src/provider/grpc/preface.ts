@@ -7,9 +7,9 @@
  * - in cleartext, by the first byte: Callisto frames open with the magic `0xCA`, HTTP/2 with its
  *   connection preface `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n` (RFC 9113 §3.4). A first byte other than `P`
  *   is Callisto's at once (no copy, no wait); a `P` waits for the 24 bytes of the preface, at most
- *   `timeoutMs` (then the connection is closed), and a connection whose bytes stop matching it goes to
- *   Callisto's decoder, which refuses it as it refuses any bad magic. A connection that sends nothing
- *   for `timeoutMs` is Callisto's (its own heartbeats and timeouts apply from then on).
+ *   `prefaceTimeoutMs` (then the connection is closed), and a connection whose bytes stop matching it
+ *   goes to Callisto's decoder, which refuses it as it refuses any bad magic. A connection that sends
+ *   nothing for `silenceMs` is Callisto's (its own heartbeats and timeouts apply from then on).
  *
  * The bytes read to decide are put back (`unshift`) before the connection is handed over, so each
  * server reads the connection from its first byte. Only a `net.Socket` (tcp, tls) can be put back: any
@@ -34,7 +34,19 @@ function isSocket(stream: ByteStream): stream is ByteStream & net.Socket {
   return typeof (stream as Partial<net.Socket>).unshift === 'function';
 }
 
-export function routeByPreface(stream: ByteStream, routes: PrefaceRoutes, timeoutMs: number): void {
+/** How long the first bytes may take. */
+export interface PrefaceTimes {
+  /** A connection that sent part of the preface must complete it within this, or it is closed. */
+  readonly prefaceTimeoutMs: number;
+  /**
+   * A connection that sent nothing for this long is Callisto's: HTTP/2 clients send the preface at
+   * once (RFC 9113 §3.4), so only a quiet Callisto consumer waits; from then on its heartbeats and
+   * timeouts run as on a connection that was never told apart.
+   */
+  readonly silenceMs: number;
+}
+
+export function routeByPreface(stream: ByteStream, routes: PrefaceRoutes, times: PrefaceTimes): void {
   if (!isSocket(stream)) {
     routes.callisto();
     return;
@@ -73,16 +85,17 @@ export function routeByPreface(stream: ByteStream, routes: PrefaceRoutes, timeou
     clearTimeout(timer);
     socket.off('data', onData);
   };
-  // nothing at all within timeoutMs: Callisto's connection takes it (its heartbeats and timeouts
-  // apply from then on); part of the preface and then nothing: closed
+  // nothing at all for silenceMs: Callisto's connection takes it; part of the preface and then
+  // nothing for prefaceTimeoutMs: closed
+  const stalled = (): void => {
+    socket.off('data', onData);
+    routes.stalled?.();
+    socket.destroy();
+  };
   timer = setTimeout(() => {
     if (seen.length === 0) decide(false);
-    else {
-      socket.off('data', onData);
-      routes.stalled?.();
-      socket.destroy();
-    }
-  }, timeoutMs);
+    else timer = setTimeout(stalled, Math.max(0, times.prefaceTimeoutMs - times.silenceMs));
+  }, times.silenceMs);
   timer.unref();
   socket.on('data', onData);
   socket.once('close', onClose);
