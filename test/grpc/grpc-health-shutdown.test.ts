@@ -69,10 +69,8 @@ describe('gRPC entry: health and graceful shutdown', () => {
 
     const session = http2.connect(`http://127.0.0.1:${port}`);
     session.on('error', () => {});
-    let goaway = false;
-    session.on('goaway', () => {
-      goaway = true;
-    });
+    const order: string[] = [];
+    session.on('goaway', () => order.push('goaway'));
     const stream = session.request({
       ':method': 'POST',
       ':path': '/callisto.test.Greeter/slow',
@@ -84,6 +82,7 @@ describe('gRPC entry: health and graceful shutdown', () => {
       const chunks: Buffer[] = [];
       let status: string | undefined;
       stream.on('trailers', (trailers) => {
+        order.push('answer');
         status = trailers['grpc-status'] as string;
       });
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -93,8 +92,11 @@ describe('gRPC entry: health and graceful shutdown', () => {
 
     const closed = app.close();
     await waitFor(() => statuses.includes('NOT_SERVING'));
-    await waitFor(() => goaway);
     const { status, body } = await answer;
+    // GOAWAY came while the call was in flight (not when the connection closed after it), and the
+    // call was still answered
+    await waitFor(() => order.includes('goaway'));
+    expect(order).toEqual(['goaway', 'answer']);
     expect(status).toBe('0');
     expect(body.length).toBeGreaterThan(5);
     await closed;
