@@ -54,6 +54,25 @@ describe('gRPC entry: TLS, auth, ports', () => {
     expect(refused.error?.code).toBe(grpc.status.UNAVAILABLE);
   });
 
+  it("mutual TLS: the caller's identity is its own connection's client certificate", async () => {
+    const app = await provider({
+      tls: { key: pki.server.key, cert: pki.server.cert, ca: pki.ca, requestCert: true },
+      auth: { mtls: true, defaultAccess: 'allow' },
+    });
+    const client = greeterClient(
+      `localhost:${app.grpcPort}`,
+      grpc.credentials.createSsl(
+        fs.readFileSync(pki.ca),
+        fs.readFileSync(pki.orders.key),
+        fs.readFileSync(pki.orders.cert),
+      ),
+    );
+    clients.push(client);
+    const answer = await unary<{ message: string }>(client, 'whoami', {});
+    expect(answer.error).toBeUndefined();
+    expect(answer.value?.message).toBe('mtls:orders');
+  });
+
   it('the auth filter reads the authorization metadata', async () => {
     const app = await provider({ auth: { tokens: { orders: TOKEN }, defaultAccess: 'allow' } });
     const client = greeterClient(`127.0.0.1:${app.grpcPort}`);
