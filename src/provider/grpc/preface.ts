@@ -2,8 +2,8 @@
  * Tells a connection to the provider's own port that speaks HTTP/2 (gRPC, Triple) from one that speaks
  * Callisto's protocol, the way Dubbo 3 serves Triple beside its own protocol:
  *
- * - over TLS, by what ALPN negotiated: `h2` is HTTP/2, anything else (Callisto's consumers offer none)
- *   is Callisto's protocol — decided before a byte is read;
+ * - over TLS, by what ALPN negotiated: `h2` is HTTP/2, anything else or nothing (Callisto's consumers
+ *   offer none) is Callisto's protocol — decided before a byte is read, at no cost;
  * - in cleartext, by the first byte: Callisto frames open with the magic `0xCA`, HTTP/2 with its
  *   connection preface `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n` (RFC 9113 §3.4). A first byte other than `P`
  *   is Callisto's at once (no copy, no wait); a `P` waits for the 24 bytes of the preface, at most
@@ -57,7 +57,9 @@ export function routeByPreface(stream: ByteStream, routes: PrefaceRoutes, times:
     routes.http2(socket);
     return;
   }
-  if (typeof alpn === 'string') {
+  // a TLS connection that negotiated something else, or nothing (Callisto's consumers offer no ALPN):
+  // Callisto's, at once (node's HTTP/2 server refuses TLS without h2 anyway)
+  if (typeof alpn === 'string' || alpn === false) {
     routes.callisto();
     return;
   }
