@@ -7,7 +7,7 @@
 import { createFileRegistry, type DescService, fromBinary } from '@bufbuild/protobuf';
 import { FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
-import { createGrpcTransport } from '@connectrpc/connect-node';
+import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import protobuf from 'protobufjs';
 import descriptor from 'protobufjs/ext/descriptor/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -51,5 +51,24 @@ describe('gRPC entry: connect-node as the client (gRPC protocol)', () => {
     const failed = await client.fail({ code: 'RateLimited' }).catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(ConnectError);
     expect((failed as ConnectError).code).toBe(Code.ResourceExhausted);
+  });
+
+  it('the Connect protocol (unary, binary) on the same port: an answer, a deadline and an error status', async () => {
+    const app = await testApp();
+    app.provide(GreeterDef, greeterImpl(newSeen()));
+    await app.start();
+    const transport = createConnectTransport({
+      baseUrl: `http://127.0.0.1:${app.grpcPort}`,
+      httpVersion: '2',
+      useBinaryFormat: true,
+    });
+    // biome-ignore lint/suspicious/noExplicitAny: a client of a descriptor built at run time
+    const client = createClient(greeterService(), transport) as any;
+    expect((await client.sayHello({ name: 'connect-protocol' })).message).toBe('hello connect-protocol');
+    const failed = await client.fail({ code: 'Unauthorized' }).catch((error: unknown) => error);
+    expect((failed as ConnectError).code).toBe(Code.Unauthenticated);
+    expect((failed as ConnectError).rawMessage).toBe('failed with Unauthorized');
+    const late = await client.slow({ ms: 10_000 }, { timeoutMs: 300 }).catch((error: unknown) => error);
+    expect((late as ConnectError).code).toBe(Code.DeadlineExceeded);
   });
 });

@@ -4,7 +4,7 @@
  * and group; without a version the one service of that name is meant, several are refused naming
  * them; `application/grpc+json` serves any service (arguments as a JSON array, the result as JSON);
  * `application/grpc` for a service without protobuf messages is UNIMPLEMENTED, and a content type that
- * is not gRPC is HTTP 415.
+ * is not gRPC (nor Connect's `application/json` / `application/proto`) is HTTP 415.
  */
 import http2 from 'node:http2';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -44,6 +44,30 @@ function call(port: number, path: string, headers: http2.OutgoingHttpHeaders, bo
     stream.on('close', () => {
       session.close();
       resolve({ status, grpcStatus, grpcMessage, messages });
+    });
+    stream.end(body);
+  });
+}
+
+function rawCall(
+  port: number,
+  path: string,
+  headers: http2.OutgoingHttpHeaders,
+  body: Buffer,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    session.on('error', reject);
+    const stream = session.request({ ':method': 'POST', ':path': path, ...headers });
+    let status = 0;
+    const chunks: Buffer[] = [];
+    stream.on('response', (h) => {
+      status = Number(h[':status']);
+    });
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('close', () => {
+      session.close();
+      resolve({ status, body: Buffer.concat(chunks).toString() });
     });
     stream.end(body);
   });
@@ -104,9 +128,17 @@ describe('gRPC entry: routes, Triple headers, formats', () => {
     const notGrpc = await call(
       port,
       '/plain.Adder/add',
-      { 'content-type': 'application/json' },
+      { 'content-type': 'text/plain' },
       Buffer.from('[2,3]'),
     );
     expect(notGrpc.status).toBe(415);
+    // application/json is the Connect protocol's unary call: the bare JSON body, the bare answer
+    const connect = await rawCall(
+      port,
+      '/plain.Adder/add',
+      { 'content-type': 'application/json' },
+      Buffer.from('[2,3]'),
+    );
+    expect(connect).toEqual({ status: 200, body: '{"sum":5}' });
   });
 });

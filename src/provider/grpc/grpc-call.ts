@@ -29,6 +29,7 @@ import type { Serializer } from '../../serialization/serializer.js';
 import type { ArgumentsReader } from '../arguments-reader.js';
 import type { ProviderEntry } from '../entry.js';
 import type { PeerSlot } from '../peer-limits.js';
+import { connectFormatOf, createConnectExchange } from './connect-unary.js';
 import { grpcEndFor } from './grpc-errors.js';
 import { createGrpcExchange, type GrpcExchange } from './grpc-exchange.js';
 import { contentTypeOf, formatOf, type GrpcMessages, grpcMessagesOf } from './grpc-messages.js';
@@ -106,7 +107,8 @@ export function serveGrpcCall(
     );
     return;
   }
-  const format = formatOf(headers['content-type']);
+  const connect = connectFormatOf(headers['content-type']);
+  const format = connect ?? formatOf(headers['content-type']);
   if (headers[':method'] !== 'POST' || format === null) {
     // not gRPC at all: HTTP's own answer (gRPC over HTTP/2: 415 for a content type that is not gRPC)
     const status = headers[':method'] !== 'POST' ? 405 : 415;
@@ -124,11 +126,10 @@ export function serveGrpcCall(
   }
   const encoding = headers['grpc-encoding'] ?? 'identity';
   const gzip = encoding === 'gzip';
-  const exchange = createGrpcExchange({
-    stream,
-    contentType: contentTypeOf(format ?? 'proto'),
-    gzip,
-  });
+  const exchange =
+    connect === undefined
+      ? createGrpcExchange({ stream, contentType: contentTypeOf(format ?? 'proto'), gzip })
+      : createConnectExchange(stream, connect);
   if (format === undefined) {
     refuse(
       exchange,
@@ -151,14 +152,19 @@ export function serveGrpcCall(
     if (!stream.readableEnded) stream.close(NO_ERROR);
     return;
   }
-  const timeoutMs = parseGrpcTimeout(headers['grpc-timeout'] as string | undefined);
+  const timeoutMs =
+    connect === undefined
+      ? parseGrpcTimeout(headers['grpc-timeout'] as string | undefined)
+      : parseConnectTimeout(headers['connect-timeout-ms'] as string | undefined);
   if (timeoutMs instanceof Error) {
     ctx.onRefused(peer.remote, timeoutMs.message);
     refuse(exchange, 'BadRequest', timeoutMs.message);
     return;
   }
-  const reading = readMessages(ctx, stream, gzip, (reason) => ctx.onRefused(peer.remote, reason));
-  const builtin = ctx.builtins.get(path);
+  const onRefused = (reason: string) => ctx.onRefused(peer.remote, reason);
+  const reading =
+    connect === undefined ? readMessages(ctx, stream, gzip, onRefused) : readBody(ctx, stream, onRefused);
+  const builtin = connect === undefined ? ctx.builtins.get(path) : undefined;
   if (builtin !== undefined) {
     builtin({
       exchange,
@@ -194,6 +200,14 @@ export function serveGrpcCall(
     return;
   }
   const kind = method.declaration.stream;
+  if (connect !== undefined && kind !== undefined) {
+    refuse(
+      exchange,
+      'MethodNotFound',
+      `${method.label} is a ${kind} stream: call it over gRPC (Connect streams are not served)`,
+    );
+    return;
+  }
   const port =
     kind === undefined
       ? undefined
@@ -266,6 +280,62 @@ function headerListBytes(headers: http2.IncomingHttpHeaders): number {
     for (const one of Array.isArray(value) ? value : [value]) bytes += name.length + String(one).length + 32;
   }
   return bytes;
+}
+
+/** `connect-timeout-ms`: up to 10 digits of milliseconds. */
+function parseConnectTimeout(value: string | undefined): number | undefined | Error {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,10}$/.test(value)) {
+    return new Error(`connect-timeout-ms ${JSON.stringify(value.slice(0, 20))} is not 1-10 digits`);
+  }
+  return Number(value);
+}
+
+/** A Connect unary request's body: one bare message, at most `maxMessageBytes`. */
+function readBody(
+  ctx: GrpcCallContext,
+  stream: http2.ServerHttp2Stream,
+  onRefused: (reason: string) => void,
+): Reading {
+  const { maxMessageBytes } = ctx.options;
+  const chunks: Buffer[] = [];
+  let length = 0;
+  let failed = false;
+  let messageListener: ((bytes: Buffer) => void) | undefined;
+  let endListener: (() => void) | undefined;
+  let failureListener: ((error: RpcError) => void) | undefined;
+  const onData = (chunk: Buffer): void => {
+    length += chunk.length;
+    if (length > maxMessageBytes) {
+      failed = true;
+      stream.off('data', onData);
+      const error = new RpcError(
+        'RateLimited',
+        `a body over server.grpc.maxMessageBytes (${maxMessageBytes})`,
+      );
+      onRefused(error.message);
+      failureListener?.(error);
+      return;
+    }
+    chunks.push(chunk);
+  };
+  stream.on('data', onData);
+  stream.once('end', () => {
+    if (failed || stream.aborted) return;
+    messageListener?.(Buffer.concat(chunks, length));
+    endListener?.();
+  });
+  return {
+    onMessage: (listener) => {
+      messageListener = listener;
+    },
+    onEnd: (listener) => {
+      endListener = listener;
+    },
+    onFailure: (listener) => {
+      failureListener = listener;
+    },
+  };
 }
 
 interface Reading {
