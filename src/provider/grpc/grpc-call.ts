@@ -11,16 +11,9 @@
  * before the entry (no such method, a wrong content type, a bad timeout) is a trailers-only answer.
  */
 import http2 from 'node:http2';
-import zlib from 'node:zlib';
 import type { ErrorCodeName } from '../../core/rpc-error.js';
-import { messageOf, RpcError } from '../../core/rpc-error.js';
+import { RpcError } from '../../core/rpc-error.js';
 import { CALL_ID_ATTACHMENT, validCallId } from '../../observability/call-id.js';
-import {
-  FLAG_COMPRESSED,
-  type GrpcMessage,
-  GrpcMessageDecoder,
-  GrpcMessageTooLargeError,
-} from '../../protocol/grpc/message-frame.js';
 import { attachmentsFromHeaders } from '../../protocol/grpc/metadata.js';
 import { GrpcStatus } from '../../protocol/grpc/status.js';
 import { parseGrpcTimeout } from '../../protocol/grpc/timeout.js';
@@ -34,6 +27,7 @@ import { grpcEndFor } from './grpc-errors.js';
 import { createGrpcExchange, type GrpcExchange } from './grpc-exchange.js';
 import { contentTypeOf, formatOf, type GrpcMessages, grpcMessagesOf } from './grpc-messages.js';
 import type { GrpcOptions } from './grpc-options.js';
+import { headerListBytes, parseConnectTimeout, readBody, readMessages } from './grpc-request-body.js';
 import type { GrpcRoutes } from './grpc-routes.js';
 import { TRI_GROUP_HEADER, TRI_VERSION_HEADER } from './grpc-routes.js';
 import { createGrpcStreamPort, type GrpcStreamPort } from './grpc-stream-port.js';
@@ -163,7 +157,9 @@ export function serveGrpcCall(
   }
   const onRefused = (reason: string) => ctx.onRefused(peer.remote, reason);
   const reading =
-    connect === undefined ? readMessages(ctx, stream, gzip, onRefused) : readBody(ctx, stream, onRefused);
+    connect === undefined
+      ? readMessages(ctx.options, stream, gzip, onRefused)
+      : readBody(ctx.options, stream, onRefused);
   const builtin = connect === undefined ? ctx.builtins.get(path) : undefined;
   if (builtin !== undefined) {
     builtin({
@@ -269,164 +265,4 @@ export function serveGrpcCall(
     }
     enter(request);
   });
-}
-
-/** A header list's size as HTTP/2 counts it (RFC 7541 §4.1: name, value and 32 bytes per field). */
-function headerListBytes(headers: http2.IncomingHttpHeaders): number {
-  let bytes = 0;
-  for (const name in headers) {
-    const value = headers[name];
-    if (value === undefined) continue;
-    for (const one of Array.isArray(value) ? value : [value]) bytes += name.length + String(one).length + 32;
-  }
-  return bytes;
-}
-
-/** `connect-timeout-ms`: up to 10 digits of milliseconds. */
-function parseConnectTimeout(value: string | undefined): number | undefined | Error {
-  if (value === undefined) return undefined;
-  if (!/^\d{1,10}$/.test(value)) {
-    return new Error(`connect-timeout-ms ${JSON.stringify(value.slice(0, 20))} is not 1-10 digits`);
-  }
-  return Number(value);
-}
-
-/** A Connect unary request's body: one bare message, at most `maxMessageBytes`. */
-function readBody(
-  ctx: GrpcCallContext,
-  stream: http2.ServerHttp2Stream,
-  onRefused: (reason: string) => void,
-): Reading {
-  const { maxMessageBytes } = ctx.options;
-  const chunks: Buffer[] = [];
-  let length = 0;
-  let failed = false;
-  let messageListener: ((bytes: Buffer) => void) | undefined;
-  let endListener: (() => void) | undefined;
-  let failureListener: ((error: RpcError) => void) | undefined;
-  const onData = (chunk: Buffer): void => {
-    length += chunk.length;
-    if (length > maxMessageBytes) {
-      failed = true;
-      stream.off('data', onData);
-      const error = new RpcError(
-        'RateLimited',
-        `a body over server.grpc.maxMessageBytes (${maxMessageBytes})`,
-      );
-      onRefused(error.message);
-      failureListener?.(error);
-      return;
-    }
-    chunks.push(chunk);
-  };
-  stream.on('data', onData);
-  stream.once('end', () => {
-    if (failed || stream.aborted) return;
-    messageListener?.(Buffer.concat(chunks, length));
-    endListener?.();
-  });
-  return {
-    onMessage: (listener) => {
-      messageListener = listener;
-    },
-    onEnd: (listener) => {
-      endListener = listener;
-    },
-    onFailure: (listener) => {
-      failureListener = listener;
-    },
-  };
-}
-
-interface Reading {
-  onMessage(listener: (bytes: Buffer) => void): void;
-  onEnd(listener: () => void): void;
-  onFailure(listener: (error: RpcError) => void): void;
-}
-
-/**
- * Reads the request's messages: each length checked from its prefix, inflated within
- * `maxMessageBytes` when compressed. A failure stops reading.
- */
-function readMessages(
-  ctx: GrpcCallContext,
-  stream: http2.ServerHttp2Stream,
-  gzip: boolean,
-  onRefused: (reason: string) => void,
-): Reading {
-  const { maxMessageBytes } = ctx.options;
-  const decoder = new GrpcMessageDecoder(maxMessageBytes);
-  const messageListeners: Array<(bytes: Buffer) => void> = [];
-  let endListener: (() => void) | undefined;
-  let failureListener: ((error: RpcError) => void) | undefined;
-  let failed = false;
-  const fail = (error: RpcError): void => {
-    if (failed) return;
-    failed = true;
-    onRefused(error.message);
-    stream.off('data', onData);
-    failureListener?.(error);
-  };
-  const inflate = (message: GrpcMessage): Buffer | undefined => {
-    if ((message.flags & FLAG_COMPRESSED) === 0) return message.data;
-    if (!gzip) {
-      fail(new RpcError('Internal', 'a compressed message without grpc-encoding'));
-      return undefined;
-    }
-    try {
-      return zlib.gunzipSync(message.data, { maxOutputLength: maxMessageBytes });
-    } catch (error) {
-      const tooLarge =
-        (error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError;
-      fail(
-        tooLarge
-          ? new RpcError(
-              'RateLimited',
-              `a gzip message inflates past server.grpc.maxMessageBytes (${maxMessageBytes})`,
-            )
-          : new RpcError('Serialization', `a gzip message does not inflate: ${messageOf(error)}`),
-      );
-      return undefined;
-    }
-  };
-  const onData = (chunk: Buffer): void => {
-    let messages: GrpcMessage[];
-    try {
-      messages = decoder.push(chunk);
-    } catch (error) {
-      if (error instanceof GrpcMessageTooLargeError) {
-        fail(
-          new RpcError(
-            'RateLimited',
-            `a message of ${error.length} bytes is over server.grpc.maxMessageBytes (${maxMessageBytes})`,
-          ),
-        );
-      } else fail(new RpcError('BadRequest', messageOf(error)));
-      return;
-    }
-    for (const message of messages) {
-      const bytes = inflate(message);
-      if (bytes === undefined) return;
-      for (const listener of messageListeners) listener(bytes);
-    }
-  };
-  stream.on('data', onData);
-  stream.once('end', () => {
-    // a stream the client reset ends too: there is nobody to answer
-    if (failed || stream.aborted || (stream.rstCode ?? NO_ERROR) !== NO_ERROR) return;
-    if (!decoder.atBoundary) {
-      fail(new RpcError('BadRequest', 'the request ended inside a message'));
-      return;
-    }
-    endListener?.();
-  });
-  return {
-    onMessage: (listener) => messageListeners.push(listener),
-    onEnd: (listener) => {
-      endListener = listener;
-    },
-    onFailure: (listener) => {
-      failureListener = listener;
-    },
-  };
 }
