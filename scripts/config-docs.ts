@@ -20,6 +20,7 @@ const ROOT_SCHEMA = 'callistoConfigSchema';
 /** Where the keys are declared: each part's schema, and the app's (which composes them), last. */
 export const SCHEMA_SOURCES = [
   'src/http/http-options.ts',
+  'src/provider/grpc/grpc-options.ts',
   'src/transport/tls-options.ts',
   'src/security/auth-options.ts',
   'src/provider/server-options.ts',

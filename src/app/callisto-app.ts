@@ -66,6 +66,11 @@ export interface CallistoApp {
   readonly port: number | undefined;
   /** The HTTP/JSON entry's port (`server.http`, docs/http.md), once started with it configured. */
   readonly httpPort: number | undefined;
+  /**
+   * The gRPC entry's port (docs/grpc.md): the provider's own port unless `server.grpc.port` gives it one
+   * of its own; once started with something provided; undefined with `server.grpc.enabled: false`.
+   */
+  readonly grpcPort: number | undefined;
   /** The admin endpoints' port, once started with `admin.enabled` or `admin.port`. */
   readonly adminPort: number | undefined;
   /** The prom-client registry holding the app's metrics (the one given as `metricsRegistry`, or its own). */
@@ -205,6 +210,9 @@ function createApp(
     worker: provider.worker,
     get httpPort() {
       return provider.httpPort;
+    },
+    get grpcPort() {
+      return provider.grpcPort;
     },
     get adminPort() {
       return admin?.port;

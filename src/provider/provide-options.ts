@@ -37,8 +37,9 @@ export interface ProvideOptions<T = unknown> {
    */
   registries?: string[];
   /**
-   * The entries the service is served on: `'callisto'` (the RPC port) and `'http'` (the HTTP/JSON entry,
-   * `server.http`); written in its provider record. Default: every entry the server has.
+   * The entries the service is served on: `'callisto'` (the RPC port), `'http'` (the HTTP/JSON entry,
+   * `server.http`) and `'grpc'` (the gRPC entry, `server.grpc`); written in its provider record.
+   * Default: every entry the server has.
    */
   protocols?: ProvideProtocol[];
   /** false: the service's calls are counted in neither the metrics nor `/stats`. Default true. */
@@ -50,5 +51,5 @@ export type ProvideScope = 'local' | 'remote' | 'both' | 'none';
 export const PROVIDE_SCOPES: readonly ProvideScope[] = ['local', 'remote', 'both', 'none'];
 
 /** `provide(…, { protocols })`: the provider's entries. */
-export type ProvideProtocol = 'callisto' | 'http';
-export const PROVIDE_PROTOCOLS: readonly ProvideProtocol[] = ['callisto', 'http'];
+export type ProvideProtocol = 'callisto' | 'http' | 'grpc';
+export const PROVIDE_PROTOCOLS: readonly ProvideProtocol[] = ['callisto', 'http', 'grpc'];

@@ -9,10 +9,12 @@
  *      with a Shutdown error, and new ones refused with it
  *   5. stop the worker threads of worker executors once they finished what they run (same deadline)
  *   6. `afterDrain` (the app closes its consumer side there, while the provider's connections are open)
- *   7. close server connections, each once its consumer has closed its side (1 s grace), and the HTTP entry
+ *   7. close server connections, each once its consumer has closed its side (1 s grace), the HTTP entry
+ *      and the gRPC entry (its health service says NOT_SERVING from step 1, GOAWAY goes out at step 3)
  */
 import type { Logger } from '../observability/logger.js';
 import type { WorkerPool } from './executor-pool.js';
+import type { GrpcEntry } from './grpc/grpc-entry.js';
 import type { HttpEntry } from './http/http-entry.js';
 import type { ProcessCluster } from './process-cluster.js';
 import type { Registration } from './registration.js';
@@ -35,6 +37,8 @@ export interface ShutdownSteps {
   readonly processes: ProcessCluster | undefined;
   readonly server: RpcServer | undefined;
   readonly http: HttpEntry | undefined;
+  /** The gRPC entry: NOT_SERVING at once, GOAWAY with the others, closed last. */
+  readonly grpc?: GrpcEntry | undefined;
   readonly pools: readonly WorkerPool[];
   readonly logger: Logger;
 }
@@ -44,13 +48,16 @@ export async function shutdownProvider(
   deadline: number,
   options: ProviderShutdownOptions = {},
 ): Promise<void> {
-  const { server, http, logger } = steps;
+  const { server, http, grpc, logger } = steps;
   const remaining = () => Math.max(0, deadline - Date.now());
+  // health checks (grpc.health.v1) say NOT_SERVING from the first step, as readiness does
+  grpc?.health.shutDown();
   await withTimeout(steps.registration.unregisterAll(), remaining(), () =>
     logger.warn('unregister timed out'),
   );
   await steps.processes?.close();
   http?.goAway();
+  grpc?.goAway();
   if (server) {
     server.goAway(options.retire === true);
     // a retiring worker keeps answering until its consumers moved to a new connection (to the others)
@@ -66,7 +73,8 @@ export async function shutdownProvider(
   }
   await Promise.all(steps.pools.map((pool) => pool.close(remaining())));
   await options.afterDrain?.(remaining());
-  if (server) await server.close();
+  // together: the RPC port stops listening only once its HTTP/2 connections (the gRPC entry's) closed too
+  await Promise.all([server?.close(), grpc?.close(Math.max(1_000, remaining()))]);
   await http?.close();
 }
 

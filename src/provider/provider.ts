@@ -22,6 +22,8 @@ import { type Transport, transportAddress } from '../transport/transport.js';
 import { advertisedHostOf } from './advertise-host.js';
 import { checkProvideOptions } from './check-provide-options.js';
 import type { WorkerPool } from './executor-pool.js';
+import { createGrpcEntry, GRPC_ALPN, type GrpcEntry } from './grpc/grpc-entry.js';
+import { GRPC_SAME_PORT } from './grpc/grpc-options.js';
 import { createHttpEntry, type HttpEntry } from './http/http-entry.js';
 import { createLocalCalls, type LocalCalls } from './local-calls.js';
 import { checkSharedTransport, createProcessCluster, type ProcessCluster } from './process-cluster.js';
@@ -79,6 +81,8 @@ export interface Provider {
   readonly port: number | undefined;
   /** The HTTP/JSON entry's port, once started with it configured. */
   readonly httpPort: number | undefined;
+  /** The gRPC entry's port (the RPC port unless `server.grpc.port` gives it one), once started; undefined when off. */
+  readonly grpcPort: number | undefined;
   /** Consumer connections open to the RPC server; undefined while it does not listen. */
   readonly connectionCount: number | undefined;
   /** This process's worker number under a primary of `server.workers`, else undefined. */
@@ -154,6 +158,7 @@ export function createProvider(parts: ProviderParts): Provider {
   let clusterPort: number | undefined;
   let server: RpcServer | undefined;
   let http: HttpEntry | undefined;
+  let grpc: GrpcEntry | undefined;
   let advertisedHost: string | undefined;
   let started = false;
   const hostileLog = createRateLimitedLog((message) => logger.warn(message));
@@ -190,8 +195,36 @@ export function createProvider(parts: ProviderParts): Provider {
   const listen = async (): Promise<void> => {
     // worker threads load their modules before the port opens: a wrong module fails the start
     await Promise.all(pools.map((pool) => pool.start()));
+    const transport = parts.transport();
+    const grpcOptions = serverOptions.grpc;
+    if (grpcOptions !== undefined) {
+      grpc = createGrpcEntry({
+        table,
+        serving,
+        json: serializers.byName('json'),
+        options: grpcOptions,
+        decodeLimits: { maxElements: serverOptions.connection.maxDecodedElements },
+        exposeStack: serverOptions.exposeStack,
+        exposeErrors: serverOptions.exposeErrors,
+        onRefused: (remote, reason) => hostileLog.warn('refused', `refused from ${remote}: ${reason}`),
+        onProtocolError: (remote, reason) => {
+          hostileLog.warn('protocol', `closed connection from ${remote}: ${reason}`);
+          if (channels.protocolError.hasSubscribers) {
+            channels.protocolError.publish({
+              remoteAddress: remote,
+              message: reason,
+            } satisfies ProtocolErrorMessage);
+          }
+        },
+        onScrubbed: (scrubbed) =>
+          logger.warn(scrubbedLine(scrubbed, `for ${scrubbed.remote}`), callFields(scrubbed)),
+        logger,
+      });
+    }
+    const sharedGrpc = grpc !== undefined && grpcOptions?.port === GRPC_SAME_PORT ? grpc : undefined;
     server = createRpcServer({
-      transport: parts.transport(),
+      transport,
+      http2: sharedGrpc && { alpnProtocols: [GRPC_ALPN], serve: sharedGrpc.serve },
       table,
       serializers: serializers.serializers,
       options:
@@ -211,6 +244,8 @@ export function createProvider(parts: ProviderParts): Provider {
       },
     });
     await server.listen();
+    if (grpc !== undefined && sharedGrpc === undefined) await grpc.listen(transport);
+    grpc?.health.ready();
     if (serverOptions.http === undefined) return;
     http = createHttpEntry({
       table,
@@ -257,6 +292,7 @@ export function createProvider(parts: ProviderParts): Provider {
         service: definition.name,
         appRegistries: options.registries,
         http: serverOptions.http !== undefined,
+        grpc: serverOptions.grpc !== undefined,
       });
       const metered = provideOptions.metrics !== false;
       const exported = table.add(
@@ -344,6 +380,10 @@ export function createProvider(parts: ProviderParts): Provider {
     get httpPort() {
       return http?.port;
     },
+    get grpcPort() {
+      if (grpc === undefined) return undefined;
+      return grpc.port ?? server?.port;
+    },
     get connectionCount() {
       return server?.connectionCount;
     },
@@ -363,7 +403,7 @@ export function createProvider(parts: ProviderParts): Provider {
     },
     shutdown(deadline, shutdownOptions) {
       return shutdownProvider(
-        { registration, processes, server, http, pools, logger },
+        { registration, processes, server, http, grpc, pools, logger },
         deadline,
         shutdownOptions,
       ).finally(() => limiter?.close());
@@ -374,6 +414,7 @@ export function createProvider(parts: ProviderParts): Provider {
       for (const pool of pools) pool.destroy();
       processes?.destroy();
       http?.destroy();
+      grpc?.destroy();
     },
     get server() {
       return server;

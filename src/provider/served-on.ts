@@ -23,12 +23,16 @@ export interface ServedContext {
   readonly appRegistries: readonly string[];
   /** Whether the server has an HTTP/JSON entry (`server.http`). */
   readonly http: boolean;
+  /** Whether the server has a gRPC entry (`server.grpc`). */
+  readonly grpc: boolean;
 }
 
 export function servedOf(options: ProvideOptions, context: ServedContext): Served {
   const source = `code, provide(${context.service}) options`;
   const scope = options.scope ?? 'both';
-  const entries = PROVIDE_PROTOCOLS.filter((protocol) => protocol !== 'http' || context.http);
+  const entries = PROVIDE_PROTOCOLS.filter(
+    (protocol) => (protocol !== 'http' || context.http) && (protocol !== 'grpc' || context.grpc),
+  );
   const protocols = options.protocols ?? entries;
   if (protocols.includes('http') && !context.http) {
     throw new ConfigError(
@@ -40,6 +44,12 @@ export function servedOf(options: ProvideOptions, context: ServedContext): Serve
         problem: 'the app has no HTTP/JSON entry (server.http)',
       },
     );
+  }
+  if (protocols.includes('grpc') && !context.grpc) {
+    throw new ConfigError('protocols', protocols, 'entries the server has (server.grpc.enabled is false)', {
+      source,
+      problem: 'the app has no gRPC entry (server.grpc.enabled: false)',
+    });
   }
   const remote = scope === 'remote' || scope === 'both';
   const registries = options.registries ?? context.appRegistries;
@@ -60,6 +70,7 @@ export function servedOf(options: ProvideOptions, context: ServedContext): Serve
       injvm: scope === 'local' || scope === 'both',
       callisto: remote && protocols.includes('callisto'),
       http: remote && protocols.includes('http'),
+      grpc: remote && protocols.includes('grpc'),
     },
     protocols: remote ? [...new Set(protocols)] : [],
     registries: remote ? [...new Set(registries)] : [],

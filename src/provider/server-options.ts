@@ -42,6 +42,12 @@ import {
 } from '../transport/tls-options.js';
 import { DEFAULT_TRANSPORT } from '../transport/transport.js';
 import { plainAddress } from './forwarded-client.js';
+import {
+  DEFAULT_GRPC_CONFIG,
+  type GrpcOptions,
+  grpcConfigSchema,
+  resolveGrpcOptions,
+} from './grpc/grpc-options.js';
 
 const positiveInt = z.number().int().positive();
 /** A share of a limit: more than 0, at most 1. */
@@ -113,6 +119,8 @@ export const serverConfigSchema = z.strictObject({
   workers: z.union([z.number().int().min(1).max(1024), z.literal('auto')]),
   /** The HTTP/JSON entry (docs/http.md): `port` (-1: none), `host`, body and timeout limits. */
   http: httpConfigSchema,
+  /** The gRPC entry over HTTP/2 (docs/grpc.md): on by default on the provider's own port; limits of its connections and messages. */
+  grpc: grpcConfigSchema,
   /** TLS: with `key` and `cert` set the server serves TLS only (its records say so; docs/security.md). */
   tls: serverTlsConfigSchema,
   /** Authentication and access rules for every provided service (docs/security.md). */
@@ -156,6 +164,7 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   zone: '',
   workers: 1,
   http: DEFAULT_HTTP_CONFIG,
+  grpc: DEFAULT_GRPC_CONFIG,
   tls: DEFAULT_SERVER_TLS_CONFIG,
   auth: DEFAULT_SERVER_AUTH_CONFIG,
   accessLog: [],
@@ -204,6 +213,8 @@ export interface ServerOptions {
   connection: ConnectionOptions;
   /** The HTTP/JSON entry, or undefined when `server.http.port` is -1; HTTPS with `server.tls`. */
   http: HttpOptions | undefined;
+  /** The gRPC entry (docs/grpc.md), or undefined when `server.grpc.enabled` is false. */
+  grpc: GrpcOptions | undefined;
 }
 
 /** The server's options from the `server.*` keys and the app's connection keys. */
@@ -246,6 +257,7 @@ export function resolveServerOptions(server: ServerConfig, connection: Connectio
       server.http,
       server.http.port === HTTP_OFF ? undefined : resolveServerTls(server.tls),
     ),
+    grpc: resolveGrpcOptions(server.grpc, server.host),
   };
 }
 

@@ -6,17 +6,23 @@
  * those connecting from now on), `drain(timeoutMs)` (wait for calls in flight), `close()` (close every
  * connection once its consumer has closed its side, or after a grace period). `destroy()` is immediate.
  */
+
+import type net from 'node:net';
 import { RpcError } from '../core/rpc-error.js';
 import { createByteBudget } from '../protocol/byte-budget.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ByteStream, Transport, TransportListener } from '../transport/transport.js';
 import type { ScrubbedError } from './entry.js';
+import { routeByPreface } from './grpc/preface.js';
 import type { PeerSlot } from './peer-limits.js';
 import { type ServerConnection, serveConnection } from './server-connection.js';
 import type { ServerContext } from './server-context.js';
 import type { ServerOptions } from './server-options.js';
 import type { ServiceTable } from './service-table.js';
 import type { Serving } from './serving.js';
+
+/** A connection that sent nothing is Callisto's after at most this (half a heartbeat interval, when shorter). */
+const SNIFF_SILENCE_MAX_MS = 1_000;
 
 export interface RpcServer {
   /** The port listened on (the real one when configured as 0). */
@@ -77,6 +83,18 @@ export interface RpcServerParts {
   /** The provider's limits and shutdown state, shared with its in-process calls. */
   readonly serving: Serving;
   readonly hooks?: RpcServerHooks;
+  /**
+   * The gRPC entry on this port (provider/grpc/): connections that open with the HTTP/2 preface, or
+   * negotiate one of `alpnProtocols` over TLS, are handed to it (grpc/preface.ts); every other one is
+   * Callisto's, decided from its first byte.
+   */
+  readonly http2?: Http2Handoff | undefined;
+}
+
+/** Where connections that speak HTTP/2 go. */
+export interface Http2Handoff {
+  readonly alpnProtocols: readonly string[];
+  serve(socket: net.Socket, slot: PeerSlot): void;
 }
 
 export function createRpcServer(parts: RpcServerParts): RpcServer {
@@ -130,6 +148,48 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
       socket.destroy();
       return;
     }
+    const http2 = parts.http2;
+    if (http2 === undefined) {
+      serveCallisto(socket, slot);
+      return;
+    }
+    // until it is told apart, the connection holds its slot here
+    sniffing.add(socket);
+    let routed = false;
+    socket.once('close', () => {
+      sniffing.delete(socket);
+      if (!routed) slot.disconnect();
+    });
+    routeByPreface(
+      socket,
+      {
+        http2(raw) {
+          routed = true;
+          sniffing.delete(socket);
+          http2.serve(raw, slot);
+        },
+        callisto() {
+          routed = true;
+          sniffing.delete(socket);
+          serveCallisto(socket, slot);
+        },
+        stalled() {
+          hooks.onProtocolError?.(
+            `${socket.remoteAddress}:${socket.remotePort}`,
+            new Error(`an HTTP/2 preface that did not complete within ${perConnection.frameTimeoutMs} ms`),
+          );
+        },
+      },
+      {
+        prefaceTimeoutMs: perConnection.frameTimeoutMs,
+        // quiet Callisto consumers wait at most this before their heartbeats and timeouts start
+        silenceMs: Math.min(SNIFF_SILENCE_MAX_MS, perConnection.heartbeat.intervalMs / 2),
+      },
+    );
+  };
+  /** Connections not yet told apart (Callisto or HTTP/2). */
+  const sniffing = new Set<ByteStream>();
+  const serveCallisto = (socket: ByteStream, slot: PeerSlot): void => {
     const served = serveConnection(socket, ctx, slot, () => connections.delete(served));
     connections.add(served);
     // A consumer reconnecting while we shut down learns it at once.
@@ -152,10 +212,13 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
       return ctx.streams.open;
     },
     get connectionCount() {
-      return connections.size;
+      return connections.size + sniffing.size;
     },
     async listen() {
-      listener = await transport.listen({ host: options.host, port: options.port, admit }, accept);
+      listener = await transport.listen(
+        { host: options.host, port: options.port, admit, alpnProtocols: parts.http2?.alpnProtocols },
+        accept,
+      );
       port = listener.port;
     },
     refuse() {
@@ -180,6 +243,7 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
       closed ??= (async () => {
         goingAway = true;
         const stopped = stopListening();
+        for (const socket of sniffing) socket.destroy();
         await Promise.all([...connections].map((connection) => connection.end(graceMs)));
         await stopped;
       })();
@@ -188,6 +252,7 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
     destroy() {
       goingAway = true;
       closed ??= stopListening();
+      for (const socket of sniffing) socket.destroy();
       for (const connection of connections) connection.destroy();
     },
   };

@@ -54,10 +54,12 @@ export interface ServedOn {
   readonly callisto: boolean;
   /** The HTTP/JSON entry. */
   readonly http: boolean;
+  /** The gRPC entry (provider/grpc/). */
+  readonly grpc: boolean;
 }
 
 /** Every entry. */
-export const SERVED_EVERYWHERE: ServedOn = { injvm: true, callisto: true, http: true };
+export const SERVED_EVERYWHERE: ServedOn = { injvm: true, callisto: true, http: true, grpc: true };
 
 export interface ServiceTable {
   /**

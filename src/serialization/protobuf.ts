@@ -70,6 +70,14 @@ export interface ProtobufMethodCodec {
    */
   encodeRequestMessage(value: unknown): Uint8Array;
   decodeResult(bytes: Uint8Array, limits: DecodeLimits): unknown;
+  /**
+   * One message of the request type as a stream carries it (the consumer's messages of a client or
+   * two-way stream, over gRPC): the whole message as an object, or its `value` for a message whose only
+   * field is `value`; measured against `limits` first.
+   */
+  decodeMessage(bytes: Uint8Array, limits: DecodeLimits): unknown;
+  /** A value as one message of the request type (the inverse of `decodeMessage`). */
+  encodeMessage(value: unknown): Uint8Array;
   /** Elements a request message decodes into, counted before decoding (protobuf-scan.ts); throws over `maxElements`. */
   measureArgs(bytes: Uint8Array, maxElements: number): number;
   /** Elements a response message decodes into, counted before decoding; throws over `maxElements`. */
@@ -229,6 +237,20 @@ function methodCodec(label: string, request: ProtobufType, response: ProtobufTyp
     decodeResult(bytes, limits) {
       const message = decode(response, bytes, limits);
       return returnsNothing ? undefined : wrapsValue ? message['value'] : message;
+    },
+    decodeMessage(bytes, limits) {
+      const message = decode(request, bytes, limits);
+      return requestWrapsValue ? message['value'] : message;
+    },
+    encodeMessage(value) {
+      if (requestWrapsValue) return encode(request, value === undefined || value === null ? {} : { value });
+      if (value === undefined || value === null) return encode(request, {});
+      if (typeof value !== 'object') {
+        throw new TypeError(
+          `${label}: a message must be an object for ${request.fullName.replace(/^\./, '')}`,
+        );
+      }
+      return encode(request, value);
     },
     measureArgs: (bytes, maxElements) => measure(requestScanner, bytes, maxElements),
     measureResult: (bytes, maxElements) => measure(responseScanner, bytes, maxElements),

@@ -227,7 +227,7 @@ export function createTlsTransport(parts: TlsTransportParts = {}): TlsTransport 
       return new TlsClientStream(socket, `tls://${host}:${port}`);
     },
     listen<A extends Admitted>(
-      { host, port, admit }: ListenOptions<A>,
+      { host, port, admit, alpnProtocols }: ListenOptions<A>,
       onConnection: (stream: ByteStream, admitted?: A) => void,
     ) {
       if (serverOptions === undefined || serverContext === undefined) {
@@ -237,7 +237,12 @@ export function createTlsTransport(parts: TlsTransportParts = {}): TlsTransport 
           ),
         );
       }
-      const server = tls.createServer(tlsServerOptions(serverOptions, serverContext));
+      const server = tls.createServer({
+        ...tlsServerOptions(serverOptions, serverContext),
+        ...(alpnProtocols !== undefined && alpnProtocols.length > 0
+          ? { ALPNProtocols: [...alpnProtocols] }
+          : {}),
+      });
       const guard = guardTlsServer<Admitted>(server, {
         admit: (socket) =>
           admit

@@ -67,6 +67,12 @@ export interface ListenOptions<A extends Admitted = Admitted> {
    * unasked: its owner then admits in `onConnection`.
    */
   readonly admit?: ((from: { readonly address: string; readonly port: number }) => A | undefined) | undefined;
+  /**
+   * Application protocols a TLS transport offers by ALPN, in order of preference (the provider offers
+   * `h2` for its gRPC entry); the one a connection negotiated is its socket's `alpnProtocol`. A client
+   * that offers none (Callisto's consumers) is served as before. Transports without TLS ignore it.
+   */
+  readonly alpnProtocols?: readonly string[] | undefined;
 }
 
 /** What a listener's owner holds for an admitted connection; given back once it closes. Idempotent. */

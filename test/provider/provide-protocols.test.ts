@@ -58,14 +58,14 @@ describe('provide() protocols', () => {
     const records = appInternals(provider).provider.records();
     const protocolsOf = (service: string) => records.find((r) => r.service === service)?.protocols;
     expect(protocolsOf('protocols.RpcOnly')).toEqual(['callisto']);
-    expect(protocolsOf('protocols.Both')).toEqual(['callisto', 'http']);
+    expect(protocolsOf('protocols.Both')).toEqual(['callisto', 'http', 'grpc']);
     expect(protocolsOf('protocols.HttpOnly')).toEqual(['http']);
   });
 
   it('refuses an unknown protocol, and http on an app without server.http, naming the key, when provided', async () => {
     const app = await testApp({ server: { port: 0 } });
-    expect(() => app.provide(RpcOnlyDef, impl, { protocols: ['grpc' as never] })).toThrow(
-      /protocols\[0\][\s\S]*grpc/,
+    expect(() => app.provide(RpcOnlyDef, impl, { protocols: ['dubbo' as never] })).toThrow(
+      /protocols\[0\][\s\S]*dubbo/,
     );
     expect(() => app.provide(HttpOnlyDef, impl, { protocols: ['http'] })).toThrow(
       /protocols[\s\S]*server\.http/,
