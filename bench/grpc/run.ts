@@ -22,6 +22,7 @@ const protoPath = join(here, '..', 'systems', 'callisto-protobuf', 'bench.proto'
 /** The servers compared: name → server script (a runServerMain script printing READY <port>). */
 export const GRPC_SERVERS: Readonly<Record<string, string>> = {
   'grpc-js': join(here, 'grpc-js-server.ts'),
+  callisto: join(here, 'callisto-grpc-server.ts'),
 };
 
 /** GetUserRequest { id: 42 } in protobuf: field 1, varint 42. */
