@@ -13,7 +13,7 @@ import { createByteBudget } from '../protocol/byte-budget.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ByteStream, Transport, TransportListener } from '../transport/transport.js';
 import type { ScrubbedError } from './entry.js';
-import { routeByPreface } from './grpc/preface.js';
+import { type PrefaceSniff, routeByPreface } from './grpc/preface.js';
 import type { PeerSlot } from './peer-limits.js';
 import { type ServerConnection, serveConnection } from './server-connection.js';
 import type { ServerContext } from './server-context.js';
@@ -154,13 +154,12 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
       return;
     }
     // until it is told apart, the connection holds its slot here
-    sniffing.add(socket);
     let routed = false;
     socket.once('close', () => {
       sniffing.delete(socket);
       if (!routed) slot.disconnect();
     });
-    routeByPreface(
+    const sniff = routeByPreface(
       socket,
       {
         http2(raw) {
@@ -186,9 +185,14 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
         silenceMs: Math.min(SNIFF_SILENCE_MAX_MS, perConnection.heartbeat.intervalMs / 2),
       },
     );
+    if (!routed) sniffing.set(socket, sniff);
   };
   /** Connections not yet told apart (Callisto or HTTP/2). */
-  const sniffing = new Set<ByteStream>();
+  const sniffing = new Map<ByteStream, PrefaceSniff>();
+  /** Shutting down: connections not yet told apart are decided now (silent ones are Callisto's). */
+  const settleSniffing = (): void => {
+    for (const sniff of [...sniffing.values()]) sniff.settle();
+  };
   const serveCallisto = (socket: ByteStream, slot: PeerSlot): void => {
     const served = serveConnection(socket, ctx, slot, () => connections.delete(served));
     connections.add(served);
@@ -229,6 +233,7 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
       reconnect = andReconnect;
       // a retiring cluster worker stops taking connections first: the others take the new ones
       if (andReconnect) void stopListening();
+      settleSniffing();
       for (const connection of connections) connection.goAway(andReconnect);
     },
     drain: serving.drain,
@@ -243,7 +248,7 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
       closed ??= (async () => {
         goingAway = true;
         const stopped = stopListening();
-        for (const socket of sniffing) socket.destroy();
+        settleSniffing();
         await Promise.all([...connections].map((connection) => connection.end(graceMs)));
         await stopped;
       })();
@@ -252,7 +257,7 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
     destroy() {
       goingAway = true;
       closed ??= stopListening();
-      for (const socket of sniffing) socket.destroy();
+      for (const socket of sniffing.keys()) socket.destroy();
       for (const connection of connections) connection.destroy();
     },
   };

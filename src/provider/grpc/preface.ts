@@ -46,26 +46,40 @@ export interface PrefaceTimes {
   readonly silenceMs: number;
 }
 
-export function routeByPreface(stream: ByteStream, routes: PrefaceRoutes, times: PrefaceTimes): void {
+/** A connection still being told apart. */
+export interface PrefaceSniff {
+  /**
+   * Decides now, without waiting for more bytes (the provider is shutting down): a connection that
+   * sent nothing yet is Callisto's, so it is told "going away" and its calls still on the wire are
+   * answered; one part-way through the HTTP/2 preface is closed. Nothing once decided.
+   */
+  settle(): void;
+}
+
+const DECIDED: PrefaceSniff = { settle() {} };
+
+export function routeByPreface(stream: ByteStream, routes: PrefaceRoutes, times: PrefaceTimes): PrefaceSniff {
   if (!isSocket(stream)) {
     routes.callisto();
-    return;
+    return DECIDED;
   }
   const socket = stream;
   const alpn = (socket as { alpnProtocol?: string | false }).alpnProtocol;
   if (alpn === 'h2') {
     routes.http2(socket);
-    return;
+    return DECIDED;
   }
   // a TLS connection that negotiated something else, or nothing (Callisto's consumers offer no ALPN):
   // Callisto's, at once (node's HTTP/2 server refuses TLS without h2 anyway)
   if (typeof alpn === 'string' || alpn === false) {
     routes.callisto();
-    return;
+    return DECIDED;
   }
   let seen: Buffer = Buffer.alloc(0);
   let timer: NodeJS.Timeout | undefined;
+  let decided = false;
   const decide = (http2: boolean): void => {
+    decided = true;
     clearTimeout(timer);
     socket.off('data', onData);
     socket.off('close', onClose);
@@ -90,6 +104,7 @@ export function routeByPreface(stream: ByteStream, routes: PrefaceRoutes, times:
   // nothing at all for silenceMs: Callisto's connection takes it; part of the preface and then
   // nothing for prefaceTimeoutMs: closed
   const stalled = (): void => {
+    decided = true;
     socket.off('data', onData);
     routes.stalled?.();
     socket.destroy();
@@ -101,4 +116,16 @@ export function routeByPreface(stream: ByteStream, routes: PrefaceRoutes, times:
   timer.unref();
   socket.on('data', onData);
   socket.once('close', onClose);
+  return {
+    settle() {
+      if (decided || socket.destroyed) return;
+      if (seen.length === 0) decide(false);
+      else {
+        decided = true;
+        clearTimeout(timer);
+        socket.off('data', onData);
+        socket.destroy();
+      }
+    },
+  };
 }
