@@ -111,7 +111,10 @@ describe('over HTTPS', () => {
       await page.getByLabel(/Arguments/).fill('["kiwi"]');
       await page.getByRole('button', { name: 'Call' }).click();
       const output = page.locator('#try-output');
-      await output.waitFor({ timeout: SEE_MS });
+      // the answer, or the error the page shows instead (named in the failure, not a bare timeout)
+      await page.locator('#try-output, #try-error').first().waitFor({ timeout: SEE_MS });
+      const shownError = page.locator('#try-error');
+      if ((await shownError.count()) > 0) expect.fail(`Try it answered: ${await shownError.textContent()}`);
       expect(JSON.parse((await output.textContent()) ?? '')).toMatchObject({ sku: 'kiwi', count: 28 });
     } finally {
       await context.close();
