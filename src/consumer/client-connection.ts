@@ -20,14 +20,20 @@ import { type ConnectionOptions, DEFAULT_STREAM_OPTIONS } from '../protocol/conn
 import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.js';
 import { EMPTY_BODY, readEventName } from '../protocol/frame-writer.js';
 import { openFramedConnection } from '../protocol/framed-connection.js';
-import { NO_ATTACHMENTS, readAttachments } from '../protocol/metadata.js';
+import { readAttachments } from '../protocol/metadata.js';
 import { deflateCompressor } from '../serialization/compression/zlib-compressors.js';
 import { JSON_SERIALIZER_ID } from '../serialization/json.js';
 import type { Serializer } from '../serialization/serializer.js';
 import { transportAddress } from '../transport/transport.js';
 import { type AnswerLimits, ForeignSerializerError, readAnswer } from './answer-reader.js';
 import { createClientStreams } from './client-streams.js';
-import type { ClientConnection, ConnectionEvents, ConnectionState, ConnectionTarget } from './connection.js';
+import {
+  type ClientConnection,
+  type ConnectionEvents,
+  type ConnectionState,
+  type ConnectionTarget,
+  callBySending,
+} from './connection.js';
 import { createDeadlineWheel } from './deadline-wheel.js';
 import { PendingCalls, type WireCall } from './pending-call.js';
 import { watchSilence } from './suspicion.js';
@@ -408,20 +414,7 @@ export function createClientConnection(
       return readyPromise ?? Promise.reject(closedError());
     },
     send,
-    call(route, args, options = {}) {
-      return new Promise<unknown>((resolve, reject) =>
-        send({
-          route,
-          args,
-          attachments: options.attachments,
-          signal: options.signal,
-          oneway: options.oneway ?? false,
-          attempt: { timeoutMs: options.timeoutMs ?? 0, sent: false, responseAttachments: NO_ATTACHMENTS },
-          answered: resolve,
-          failed: reject,
-        }),
-      );
-    },
+    call: (route, args, options) => callBySending(send, route, args, options),
     ping: framed.ping,
     async close() {
       if (state.kind === 'closed') return;

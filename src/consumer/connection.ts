@@ -5,6 +5,7 @@
  */
 import type { Attachments } from '../core/invocation.js';
 import type { RpcError } from '../core/rpc-error.js';
+import { NO_ATTACHMENTS } from '../protocol/metadata.js';
 import type { Transport } from '../transport/transport.js';
 import type { WireCall, WireRoute } from './pending-call.js';
 
@@ -65,6 +66,30 @@ export interface ClientConnection {
   close(): Promise<void>;
   /** Closes at once; calls in flight fail with `error` (default: Network, connection closed). */
   destroy(error?: RpcError): void;
+}
+
+/**
+ * `ClientConnection.call` for any connection: `send` with a call object made from `options`, as a
+ * promise (the wire, HTTP and gRPC connections share it).
+ */
+export function callBySending(
+  send: (call: WireCall) => void,
+  route: WireRoute,
+  args: unknown[],
+  options: WireCallOptions = {},
+): Promise<unknown> {
+  return new Promise<unknown>((resolve, reject) =>
+    send({
+      route,
+      args,
+      attachments: options.attachments,
+      signal: options.signal,
+      oneway: options.oneway ?? false,
+      attempt: { timeoutMs: options.timeoutMs ?? 0, sent: false, responseAttachments: NO_ATTACHMENTS },
+      answered: resolve,
+      failed: reject,
+    }),
+  );
 }
 
 export interface ConnectionEvents {

@@ -26,10 +26,14 @@
 import type { SecureClientSessionOptions } from 'node:http2';
 import http2, { type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { messageOf, RpcError } from '../core/rpc-error.js';
-import { NO_ATTACHMENTS } from '../protocol/metadata.js';
 import type { Serializer } from '../serialization/serializer.js';
 import { type ClientTlsOptions, clientContextOptions } from '../transport/tls-options.js';
-import type { ClientConnection, ConnectionEvents, ConnectionState } from './connection.js';
+import {
+  type ClientConnection,
+  type ConnectionEvents,
+  type ConnectionState,
+  callBySending,
+} from './connection.js';
 import { type GrpcFlight, startGrpcCall } from './grpc-call.js';
 import { grpcCodecOf } from './grpc-codec.js';
 import type { WireCall } from './pending-call.js';
@@ -317,20 +321,7 @@ export function createGrpcConnection(init: GrpcConnectionInit): ClientConnection
       return readyPromise;
     },
     send,
-    call(route, args, options = {}) {
-      return new Promise<unknown>((resolve, reject) =>
-        send({
-          route,
-          args,
-          attachments: options.attachments,
-          signal: options.signal,
-          oneway: options.oneway ?? false,
-          attempt: { timeoutMs: options.timeoutMs ?? 0, sent: false, responseAttachments: NO_ATTACHMENTS },
-          answered: resolve,
-          failed: reject,
-        }),
-      );
-    },
+    call: (route, args, options) => callBySending(send, route, args, options),
     ping() {
       session?.ping((error) => {
         if (error === null) heard();

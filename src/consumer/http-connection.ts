@@ -30,10 +30,14 @@ import https from 'node:https';
 import net, { type Socket } from 'node:net';
 import tls from 'node:tls';
 import { messageOf, RpcError } from '../core/rpc-error.js';
-import { NO_ATTACHMENTS } from '../protocol/metadata.js';
 import type { Serializer } from '../serialization/serializer.js';
 import { type ClientTlsOptions, clientContextOptions } from '../transport/tls-options.js';
-import type { ClientConnection, ConnectionEvents, ConnectionState } from './connection.js';
+import {
+  type ClientConnection,
+  type ConnectionEvents,
+  type ConnectionState,
+  callBySending,
+} from './connection.js';
 import { answerOf, namesOf, requestHeaders } from './http-exchange.js';
 import type { WireCall } from './pending-call.js';
 
@@ -369,20 +373,7 @@ export function createHttpConnection(init: HttpConnectionInit): ClientConnection
       return readyPromise;
     },
     send,
-    call(route, args, options = {}) {
-      return new Promise<unknown>((resolve, reject) =>
-        send({
-          route,
-          args,
-          attachments: options.attachments,
-          signal: options.signal,
-          oneway: options.oneway ?? false,
-          attempt: { timeoutMs: options.timeoutMs ?? 0, sent: false, responseAttachments: NO_ATTACHMENTS },
-          answered: resolve,
-          failed: reject,
-        }),
-      );
-    },
+    call: (route, args, options) => callBySending(send, route, args, options),
     ping() {},
     async close() {
       if (state.kind === 'closed') {
