@@ -12,6 +12,7 @@ import type { Attachments } from '../../core/invocation.js';
 import { encodeGrpcMessage, FLAG_COMPRESSED } from '../../protocol/grpc/message-frame.js';
 import { addAttachmentHeaders } from '../../protocol/grpc/metadata.js';
 import { GrpcStatus } from '../../protocol/grpc/status.js';
+import { encodeStatusMessage } from '../../protocol/grpc/status-message.js';
 
 /** Messages at least this large are compressed when the call uses gzip. */
 const COMPRESS_ABOVE_BYTES = 1024;
@@ -47,18 +48,6 @@ export interface GrpcExchangeInit {
   readonly headers?: http2.OutgoingHttpHeaders | undefined;
 }
 
-/** A `grpc-message` value: percent-encoded outside printable ASCII (and `%` itself), as the spec says. */
-export function encodeGrpcMessageText(text: string): string {
-  let out = '';
-  for (const byte of Buffer.from(text, 'utf8')) {
-    out +=
-      byte >= 0x20 && byte <= 0x7e && byte !== 0x25
-        ? String.fromCharCode(byte)
-        : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
-  return out;
-}
-
 export function createGrpcExchange(init: GrpcExchangeInit): GrpcExchange {
   const { stream } = init;
   let started = false;
@@ -71,7 +60,7 @@ export function createGrpcExchange(init: GrpcExchangeInit): GrpcExchange {
     addAttachmentHeaders(headers, end.attachments);
     Object.assign(headers, end.trailers);
     headers['grpc-status'] = String(end.status);
-    if (end.message) headers['grpc-message'] = encodeGrpcMessageText(end.message.slice(0, 4096));
+    if (end.message) headers['grpc-message'] = encodeStatusMessage(end.message.slice(0, 4096));
     return headers;
   };
 
