@@ -1,6 +1,7 @@
 /**
  * Pulls a stream handler's messages so that a stop interrupts a pull in progress: the provider's stream
- * ports (server-streams.ts over the wire, local-stream.ts in-process, http/http-stream.ts over HTTP)
+ * ports (server-streams.ts over the wire, local-stream.ts in-process, http/http-stream.ts over HTTP,
+ * grpc/grpc-stream-port.ts over gRPC)
  * await `next()` and their waits for room through `until()`, and `stop()` wakes whichever is pending
  * with `undefined` at once — a stop does not wait for a handler busy in an await.
  *

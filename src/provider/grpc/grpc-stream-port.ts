@@ -13,6 +13,7 @@ import { messageOf, RpcError } from '../../core/rpc-error.js';
 import { StreamInbox } from '../../protocol/stream-inbox.js';
 import type { StreamKind } from '../../service/define-service.js';
 import type { StreamPort } from '../stream-port.js';
+import { StreamPull } from '../stream-pull.js';
 import type { GrpcExchange } from './grpc-exchange.js';
 import type { GrpcMessages } from './grpc-messages.js';
 
@@ -42,10 +43,7 @@ export function createGrpcStreamPort(init: GrpcStreamPortInit): GrpcStreamPort {
   const http = exchange.stream;
   let stopped: RpcError | undefined;
   let iterator: AsyncIterator<unknown> | undefined;
-  let wake: ((value: undefined) => void) | undefined;
-  const whenStopped = new Promise<undefined>((resolve) => {
-    wake = resolve;
-  });
+  let pull: StreamPull | undefined;
   const inbox =
     kind === 'server'
       ? undefined
@@ -84,7 +82,7 @@ export function createGrpcStreamPort(init: GrpcStreamPortInit): GrpcStreamPort {
   const stop = (reason: RpcError): void => {
     if (stopped !== undefined) return;
     stopped = reason;
-    wake?.(undefined);
+    pull?.stop();
     wakeDrained?.();
     inbox?.fail(reason);
     void iterator?.return?.()?.catch?.(() => {});
@@ -123,11 +121,13 @@ export function createGrpcStreamPort(init: GrpcStreamPortInit): GrpcStreamPort {
         throw stopped;
       }
       exchange.start();
+      const steps = new StreamPull(iterator);
+      pull = steps;
       let finished = false;
       try {
         for (;;) {
           if (stopped !== undefined) break;
-          const step = await Promise.race([iterator.next(), whenStopped]);
+          const step = await steps.next();
           if (step === undefined) break;
           if (step.done === true) {
             finished = true;
