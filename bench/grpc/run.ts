@@ -23,6 +23,7 @@ const protoPath = join(here, '..', 'systems', 'callisto-protobuf', 'bench.proto'
 export const GRPC_SERVERS: Readonly<Record<string, string>> = {
   'grpc-js': join(here, 'grpc-js-server.ts'),
   callisto: join(here, 'callisto-grpc-server.ts'),
+  'http2-bare': join(here, 'http2-bare-server.ts'),
 };
 
 /** GetUserRequest { id: 42 } in protobuf: field 1, varint 42. */

@@ -63,6 +63,14 @@ export class GrpcMessageDecoder {
    */
   push(chunk: Buffer): GrpcMessage[] {
     if (chunk.length === 0) return [];
+    if (this.#buffered === 0 && chunk.length >= GRPC_PREFIX_BYTES) {
+      // the usual unary request: one chunk holding exactly one whole message
+      const length = chunk.readUInt32BE(1);
+      if (length > this.#maxMessageBytes) throw new GrpcMessageTooLargeError(length, this.#maxMessageBytes);
+      if (chunk.length === GRPC_PREFIX_BYTES + length) {
+        return [{ flags: chunk[0]!, data: chunk.subarray(GRPC_PREFIX_BYTES) }];
+      }
+    }
     this.#chunks.push(chunk);
     this.#buffered += chunk.length;
     const messages: GrpcMessage[] = [];

@@ -19,16 +19,32 @@ import { GrpcStatus } from '../../protocol/grpc/status.js';
 import { parseGrpcTimeout } from '../../protocol/grpc/timeout.js';
 import type { PeerCertificate } from '../../security/peer-certificate.js';
 import type { Serializer } from '../../serialization/serializer.js';
+import type { StreamKind } from '../../service/define-service.js';
 import type { ArgumentsReader } from '../arguments-reader.js';
-import type { ProviderEntry } from '../entry.js';
+import type { EntryCallInit, ProviderEntry } from '../entry.js';
 import type { PeerSlot } from '../peer-limits.js';
+import type { ServerInvocation } from '../server-invocation.js';
+import type { ExportedMethod } from '../service-table.js';
 import { connectFormatOf, createConnectExchange } from './connect-unary.js';
 import { grpcEndFor } from './grpc-errors.js';
 import { createGrpcExchange, type GrpcExchange } from './grpc-exchange.js';
-import { contentTypeOf, formatOf, type GrpcMessages, grpcMessagesOf } from './grpc-messages.js';
+import {
+  contentTypeOf,
+  formatOf,
+  type GrpcFormat,
+  type GrpcMessages,
+  grpcMessagesOf,
+} from './grpc-messages.js';
 import type { GrpcOptions } from './grpc-options.js';
-import { headerListBytes, parseConnectTimeout, readBody, readMessages } from './grpc-request-body.js';
-import type { GrpcRoutes } from './grpc-routes.js';
+import {
+  headerListBytes,
+  parseConnectTimeout,
+  type ReadingSink,
+  readBody,
+  readMessages,
+  readMessagesInto,
+} from './grpc-request-body.js';
+import type { GrpcRoutes, GrpcTarget } from './grpc-routes.js';
 import { TRI_GROUP_HEADER, TRI_VERSION_HEADER } from './grpc-routes.js';
 import { createGrpcStreamPort, type GrpcStreamPort } from './grpc-stream-port.js';
 
@@ -37,6 +53,8 @@ export interface GrpcCallState {
   readonly exchange: GrpcExchange;
   readonly messages: GrpcMessages;
   readonly port: GrpcStreamPort | undefined;
+  /** The `grpc-timeout` timer while it runs (set and cleared by the entry). */
+  timer: NodeJS.Timeout | undefined;
 }
 
 /** A built-in service's method (health, reflection): served here, outside the provider chain. */
@@ -64,6 +82,8 @@ export interface GrpcCallContext {
   readonly builtins: ReadonlyMap<string, GrpcBuiltin>;
   /** A request refused for what it carries (logged, rate-limited, naming the peer). */
   onRefused(remote: string, reason: string): void;
+  /** A filter or the handler read the call's signal: the entry then watches for the client going away. */
+  onSignal(invocation: ServerInvocation): void;
 }
 
 /** What the session a stream belongs to holds for its calls. */
@@ -80,6 +100,151 @@ function refuse(exchange: GrpcExchange, code: ErrorCodeName, message: string): v
   exchange.end(grpcEndFor(code, message));
   const { stream } = exchange;
   if (!stream.readableEnded && !stream.destroyed) stream.close(NO_ERROR);
+}
+
+/** What a `content-type` is: Connect's format, else gRPC's (formatOf's null / undefined / format). */
+interface RequestKind {
+  readonly connect: GrpcFormat | undefined;
+  readonly format: GrpcFormat | undefined | null;
+}
+
+/** The content types clients send, classified once (anything else goes through the parsers). */
+const KNOWN_TYPES: ReadonlyMap<string, RequestKind> = new Map<string, RequestKind>([
+  ['application/grpc', { connect: undefined, format: 'proto' }],
+  ['application/grpc+proto', { connect: undefined, format: 'proto' }],
+  ['application/grpc+json', { connect: undefined, format: 'json' }],
+  ['application/proto', { connect: 'proto', format: 'proto' }],
+  ['application/json', { connect: 'json', format: 'json' }],
+]);
+
+function requestKindOf(contentType: string | undefined): RequestKind {
+  const known = contentType === undefined ? undefined : KNOWN_TYPES.get(contentType);
+  if (known !== undefined) return known;
+  const connect = connectFormatOf(contentType);
+  return { connect, format: connect ?? formatOf(contentType) };
+}
+
+/** Each method's messages per format, made at its first call (its serializers do not change). */
+const messagesByMethod = new WeakMap<
+  ExportedMethod,
+  { ctx: GrpcCallContext; proto?: GrpcMessages | Error; json?: GrpcMessages | Error }
+>();
+
+function messagesFor(ctx: GrpcCallContext, target: GrpcTarget, format: GrpcFormat): GrpcMessages | Error {
+  let cached = messagesByMethod.get(target.method);
+  if (cached === undefined || cached.ctx !== ctx) {
+    cached = { ctx };
+    messagesByMethod.set(target.method, cached);
+  }
+  let messages = cached[format];
+  if (messages === undefined) {
+    messages = grpcMessagesOf({
+      definition: target.exported.definition,
+      method: target.method.name,
+      format,
+      json: ctx.json,
+      protobuf: ctx.protobuf,
+      limits: ctx.decodeLimits,
+    });
+    cached[format] = messages;
+  }
+  return messages;
+}
+
+interface GrpcServerCallInit {
+  readonly ctx: GrpcCallContext;
+  readonly peer: GrpcPeer;
+  readonly exchange: GrpcExchange;
+  readonly messages: GrpcMessages;
+  readonly port: GrpcStreamPort | undefined;
+  readonly kind: StreamKind | undefined;
+  readonly method: ExportedMethod;
+  readonly headers: http2.IncomingHttpHeaders;
+  readonly deadline: number;
+}
+
+/**
+ * One call from its request's first byte to its entry into the provider chain: the reading's sink, and
+ * the state the entry keeps on the invocation (`origin`). One object per call, no closures.
+ */
+class GrpcServerCall implements GrpcCallState, ReadingSink {
+  readonly exchange: GrpcExchange;
+  readonly messages: GrpcMessages;
+  readonly port: GrpcStreamPort | undefined;
+  timer: NodeJS.Timeout | undefined = undefined;
+  readonly #init: GrpcServerCallInit;
+  #request: Buffer | undefined = undefined;
+  #extra = false;
+
+  constructor(init: GrpcServerCallInit) {
+    this.#init = init;
+    this.exchange = init.exchange;
+    this.messages = init.messages;
+    this.port = init.port;
+  }
+
+  /** Whether the client sends a stream of messages (entered at once, its messages to the port). */
+  get #streamsIn(): boolean {
+    const kind = this.#init.kind;
+    return kind === 'client' || kind === 'bidi';
+  }
+
+  enter(body: Buffer | undefined): void {
+    const { ctx, peer, method, headers } = this.#init;
+    const attachments = attachmentsFromHeaders(headers);
+    const init: EntryCallInit = {
+      method,
+      attachments,
+      callId: validCallId(attachments[CALL_ID_ATTACHMENT]),
+      deadline: this.#init.deadline,
+      oneway: false,
+      remoteAddress: peer.remote,
+      serializer: this.messages.bodies,
+      admission: peer.slot,
+      peerCertificate: peer.peerCertificate,
+      origin: this,
+      stream: this.port,
+      onSignal: ctx.onSignal,
+      args: body === undefined ? [] : undefined,
+      reader: body === undefined ? undefined : ctx.reader,
+      body,
+    };
+    ctx.entry.call(init);
+  }
+
+  message(bytes: Buffer): void {
+    if (this.#streamsIn) {
+      this.port!.received(bytes);
+      return;
+    }
+    if (this.#request === undefined) this.#request = bytes;
+    else this.#extra = true;
+  }
+
+  end(): void {
+    if (this.#streamsIn) {
+      this.port!.inputEnded();
+      return;
+    }
+    const { ctx, peer, method, kind } = this.#init;
+    if (this.#extra || this.#request === undefined) {
+      const problem = this.#extra ? 'more than one request message' : 'no request message';
+      ctx.onRefused(peer.remote, `${method.label}: ${problem} for a ${kind ?? 'unary'} call`);
+      refuse(this.exchange, 'BadRequest', `${method.label} takes one request message: got ${problem}`);
+      return;
+    }
+    this.enter(this.#request);
+  }
+
+  failed(error: RpcError): void {
+    if (this.#streamsIn) {
+      this.port!.inputFailed(error);
+      const { stream } = this.exchange;
+      if (!stream.destroyed) stream.close(NO_ERROR);
+      return;
+    }
+    refuse(this.exchange, error.code, error.message);
+  }
 }
 
 export function serveGrpcCall(
@@ -101,8 +266,7 @@ export function serveGrpcCall(
     );
     return;
   }
-  const connect = connectFormatOf(headers['content-type']);
-  const format = connect ?? formatOf(headers['content-type']);
+  const { connect, format } = requestKindOf(headers['content-type']);
   if (headers[':method'] !== 'POST' || format === null) {
     // not gRPC at all: HTTP's own answer (gRPC over HTTP/2: 415 for a content type that is not gRPC)
     const status = headers[':method'] !== 'POST' ? 405 : 415;
@@ -155,13 +319,9 @@ export function serveGrpcCall(
     refuse(exchange, 'BadRequest', timeoutMs.message);
     return;
   }
-  const onRefused = (reason: string) => ctx.onRefused(peer.remote, reason);
-  const reading =
-    connect === undefined
-      ? readMessages(ctx.options, stream, gzip, onRefused)
-      : readBody(ctx.options, stream, onRefused);
   const builtin = connect === undefined ? ctx.builtins.get(path) : undefined;
   if (builtin !== undefined) {
+    const reading = readMessages(ctx.options, stream, gzip, (reason) => ctx.onRefused(peer.remote, reason));
     builtin({
       exchange,
       onMessage: (listener) => reading.onMessage(listener),
@@ -179,18 +339,12 @@ export function serveGrpcCall(
     typeof group === 'string' ? group : '',
   );
   if (target instanceof RpcError) {
+    // what the client sends is not read: the stream is closed after the answer
     refuse(exchange, target.code, target.message);
     return;
   }
-  const { exported, method } = target;
-  const messages = grpcMessagesOf({
-    definition: exported.definition,
-    method: method.name,
-    format,
-    json: ctx.json,
-    protobuf: ctx.protobuf,
-    limits: ctx.decodeLimits,
-  });
+  const { method } = target;
+  const messages = messagesFor(ctx, target, format);
   if (messages instanceof Error) {
     refuse(exchange, 'MethodNotFound', messages.message);
     return;
@@ -218,51 +372,30 @@ export function serveGrpcCall(
               `gRPC stream ${method.label} reset: the client took no message for ${ctx.options.stalledStreamTimeoutMs} ms`,
             ),
         });
-  const attachments = attachmentsFromHeaders(headers);
-  const state: GrpcCallState = { exchange, messages, port };
-  const enter = (body: Buffer | undefined): void => {
-    ctx.entry.call({
-      method,
-      attachments,
-      callId: validCallId(attachments[CALL_ID_ATTACHMENT]),
-      deadline: timeoutMs !== undefined ? receivedAt + timeoutMs : 0,
-      oneway: false,
-      remoteAddress: peer.remote,
-      serializer: messages.bodies,
-      admission: peer.slot,
-      peerCertificate: peer.peerCertificate,
-      origin: state,
-      stream: port,
-      ...(body === undefined ? { args: [] } : { reader: ctx.reader, body }),
+  const call = new GrpcServerCall({
+    ctx,
+    peer,
+    exchange,
+    messages,
+    port,
+    kind,
+    method,
+    headers,
+    deadline: timeoutMs !== undefined ? receivedAt + timeoutMs : 0,
+  });
+  if (connect === undefined) {
+    readMessagesInto(stream, {
+      maxMessageBytes: ctx.options.maxMessageBytes,
+      gzip,
+      remote: peer.remote,
+      onRefused: ctx.onRefused,
+      sink: call,
     });
-  };
-  reading.onFailure((error) => {
-    if (port !== undefined && (kind === 'client' || kind === 'bidi')) {
-      port.inputFailed(error);
-      if (!stream.destroyed) stream.close(NO_ERROR);
-      return;
-    }
-    refuse(exchange, error.code, error.message);
-  });
-  if (kind === 'client' || kind === 'bidi') {
-    reading.onMessage((bytes) => port!.received(bytes));
-    reading.onEnd(() => port!.inputEnded());
-    enter(undefined);
-    return;
+  } else {
+    const reading = readBody(ctx.options, stream, (reason) => ctx.onRefused(peer.remote, reason));
+    reading.onMessage((bytes) => call.message(bytes));
+    reading.onEnd(() => call.end());
+    reading.onFailure((error) => call.failed(error));
   }
-  let request: Buffer | undefined;
-  let extra = false;
-  reading.onMessage((bytes) => {
-    if (request === undefined) request = bytes;
-    else extra = true;
-  });
-  reading.onEnd(() => {
-    if (extra || request === undefined) {
-      const problem = extra ? 'more than one request message' : 'no request message';
-      ctx.onRefused(peer.remote, `${method.label}: ${problem} for a ${kind ?? 'unary'} call`);
-      refuse(exchange, 'BadRequest', `${method.label} takes one request message: got ${problem}`);
-      return;
-    }
-    enter(request);
-  });
+  if (kind === 'client' || kind === 'bidi') call.enter(undefined);
 }

@@ -36,6 +36,7 @@ import type { ServiceTable } from '../service-table.js';
 import type { Serving } from '../serving.js';
 import { type GrpcBuiltin, type GrpcCallState, type GrpcPeer, serveGrpcCall } from './grpc-call.js';
 import { grpcEndOf } from './grpc-errors.js';
+import { GRPC_OK } from './grpc-exchange.js';
 import { createGrpcHealth, type GrpcHealth } from './grpc-health.js';
 import type { GrpcOptions } from './grpc-options.js';
 import { createGrpcReflection } from './grpc-reflection.js';
@@ -75,6 +76,30 @@ export interface GrpcEntry {
   destroy(): void;
 }
 
+/** A stream error is the stream's: the session's own error is logged, the stream is closed by node. */
+function ignoreStreamError(): void {}
+
+/** The invocation whose stream the entry watches for the client going away. */
+const WATCHED = Symbol('callisto.grpcWatched');
+type WatchedStream = http2.ServerHttp2Stream & { [WATCHED]?: ServerInvocation };
+
+function callerWentAway(invocation: ServerInvocation): void {
+  const state = invocation.origin as GrpcCallState;
+  if (state.timer !== undefined) clearTimeout(state.timer);
+  state.timer = undefined;
+  if (invocation.answered) return;
+  invocation.answered = true;
+  const gone = new RpcError('Cancelled', `the gRPC caller (${invocation.remoteAddress}) cancelled the call`);
+  invocation.abort(gone);
+  state.port?.stop(gone);
+}
+
+/** One listener for every watched stream. */
+function onWatchedClose(this: WatchedStream): void {
+  const invocation = this[WATCHED];
+  if (invocation !== undefined) callerWentAway(invocation);
+}
+
 /** The ALPN protocol a TLS listener offers for the entry. */
 export const GRPC_ALPN = 'h2';
 
@@ -105,6 +130,12 @@ export function createGrpcEntry(parts: GrpcEntryParts): GrpcEntry {
     session.goaway(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
     session.destroy();
   };
+  /** One listener for every stream: a stream the client reset counts against its connection. */
+  function onAborted(this: http2.ServerHttp2Stream): void {
+    const session = this.session as unknown as http2.ServerHttp2Session | undefined;
+    const peer = session === undefined ? undefined : sessions.get(session);
+    if (peer !== undefined) countReset(session!, peer);
+  }
   let goingAway = false;
   let listener: TransportListener | undefined;
 
@@ -138,47 +169,57 @@ export function createGrpcEntry(parts: GrpcEntryParts): GrpcEntry {
 
   const stateOf = (invocation: ServerInvocation): GrpcCallState => invocation.origin as GrpcCallState;
 
+  /** `grpc-timeout` passed: the handler is stopped and DEADLINE_EXCEEDED sent (setTimeout's argument). */
+  const deadlinePassed = (invocation: ServerInvocation): void => {
+    const state = stateOf(invocation);
+    state.timer = undefined;
+    if (invocation.answered) return;
+    invocation.answered = true;
+    const error = new RpcError('Timeout', `${invocation.label}: the caller's deadline passed`);
+    invocation.abort(error);
+    state.port?.stop(error);
+    state.exchange.end(grpcEndOf(entry.shape(error)));
+  };
+
+  /**
+   * The client went away (cancel, its deadline, its connection): the handler's signal says so. Watched
+   * for stream calls from their start, for unary calls once their signal is read (nobody else would
+   * know: what is written after is dropped by the exchange).
+   */
+  const watchClose = (invocation: ServerInvocation): void => {
+    const stream = stateOf(invocation).exchange.stream as WatchedStream;
+    if (stream[WATCHED] !== undefined) return;
+    stream[WATCHED] = invocation;
+    if (stream.closed || stream.destroyed) callerWentAway(invocation);
+    else stream.on('close', onWatchedClose);
+  };
+
   const entry = createProviderEntry(
     { exposeStack: parts.exposeStack, exposeErrors: parts.exposeErrors, onScrubbed: parts.onScrubbed },
     {
       began(invocation) {
-        const { exchange, port } = stateOf(invocation);
-        const stream = exchange.stream;
-        let timer: NodeJS.Timeout | undefined;
-        // the client went away (cancel, its deadline, its connection): the handler's signal says so
-        stream.once('close', () => {
-          clearTimeout(timer);
-          if (invocation.answered) return;
-          invocation.answered = true;
-          const gone = new RpcError(
-            'Cancelled',
-            `the gRPC caller (${invocation.remoteAddress}) cancelled the call`,
-          );
-          invocation.abort(gone);
-          port?.stop(gone);
-        });
+        const state = stateOf(invocation);
+        if (state.port !== undefined) watchClose(invocation);
         if (invocation.deadline > 0) {
-          // `grpc-timeout` is the call's deadline: at it the handler is stopped and DEADLINE_EXCEEDED sent
-          timer = setTimeout(
-            () => {
-              if (invocation.answered) return;
-              invocation.answered = true;
-              const error = new RpcError('Timeout', `${invocation.label}: the caller's deadline passed`);
-              invocation.abort(error);
-              port?.stop(error);
-              exchange.end(grpcEndOf(entry.shape(error)));
-            },
-            Math.max(0, invocation.deadline - Date.now()),
-          );
-          timer.unref();
+          state.timer = setTimeout(deadlinePassed, Math.max(0, invocation.deadline - Date.now()), invocation);
+          state.timer.unref();
         }
       },
-      ended: () => serving.ended(),
+      ended(invocation) {
+        serving.ended();
+        const state = stateOf(invocation);
+        // a unary call answers now; a stream's messages still go out under its deadline
+        if (state.port === undefined && state.timer !== undefined) {
+          clearTimeout(state.timer);
+          state.timer = undefined;
+        }
+      },
       answer(invocation, value) {
         const { exchange, port, messages } = stateOf(invocation);
         const attachments = invocation.answerAttachments;
+        const ok = attachments === undefined ? GRPC_OK : { status: 0, attachments };
         if (port !== undefined && port.kind !== 'client') {
-          exchange.end({ status: 0, attachments });
+          exchange.end(ok);
           return;
         }
         let payload: Uint8Array;
@@ -204,7 +245,7 @@ export function createGrpcEntry(parts: GrpcEntryParts): GrpcEntry {
           return;
         }
         exchange.send(payload);
-        exchange.end({ status: 0, attachments });
+        exchange.end(ok);
       },
       fail(invocation, error) {
         stateOf(invocation).exchange.end({ ...grpcEndOf(error), attachments: invocation.answerAttachments });
@@ -222,6 +263,7 @@ export function createGrpcEntry(parts: GrpcEntryParts): GrpcEntry {
     reader,
     builtins,
     onRefused: parts.onRefused,
+    onSignal: watchClose,
   };
 
   server.on('session', (session: http2.ServerHttp2Session) => {
@@ -256,8 +298,8 @@ export function createGrpcEntry(parts: GrpcEntryParts): GrpcEntry {
       stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
       return;
     }
-    stream.on('error', () => {});
-    stream.once('aborted', () => countReset(stream.session as unknown as http2.ServerHttp2Session, peer));
+    stream.on('error', ignoreStreamError);
+    stream.on('aborted', onAborted);
     serveGrpcCall(ctx, peer, stream, headers);
   });
   // nghttp2 tells the session about a flood (ENHANCE_YOUR_CALM) as an error; a stream error is per stream

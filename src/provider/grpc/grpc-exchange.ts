@@ -5,6 +5,10 @@
  * response attachments as metadata). An error before any message goes out is a *trailers-only*
  * response: one HEADERS frame with the status and END_STREAM. Every write after the end, or after the
  * client went away, is dropped.
+ *
+ * The hot path allocates no header object of its own: the response headers for each content type and
+ * encoding, and the trailers of a call that ends OK without attachments, are made once (node:http2
+ * copies what it is given), and the `wantTrailers` listener is one function for every stream.
  */
 import type http2 from 'node:http2';
 import zlib from 'node:zlib';
@@ -24,6 +28,9 @@ export interface GrpcEnd {
   readonly trailers?: http2.OutgoingHttpHeaders | undefined;
   readonly attachments?: Attachments | undefined;
 }
+
+/** The end of a call that succeeded without response attachments. */
+export const GRPC_OK: GrpcEnd = Object.freeze({ status: GrpcStatus.OK });
 
 export interface GrpcExchange {
   readonly stream: http2.ServerHttp2Stream;
@@ -48,78 +55,135 @@ export interface GrpcExchangeInit {
   readonly headers?: http2.OutgoingHttpHeaders | undefined;
 }
 
-export function createGrpcExchange(init: GrpcExchangeInit): GrpcExchange {
-  const { stream } = init;
-  let started = false;
-  let ended = false;
-  let pendingTrailers: http2.OutgoingHttpHeaders | undefined;
-  const gone = (): boolean => ended || stream.destroyed || stream.closed;
+const TRAILERS_OK: http2.OutgoingHttpHeaders = Object.freeze({ 'grpc-status': String(GrpcStatus.OK) });
+/** No `date` header (gRPC has no use for it; node:http2 formats one per response otherwise). */
+const RESPOND_STREAMING: http2.ServerStreamResponseOptions = Object.freeze({
+  waitForTrailers: true,
+  sendDate: false,
+});
+const RESPOND_TRAILERS_ONLY: http2.ServerStreamResponseOptions = Object.freeze({
+  endStream: true,
+  sendDate: false,
+});
 
-  const endHeaders = (end: GrpcEnd): http2.OutgoingHttpHeaders => {
-    const headers: http2.OutgoingHttpHeaders = {};
-    addAttachmentHeaders(headers, end.attachments);
-    Object.assign(headers, end.trailers);
-    headers['grpc-status'] = String(end.status);
-    if (end.message) headers['grpc-message'] = encodeStatusMessage(end.message.slice(0, 4096));
-    return headers;
-  };
-
-  const start = (): void => {
-    if (started || gone()) return;
-    started = true;
-    stream.respond(
-      {
-        ':status': 200,
-        'content-type': init.contentType,
-        ...(init.gzip ? { 'grpc-encoding': 'gzip' } : {}),
-        'grpc-accept-encoding': 'identity,gzip',
-        ...init.headers,
-      },
-      { waitForTrailers: true },
-    );
-    stream.once('wantTrailers', () => {
-      if (stream.destroyed) return;
-      try {
-        stream.sendTrailers(pendingTrailers ?? { 'grpc-status': String(GrpcStatus.OK) });
-      } catch {
-        // the stream closed in between: nothing to send it on
-      }
+/** The response headers for `contentType` and `gzip` (made once per pair; node:http2 copies them). */
+const responseHeaders = new Map<string, http2.OutgoingHttpHeaders>();
+function responseHeadersOf(contentType: string, gzip: boolean): http2.OutgoingHttpHeaders {
+  const key = gzip ? `${contentType};gzip` : contentType;
+  let headers = responseHeaders.get(key);
+  if (headers === undefined) {
+    headers = Object.freeze({
+      ':status': 200,
+      'content-type': contentType,
+      ...(gzip ? { 'grpc-encoding': 'gzip' } : {}),
+      'grpc-accept-encoding': 'identity,gzip',
     });
-  };
+    // a handful of content types are served; a client's own cannot grow this (they are refused before)
+    if (responseHeaders.size < 64) responseHeaders.set(key, headers);
+  }
+  return headers;
+}
 
-  return {
-    stream,
-    get started() {
-      return started;
-    },
-    get ended() {
-      return gone();
-    },
-    start,
-    send(payload) {
-      if (gone()) return true;
-      start();
-      const compress = init.gzip && payload.length >= COMPRESS_ABOVE_BYTES;
-      const frame = compress
+/** The trailers (or the trailers-only headers' status part) of `end`. */
+function endHeaders(end: GrpcEnd): http2.OutgoingHttpHeaders {
+  if (
+    end.status === GrpcStatus.OK &&
+    end.attachments === undefined &&
+    end.trailers === undefined &&
+    !end.message
+  )
+    return TRAILERS_OK;
+  const headers: http2.OutgoingHttpHeaders = {};
+  addAttachmentHeaders(headers, end.attachments);
+  Object.assign(headers, end.trailers);
+  headers['grpc-status'] = String(end.status);
+  if (end.message) headers['grpc-message'] = encodeStatusMessage(end.message.slice(0, 4096));
+  return headers;
+}
+
+const EXCHANGE = Symbol('callisto.grpcExchange');
+type TaggedStream = http2.ServerHttp2Stream & { [EXCHANGE]?: ServerExchange };
+
+/** One listener for every stream: the trailers its exchange holds. */
+function sendPendingTrailers(this: TaggedStream): void {
+  if (this.destroyed) return;
+  try {
+    this.sendTrailers(this[EXCHANGE]?.pendingTrailers ?? TRAILERS_OK);
+  } catch {
+    // the stream closed in between: nothing to send it on
+  }
+}
+
+class ServerExchange implements GrpcExchange {
+  readonly stream: http2.ServerHttp2Stream;
+  readonly #contentType: string;
+  readonly #gzip: boolean;
+  readonly #headers: http2.OutgoingHttpHeaders | undefined;
+  #started = false;
+  #ended = false;
+  pendingTrailers: http2.OutgoingHttpHeaders | undefined = undefined;
+
+  constructor(init: GrpcExchangeInit) {
+    this.stream = init.stream;
+    this.#contentType = init.contentType;
+    this.#gzip = init.gzip;
+    this.#headers = init.headers;
+  }
+
+  #gone(): boolean {
+    const stream = this.stream;
+    return this.#ended || stream.destroyed || stream.closed;
+  }
+
+  get started(): boolean {
+    return this.#started;
+  }
+
+  get ended(): boolean {
+    return this.#gone();
+  }
+
+  start(): void {
+    if (this.#started || this.#gone()) return;
+    this.#started = true;
+    const stream = this.stream as TaggedStream;
+    const headers = responseHeadersOf(this.#contentType, this.#gzip);
+    stream.respond(
+      this.#headers === undefined ? headers : { ...headers, ...this.#headers },
+      RESPOND_STREAMING,
+    );
+    stream[EXCHANGE] = this;
+    stream.on('wantTrailers', sendPendingTrailers);
+  }
+
+  send(payload: Uint8Array): boolean {
+    if (this.#gone()) return true;
+    this.start();
+    const frame =
+      this.#gzip && payload.length >= COMPRESS_ABOVE_BYTES
         ? encodeGrpcMessage(zlib.gzipSync(payload), FLAG_COMPRESSED)
         : encodeGrpcMessage(payload);
-      return stream.write(frame);
-    },
-    end(end) {
-      if (gone()) return;
-      ended = true;
-      const headers = endHeaders(end);
-      if (!started) {
-        // trailers-only: one HEADERS frame with END_STREAM
-        started = true;
-        stream.respond(
-          { ':status': 200, 'content-type': init.contentType, ...init.headers, ...headers },
-          { endStream: true },
-        );
-        return;
-      }
-      pendingTrailers = headers;
-      stream.end();
-    },
-  };
+    return this.stream.write(frame);
+  }
+
+  end(end: GrpcEnd): void {
+    if (this.#gone()) return;
+    this.#ended = true;
+    const headers = endHeaders(end);
+    if (!this.#started) {
+      // trailers-only: one HEADERS frame with END_STREAM
+      this.#started = true;
+      this.stream.respond(
+        { ':status': 200, 'content-type': this.#contentType, ...this.#headers, ...headers },
+        RESPOND_TRAILERS_ONLY,
+      );
+      return;
+    }
+    this.pendingTrailers = headers;
+    this.stream.end();
+  }
+}
+
+export function createGrpcExchange(init: GrpcExchangeInit): GrpcExchange {
+  return new ServerExchange(init);
 }

@@ -39,10 +39,13 @@ export function grpcNameOf(exported: ExportedService): string {
 
 export function createGrpcRoutes(table: ServiceTable): GrpcRoutes {
   let byName = new Map<string, ExportedService[]>();
+  /** The methods found by path without a version or group header (the usual call), while the table holds. */
+  let byPath = new Map<string, GrpcTarget>();
   let builtAt = -1;
   const index = (): Map<string, ExportedService[]> => {
     if (builtAt === table.version) return byName;
     byName = new Map();
+    byPath = new Map();
     const add = (name: string, exported: ExportedService): void => {
       const list = byName.get(name);
       if (list === undefined) byName.set(name, [exported]);
@@ -84,6 +87,12 @@ export function createGrpcRoutes(table: ServiceTable): GrpcRoutes {
 
   return {
     find(path, version, group) {
+      const plain = version === undefined && group === '';
+      if (plain) {
+        index();
+        const known = byPath.get(path);
+        if (known !== undefined) return known;
+      }
       const slash = path.lastIndexOf('/');
       if (path[0] !== '/' || slash <= 1 || slash === path.length - 1) {
         return new RpcError(
@@ -99,7 +108,10 @@ export function createGrpcRoutes(table: ServiceTable): GrpcRoutes {
       if (method === undefined) {
         return new RpcError('MethodNotFound', `${service} has no method ${name.slice(0, 200)}`);
       }
-      return { exported, method };
+      const target = { exported, method };
+      // only paths that name a method are kept: a client's made-up paths cannot grow the cache
+      if (plain) byPath.set(path, target);
+      return target;
     },
     names() {
       const names = new Set<string>();
