@@ -65,9 +65,9 @@ export class GrpcMessageDecoder {
     if (chunk.length === 0) return [];
     if (this.#buffered === 0 && chunk.length >= GRPC_PREFIX_BYTES) {
       // the usual unary request: one chunk holding exactly one whole message
+      // (a length over the limit goes the general way, which throws)
       const length = chunk.readUInt32BE(1);
-      if (length > this.#maxMessageBytes) throw new GrpcMessageTooLargeError(length, this.#maxMessageBytes);
-      if (chunk.length === GRPC_PREFIX_BYTES + length) {
+      if (length <= this.#maxMessageBytes && chunk.length === GRPC_PREFIX_BYTES + length) {
         return [{ flags: chunk[0]!, data: chunk.subarray(GRPC_PREFIX_BYTES) }];
       }
     }
