@@ -1,9 +1,10 @@
 /**
  * Callisto's gRPC entry in the gRPC bench: the provider of bench/systems/callisto-protobuf (the bench
  * service with its bench.proto messages), defaults otherwise — gRPC on the provider's own port,
- * recognised by the HTTP/2 preface, every provider filter on, as a user gets it.
+ * recognised by the HTTP/2 preface, every provider filter on, as a user gets it; the same port serves
+ * Callisto's own protocol (with the protobuf serializer) for the consumer rows.
  */
-import { callisto } from '../../src/index.js';
+import { callisto, createProtobufSerializer } from '../../src/index.js';
 import { benchService } from '../lib/scenarios.js';
 import { runServerMain } from '../lib/server-main.js';
 import { ProtobufBenchServiceDef } from '../systems/callisto-protobuf/service.js';
@@ -13,6 +14,8 @@ await runServerMain(async () => {
     application: 'bench-grpc-server',
     logLevel: 'warn',
     load: { configFile: false, env: false },
+    // the protobuf serializer for the consumer over Callisto's own protocol (client.ts callisto-wire)
+    extend: (extensions) => extensions.register('serializer', 'protobuf', createProtobufSerializer()),
   });
   app.provide(ProtobufBenchServiceDef, benchService);
   await app.start();

@@ -5,15 +5,19 @@
  * same pre-encoded `getUser(42)` request (warm-up, then the measured run) and reports calls/s and the
  * server's CPU per call. Writes bench/results/grpc.json.
  *
+ * Then the client-driven rows (CLIENT_ROWS, client.ts): grpc-js's client against grpc-js and Callisto, a
+ * Callisto consumer against Callisto over gRPC and over its own protocol.
+ *
  * Environment: BENCH_SCALE (request-count multiplier), BENCH_RUNS (runs per server, median reported),
- * BENCH_PIN=0 (no pinning), GRPC_BENCH_SERVERS (comma-separated names, default all).
+ * BENCH_PIN=0 (no pinning), GRPC_BENCH_SERVERS (comma-separated names, default all),
+ * GRPC_BENCH_CLIENTS=0 (no client-driven rows), BENCH_PROFILE=<dir> (V8 CPU profiles of every child).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { choosePinning, startServer } from '../lib/processes.js';
+import { choosePinning, runClientOutcome, startServer } from '../lib/processes.js';
 import { hasH2load, runH2load } from './h2load.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -116,6 +120,60 @@ async function measure(name: string, script: string, scale: number, runs: number
   } satisfies ServerOutcome;
 }
 
+/**
+ * The client-driven rows: a client against a server, same call and concurrency. grpc-js's client
+ * against both servers (Callisto's entry no slower), and a Callisto consumer against Callisto's provider
+ * over gRPC and over Callisto's own protocol (the cost of HTTP/2).
+ */
+export const CLIENT_ROWS: ReadonlyArray<{ readonly client: string; readonly server: string }> = [
+  { client: 'grpc-js', server: 'grpc-js' },
+  { client: 'grpc-js', server: 'callisto' },
+  { client: 'callisto-grpc', server: 'callisto' },
+  { client: 'callisto-wire', server: 'callisto' },
+];
+const CLIENT_CALLS = 40_000;
+const CLIENT_CONCURRENCY = 64;
+
+interface ClientOutcome {
+  readonly client: string;
+  readonly server: string;
+  readonly callsPerSecond: number;
+  readonly serverCpuUsPerCall: number | undefined;
+}
+
+async function measureClient(
+  row: { client: string; server: string },
+  scale: number,
+  pin: boolean,
+): Promise<ClientOutcome> {
+  const pinning = choosePinning(!pin);
+  const server = await startServer(GRPC_SERVERS[row.server]!, pinning, 30_000);
+  try {
+    const calls = Math.max(1000, Math.round(CLIENT_CALLS * scale));
+    let cpuBefore: number | undefined;
+    const result = (await runClientOutcome(
+      join(here, 'client.ts'),
+      [row.client, String(server.port), String(calls), String(CLIENT_CONCURRENCY)],
+      pinning,
+      180_000,
+      () => {
+        cpuBefore = server.cpuMs();
+      },
+    )) as unknown as { callsPerSecond: number };
+    const cpuAfter = server.cpuMs();
+    return {
+      ...row,
+      callsPerSecond: result.callsPerSecond,
+      serverCpuUsPerCall:
+        cpuBefore === undefined || cpuAfter === undefined
+          ? undefined
+          : ((cpuAfter - cpuBefore) * 1000) / calls,
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const env = process.env;
   const scale = env.BENCH_SCALE ? Number(env.BENCH_SCALE) : 1;
@@ -146,9 +204,26 @@ async function main(): Promise<void> {
       `${o.server.padEnd(16)} ${Math.round(o.callsPerSecond).toLocaleString('en-US').padStart(9)}   ${ratio.padStart(10)}   ${cpu.padStart(18)}   ${String(o.failed).padStart(6)}`,
     );
   }
+  const clients: ClientOutcome[] = [];
+  if (env.GRPC_BENCH_CLIENTS !== '0') {
+    for (const row of CLIENT_ROWS) {
+      if (!wanted.includes(row.server)) continue;
+      clients.push(await measureClient(row, scale, env.BENCH_PIN !== '0'));
+    }
+    console.log(
+      `\nclient → server, getUser(42), ${CLIENT_CONCURRENCY} calls in flight, ${Math.max(1000, Math.round(CLIENT_CALLS * scale))} calls`,
+    );
+    console.log('client          → server        calls/s   server CPU µs/call');
+    for (const c of clients) {
+      const cpu = c.serverCpuUsPerCall === undefined ? '-' : c.serverCpuUsPerCall.toFixed(1);
+      console.log(
+        `${c.client.padEnd(15)} → ${c.server.padEnd(10)} ${Math.round(c.callsPerSecond).toLocaleString('en-US').padStart(9)}   ${cpu.padStart(18)}`,
+      );
+    }
+  }
   const output = join(here, '..', 'results', 'grpc.json');
   mkdirSync(dirname(output), { recursive: true });
-  writeFileSync(output, `${JSON.stringify({ scale, runs, outcomes }, null, 2)}\n`);
+  writeFileSync(output, `${JSON.stringify({ scale, runs, outcomes, clients }, null, 2)}\n`);
 }
 
 await main();
