@@ -92,6 +92,21 @@ describe('gRPC entry: unary calls (grpc-js client)', () => {
     expect(seen.finished[0]).toMatch(/^slow:(Timeout|Cancelled)$/);
   });
 
+  it('a client that cancels a unary call aborts its handler signal with Cancelled', async () => {
+    const { client, seen } = await provider();
+    let outcome: grpc.ServiceError | null | undefined;
+    const call = client.slow({ ms: 10_000 }, (error: grpc.ServiceError | null) => {
+      outcome = error;
+    });
+    // the handler runs (and has read its signal) before the client cancels
+    await waitFor(() => seen.deadlines.length > 0);
+    call.cancel();
+    await waitFor(() => seen.finished.length > 0);
+    expect(seen.finished[0]).toBe('slow:Cancelled');
+    await waitFor(() => outcome !== undefined);
+    expect(outcome?.code).toBe(grpc.status.CANCELLED);
+  });
+
   it('takes and answers gzip-compressed messages', async () => {
     const { app } = await provider();
     const client = greeterClient(`127.0.0.1:${app.grpcPort}`, grpc.credentials.createInsecure(), {
