@@ -1,6 +1,7 @@
 /**
  * The overload benchmark (`npm run bench:overload`, issue 28): O1, an open loop at twice a provider's
- * measured capacity. The provider (bench/overload/burner-server.ts, its own process, pinned to CPU 0
+ * measured capacity; O2, three providers behind one consumer, one of them slowed (BENCH_OVERLOAD=O1 or
+ * O2 runs one of them). The provider (bench/overload/burner-server.ts, its own process, pinned to CPU 0
  * when possible) serves `burn`: one turn of the event loop, then 4 ms of CPU. The harness process is the
  * consumer: it measures the capacity with a closed loop of 32 callers, then starts calls at twice that
  * rate for BENCH_OVERLOAD_MS (default 4000), each with a 1 s deadline, and reports the goodput (calls
@@ -10,46 +11,111 @@
  */
 import { callisto } from '../src/index.js';
 import { choosePinning, startServer } from './lib/processes.js';
+import {
+  type BalanceRun,
+  describeBalance,
+  nominalCapacity,
+  runBalance,
+  startBalanceProviders,
+} from './overload/balance-run.js';
 import { OverloadBenchDef } from './overload/overload-service.js';
 import { describeRun, type OverloadRun, runOverload } from './overload/run-overload.js';
 
 const durationMs = Number(process.env['BENCH_OVERLOAD_MS'] ?? '4000') || 4_000;
 const pinning = choosePinning(process.env['BENCH_PIN'] === '0');
 const server = new URL('./overload/burner-server.ts', import.meta.url).pathname;
+const only = process.env['BENCH_OVERLOAD'];
+const fmt = (value: number, digits = 0) => value.toFixed(digits);
 
-const rows: Array<{ limit: string; run: OverloadRun }> = [];
-for (const on of [true, false]) {
-  process.env['BENCH_ADAPTIVE_LIMIT'] = on ? '1' : '0';
-  const running = await startServer(server, pinning, 30_000);
-  const app = await callisto({
-    application: 'bench-overload-client',
-    logLevel: 'warn',
-    load: { configFile: false, env: false },
-  });
-  try {
-    const url = `127.0.0.1:${running.port}`;
-    const load = app.refer(OverloadBenchDef, { url, retries: 0, timeoutMs: 1_000 });
-    const report = app.refer(OverloadBenchDef, { url, adaptiveThrottling: false });
-    const run = await runOverload({ load, report }, { factor: 2, durationMs, deadlineMs: 1_000 });
-    console.log(describeRun(on ? 'adaptive limit on' : 'adaptive limit off', run));
-    rows.push({ limit: on ? 'on' : 'off', run });
-  } finally {
-    await app.close();
-    await running.stop();
+if (only === undefined || only === 'O1') await overloadO1();
+if (only === undefined || only === 'O2') await balanceO2();
+process.exit(0);
+
+async function overloadO1(): Promise<void> {
+  const rows: Array<{ limit: string; run: OverloadRun }> = [];
+  for (const on of [true, false]) {
+    process.env['BENCH_ADAPTIVE_LIMIT'] = on ? '1' : '0';
+    const running = await startServer(server, pinning, 30_000);
+    const app = await callisto({
+      application: 'bench-overload-client',
+      logLevel: 'warn',
+      load: { configFile: false, env: false },
+    });
+    try {
+      const url = `127.0.0.1:${running.port}`;
+      const load = app.refer(OverloadBenchDef, { url, retries: 0, timeoutMs: 1_000 });
+      const report = app.refer(OverloadBenchDef, { url, adaptiveThrottling: false });
+      const run = await runOverload({ load, report }, { factor: 2, durationMs, deadlineMs: 1_000 });
+      console.log(describeRun(on ? 'adaptive limit on' : 'adaptive limit off', run));
+      rows.push({ limit: on ? 'on' : 'off', run });
+    } finally {
+      await app.close();
+      await running.stop();
+    }
+  }
+
+  console.log(
+    `\nO1: open loop at 2x capacity for ${durationMs} ms, 1 s deadlines (pinning: ${pinning.note ?? 'server CPU 0'})`,
+  );
+  console.log(
+    '| adaptive limit | capacity calls/s | offered calls/s | goodput calls/s | goodput / capacity | refused | failed or late | admitted p50 ms | p95 ms | p99 ms |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  for (const { limit, run } of rows) {
+    console.log(
+      `| ${limit} | ${fmt(run.capacity)} | ${fmt(run.offeredPerSec)} | ${fmt(run.goodputPerSec)} | ${fmt((100 * run.goodputPerSec) / run.capacity)} % | ${fmt(100 * run.refusedShare, 1)} % | ${run.failed} of ${run.offered} | ${fmt(run.admittedP50Ms)} | ${fmt(run.admittedP95Ms)} | ${fmt(run.admittedP99Ms)} |`,
+    );
   }
 }
 
-const fmt = (value: number, digits = 0) => value.toFixed(digits);
-console.log(
-  `\nO1: open loop at 2x capacity for ${durationMs} ms, 1 s deadlines (pinning: ${pinning.note ?? 'server CPU 0'})`,
-);
-console.log(
-  '| adaptive limit | capacity calls/s | offered calls/s | goodput calls/s | goodput / capacity | refused | failed or late | admitted p50 ms | p95 ms | p99 ms |',
-);
-console.log('|---|---|---|---|---|---|---|---|---|---|');
-for (const { limit, run } of rows) {
+/**
+ * O2: three providers (own processes, not pinned: three servers do not fit two pinned cores), the third
+ * slowed to 3x the CPU per call, behind one consumer (the harness) sending an open loop at 30 % and
+ * 60 % of their nominal capacity (from CPU per call alone, one core each), each balancer in turn on the
+ * same providers; each provider's share is what it executed.
+ */
+async function balanceO2(): Promise<void> {
+  const slowdowns = [1, 1, 3];
+  const providers = await startBalanceProviders(slowdowns, choosePinning(true));
+  const runs: BalanceRun[] = [];
+  try {
+    const capacity = nominalCapacity(providers);
+    for (const factor of [0.3, 0.6]) {
+      for (const balancer of ['random', 'p2c'] as const) {
+        const app = await callisto({
+          application: 'bench-balance-client',
+          logLevel: 'warn',
+          load: { configFile: false, env: false },
+        });
+        try {
+          await app.start();
+          const run = await runBalance(app, providers, {
+            balancer,
+            ratePerSec: capacity * factor,
+            durationMs: Math.min(durationMs, 3_000),
+          });
+          console.log(describeBalance(run, providers));
+          runs.push(run);
+        } finally {
+          await app.close();
+        }
+      }
+    }
+  } finally {
+    await Promise.all(providers.map((provider) => provider.running.stop()));
+  }
+  const ideal = slowdowns.map((s) => 1 / s).map((x, _i, all) => x / all.reduce((a, b) => a + b, 0));
   console.log(
-    `| ${limit} | ${fmt(run.capacity)} | ${fmt(run.offeredPerSec)} | ${fmt(run.goodputPerSec)} | ${fmt((100 * run.goodputPerSec) / run.capacity)} % | ${fmt(100 * run.refusedShare, 1)} % | ${run.failed} of ${run.offered} | ${fmt(run.admittedP50Ms)} | ${fmt(run.admittedP95Ms)} | ${fmt(run.admittedP99Ms)} |`,
+    `\nO2: three providers, the third at 3x the CPU per call (capacity shares ${ideal.map((x) => `${fmt(100 * x)} %`).join(' / ')}), one consumer, open loop, 1 s deadlines`,
   );
+  console.log(
+    '| balancer | offered calls/s | share 1x | share 1x | share 3x (slowed) | goodput calls/s | refused | failed or late | p50 ms | p99 ms |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  for (const run of runs) {
+    const [a, b, c] = run.shares.map((share) => `${fmt(100 * share, 1)} %`);
+    console.log(
+      `| ${run.balancer} | ${fmt(run.ratePerSec)} | ${a} | ${b} | ${c} | ${fmt(run.goodputPerSec)} | ${fmt(100 * run.refusedShare, 1)} % | ${run.failed} of ${run.offered} | ${fmt(run.admittedP50Ms)} | ${fmt(run.admittedP99Ms)} |`,
+    );
+  }
 }
-process.exit(0);

@@ -117,6 +117,7 @@ export {
   type LoadBalancerFactory,
   type LoadBalancerOptions,
 } from './loadbalance/load-balancer.js';
+export { LOAD_ATTACHMENT, parseLoad, type ReportedLoad } from './loadbalance/load-report.js';
 // Registries (the implementations and the record checks: `callisto/registry`)
 export type { ConsumerRecord, ProviderRecord } from './registry/provider-record.js';
 export type {

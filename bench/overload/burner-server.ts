@@ -1,7 +1,8 @@
 /**
  * The provider of the overload benchmark (the harness protocol of lib/server-main.ts): `bench.Overload`
  * with the adaptive concurrency limit on, or off with BENCH_ADAPTIVE_LIMIT=0; its admin endpoints on a
- * free port. Hooks count the burn calls that reached the provider's chain and those whose arguments were
+ * free port. BENCH_BURN_FACTOR=3 makes it a slowed provider: each call burns 3 × BURN_MS of CPU (the
+ * balancing scenario, balance-run.ts). Hooks count the burn calls that reached the provider's chain and those whose arguments were
  * decoded (right after `decode`).
  */
 import { appInternals } from '../../src/app/internals.js';
@@ -9,6 +10,7 @@ import { callisto, defineFilter } from '../../src/index.js';
 import { runServerMain } from '../lib/server-main.js';
 import { BURN_MS, OverloadBenchDef, spin } from './overload-service.js';
 
+const burnMs = BURN_MS * (Number(process.env['BENCH_BURN_FACTOR'] ?? '1') || 1);
 let arrived = 0;
 let decoded = 0;
 let executed = 0;
@@ -33,7 +35,7 @@ const decodeProbe = defineFilter({
 async function burn(n: number): Promise<number> {
   executed++;
   await new Promise((resolve) => setImmediate(resolve));
-  spin(BURN_MS);
+  spin(burnMs);
   return n;
 }
 

@@ -19,8 +19,31 @@ const FLAG_PONG = 4;
 const MAX_READ_BYTES = 64 * 1024;
 
 export type ProbeResult =
-  | { readonly ok: true; readonly connectMs: number; readonly rttMs: number }
+  | {
+      readonly ok: true;
+      readonly connectMs: number;
+      readonly rttMs: number;
+      /** The provider's load report the pong carried (`callisto-load`, docs/protocol.md), if any. */
+      readonly load?: string;
+    }
   | { readonly ok: false; readonly problem: string };
+
+/** The `callisto-load` value in a pong's metadata (uint16 count, then uint16-length key and value strings). */
+function pongAttachment(meta: Buffer): string | undefined {
+  if (meta.length < 2) return undefined;
+  let at = 2;
+  for (let n = meta.readUInt16BE(0); n > 0 && at + 2 <= meta.length; n--) {
+    const keyLength = meta.readUInt16BE(at);
+    const key = meta.toString('utf8', at + 2, at + 2 + keyLength);
+    at += 2 + keyLength;
+    if (at + 2 > meta.length) return undefined;
+    const valueLength = meta.readUInt16BE(at);
+    const value = meta.toString('utf8', at + 2, at + 2 + valueLength);
+    at += 2 + valueLength;
+    if (key === 'callisto-load') return value;
+  }
+  return undefined;
+}
 
 /** A ping frame with `requestId`. */
 export function pingFrame(requestId: number): Buffer {
@@ -143,7 +166,15 @@ export function probeProvider(target: ProbeTarget, timeoutMs: number): Promise<P
         const kind = received[3];
         const flags = received[4]!;
         if (kind === KIND_HEARTBEAT && (flags & FLAG_PONG) !== 0 && received.readUInt32BE(8) === requestId) {
-          return finish({ ok: true, connectMs, rttMs: performance.now() - pingSentAt });
+          const load = pongAttachment(
+            received.subarray(HEADER_BYTES, HEADER_BYTES + received.readUInt32BE(12)),
+          );
+          return finish({
+            ok: true,
+            connectMs,
+            rttMs: performance.now() - pingSentAt,
+            ...(load === undefined ? {} : { load }),
+          });
         }
         if (kind === KIND_EVENT && received.readUInt32BE(12) >= 2) {
           const nameLength = received.readUInt16BE(HEADER_BYTES);

@@ -36,6 +36,7 @@ import {
 } from './connection.js';
 import { createDeadlineWheel } from './deadline-wheel.js';
 import { PendingCalls, type WireCall } from './pending-call.js';
+import { pongLoad } from './pong-load.js';
 import { watchSilence } from './suspicion.js';
 
 const MAX_REQUEST_ID = 0xffffffff;
@@ -89,9 +90,9 @@ export function createClientConnection(
           else if (name === EventName.Reconnect) goAway(true);
         }
       },
-      onPong: (rttMs) => {
+      onPong: (rttMs, meta) => {
         watch.heard(Date.now());
-        events.onHeartbeatRtt?.(connection, rttMs);
+        events.onHeartbeatRtt?.(connection, rttMs, meta.length > 0 ? pongLoad(meta) : undefined);
       },
       onPeerFailure(peerFailure) {
         if (peerFailure.kind === 'silent') {

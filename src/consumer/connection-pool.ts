@@ -62,8 +62,8 @@ export interface PoolEvents {
   onConnect?(address: string): void;
   /** No directory wants `address` any more; its slot is gone. */
   onRelease?(address: string): void;
-  /** A heartbeat round trip was measured. */
-  onHeartbeatRtt?(address: string, rttMs: number): void;
+  /** A heartbeat round trip was measured; `load` is the provider's load report the pong carried. */
+  onHeartbeatRtt?(address: string, rttMs: number, load: string | undefined): void;
   /** An answer was refused for what it carried, or a connection closed for breaking the protocol. */
   onRefused?(address: string, reason: string): void;
   /** A connection went silent while calls waited: it takes no new attempt until something arrives. */
@@ -198,7 +198,7 @@ export function createConnectionPool(
             events.onGoAway?.(this.address);
             healthChanged(this.address);
           },
-          onHeartbeatRtt: (_c, rttMs) => events.onHeartbeatRtt?.(this.address, rttMs),
+          onHeartbeatRtt: (_c, rttMs, load) => events.onHeartbeatRtt?.(this.address, rttMs, load),
           onSuspect: (_c, silentMs) => {
             events.onSuspect?.(this.address, silentMs);
             healthChanged(this.address);

@@ -98,8 +98,8 @@ export interface ConnectionEvents {
    * address stays served (a retiring worker of `server.workers`): a new connection reaches another.
    */
   onGoAway?(connection: ClientConnection, addressStays: boolean): void;
-  /** A heartbeat answer arrived: the round-trip time, ms. */
-  onHeartbeatRtt?(connection: ClientConnection, rttMs: number): void;
+  /** A heartbeat answer arrived: the round-trip time, ms, and the load report it carried. */
+  onHeartbeatRtt?(connection: ClientConnection, rttMs: number, load: string | undefined): void;
   /** The connection went silent while calls waited (suspicion.ts); its waiting idempotent calls failed. */
   onSuspect?(connection: ClientConnection, silentMs: number): void;
   /** Something arrived from a suspected connection: it takes calls again. */

@@ -24,7 +24,7 @@ export interface ConsumerPoolParts {
   readonly httpTls?: ClientTlsOptions | undefined;
   readonly logger: Logger;
   /** A heartbeat round trip was measured (the latency-aware balancers learn from it even when idle). */
-  readonly onHeartbeatRtt: (address: string, rttMs: number) => void;
+  readonly onHeartbeatRtt: (address: string, rttMs: number, load: string | undefined) => void;
 }
 
 function publishConnection(

@@ -81,8 +81,8 @@ export function createConsumer(parts: ConsumerParts): Consumer {
     idleTimeoutMs: settings.consumer.idleTimeoutMs,
     httpTls: resolveClientTls(settings.consumer.tls),
     logger,
-    onHeartbeatRtt: (address, rttMs) => {
-      for (const directory of directories!.all.values()) directory.recordRtt(address, rttMs);
+    onHeartbeatRtt: (address, rttMs, load) => {
+      for (const directory of directories!.all.values()) directory.recordRtt(address, rttMs, load);
     },
   });
   const mocks = createMockCatalog();

@@ -130,8 +130,11 @@ export interface Directory {
   readonly routes: readonly RouteRule[];
   /** What the routing stage does with one call: each rule, and why each provider was kept or dropped. */
   explain(call: RouteCall): RouteExplanation;
-  /** A heartbeat round trip to `address` was measured: it feeds the latency-aware balancers. */
-  recordRtt(address: string, rttMs: number): void;
+  /**
+   * A heartbeat round trip to `address` was measured, with the load report its pong carried: both feed
+   * the latency- and load-aware balancers.
+   */
+  recordRtt(address: string, rttMs: number, load?: string): void;
   /** Stops following the source and releases the pool's connections. Idempotent. */
   close(): Promise<void>;
 }
@@ -388,8 +391,12 @@ export function createDirectory(parts: DirectoryParts): Directory {
       return rules;
     },
     explain: (call) => explainRouting({ rules, caller, tagged, call, all: routable, healthy: selectable() }),
-    recordRtt(address, rttMs) {
-      for (const endpoint of endpoints) if (endpoint.address === address) endpoint.stats.recordLatency(rttMs);
+    recordRtt(address, rttMs, load) {
+      for (const endpoint of endpoints) {
+        if (endpoint.address !== address) continue;
+        endpoint.stats.recordLatency(rttMs);
+        if (load !== undefined) endpoint.stats.reportLoad(load);
+      }
     },
     close() {
       closed ??= (async () => {

@@ -73,6 +73,18 @@ export interface StatsAnswer {
   readonly time: number;
   readonly startTime: number;
   readonly methods: MethodStats[];
+  /** The provider's adaptive concurrency limit, when it is on (`/stats` `adaptiveLimit`). */
+  readonly adaptiveLimit?: AdaptiveLimitFigures;
+}
+
+/** A provider's adaptive concurrency limit as its `/stats` shows it. */
+export interface AdaptiveLimitFigures {
+  readonly limit: number;
+  readonly inflight: number;
+  readonly overloaded: boolean;
+  readonly admitted: number;
+  readonly refused: number;
+  readonly loopDelayMs: number;
 }
 
 /** A method as the provider declares it (`/services`). */
@@ -222,7 +234,24 @@ export function parseStats(data: unknown): StatsAnswer {
           }),
     });
   }
-  return { time: num(data['time']) || Date.now(), startTime: num(data['startTime']), methods };
+  const limit = isRecord(data['adaptiveLimit']) ? data['adaptiveLimit'] : undefined;
+  return {
+    time: num(data['time']) || Date.now(),
+    startTime: num(data['startTime']),
+    methods,
+    ...(limit === undefined
+      ? {}
+      : {
+          adaptiveLimit: {
+            limit: num(limit['limit']),
+            inflight: num(limit['inflight']),
+            overloaded: limit['overloaded'] === true,
+            admitted: num(limit['admitted']),
+            refused: num(limit['refused']),
+            loopDelayMs: num(limit['loopDelayMs']),
+          },
+        }),
+  };
 }
 
 /** The declarations in a `/services` answer (a list, or `{ services: [...] }`). */

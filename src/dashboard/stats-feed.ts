@@ -10,6 +10,7 @@ import type { ProviderRecord } from '../registry/index.js';
 import type { AdminGate } from './admin-gate.js';
 import { keyId } from './registry-watch.js';
 import {
+  type AdaptiveLimitFigures,
   type AdminAddress,
   type AdminReader,
   type MethodStats,
@@ -54,6 +55,8 @@ export interface ProviderFigures {
   readonly calls: number;
   readonly failures: number;
   readonly callsPerSec: number;
+  /** Its adaptive concurrency limit (for the whole provider, every service), when it is on. */
+  readonly adaptiveLimit?: AdaptiveLimitFigures;
 }
 
 export interface KeyFigures {
@@ -278,7 +281,13 @@ export function createStatsFeed(reader: AdminReader, gate: AdminGate, refreshMs:
             lastFailures.set(entry.method, { ...failure, provider: address });
           }
         }
-        providerFigures[address] = { calls, failures, callsPerSec: state.rates.get(address) ?? 0 };
+        const adaptiveLimit = got.answer.adaptiveLimit;
+        providerFigures[address] = {
+          calls,
+          failures,
+          callsPerSec: state.rates.get(address) ?? 0,
+          ...(adaptiveLimit === undefined ? {} : { adaptiveLimit }),
+        };
       }
       const methods = [...totals]
         .sort(([a], [b]) => a.localeCompare(b))

@@ -1,6 +1,6 @@
 /** What the consumer's per-attempt filters read and write of an invocation (consumer/client-invocation.ts). */
 import type { AdaptiveThrottle } from '../cluster/adaptive-throttle.js';
-import type { Invocation } from '../core/invocation.js';
+import type { Attachments, Invocation } from '../core/invocation.js';
 import type { EndpointStatsRecorder } from '../loadbalance/endpoint-stats.js';
 
 /** The current attempt, one record reset when an attempt starts (consumer/call-attempt.ts). */
@@ -22,6 +22,8 @@ export interface AttemptState {
   readonly startedAt: number;
   /** performance.now() when diagnostics started measuring, 0 when nobody listens. */
   observedAt: number;
+  /** The attachments of the provider's answer (none until it answered). */
+  readonly responseAttachments: Attachments;
 }
 
 export interface AttemptInvocation extends Invocation {

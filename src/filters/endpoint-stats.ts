@@ -3,12 +3,14 @@
  * load-aware balancers read (calls in flight, mean latency of successful calls, error rate): a call
  * counts as in flight from its attempt's start, and its outcome is recorded once it was sent and ended
  * (an attempt refused before it reached the wire leaves no sample). One-way calls are not counted.
- * Always on: the balancers depend on it.
+ * The provider's load report (`callisto-load`, on some of its answers: loadbalance/load-report.ts) goes
+ * into the same stats. Always on: the balancers depend on it.
  */
 
 import { tickMonotonic } from '../core/clock.js';
 import { defineFilter, type NamedFilter } from '../core/filter.js';
 import { FILTER_ORDER } from '../core/filter-order.js';
+import { LOAD_ATTACHMENT } from '../loadbalance/load-report.js';
 import type { AttemptInvocation } from './attempt-invocation.js';
 import { isHealthy } from './health.js';
 
@@ -22,10 +24,12 @@ export function endpointStatsFilter(): NamedFilter<AttemptInvocation> {
     },
     end(call, error) {
       if (call.oneway) return;
-      const { endpoint, sent, startedAt } = call.attempt;
+      const { endpoint, sent, startedAt, responseAttachments } = call.attempt;
       const stats = endpoint!.stats;
       if (sent) stats.end(tickMonotonic() - startedAt, isHealthy(error));
       else stats.abandon();
+      const load = responseAttachments[LOAD_ATTACHMENT];
+      if (load !== undefined) stats.reportLoad(load);
     },
   });
 }

@@ -10,10 +10,18 @@
  *
  * Each call's outcome also moves the provider's learnt weight factor (effective-weight.ts), which is not
  * windowed: it moves only with calls.
+ *
+ * Beside the window, a **peak EWMA** of the successful calls' latency (Finagle's and linkerd's
+ * `PeakEwma`): a sample above it replaces it at once (a provider that became slow is seen slow from its
+ * first slow answer), one below pulls it down with weight `1 − e^(−Δt/peakDecayMs)` for the time Δt
+ * since the last sample, and a read decays it towards 0 for the time since the last sample (a provider
+ * nobody picked because it looked slow is tried again after a few decay periods). And the last load the
+ * provider reported (load-report.ts), kept as it came.
  */
 import { ConfigError } from '../core/config-error.js';
 import { nextWeightFactor } from './effective-weight.js';
 import type { EndpointStats } from './load-balancer.js';
+import { parseLoad, type ReportedLoad } from './load-report.js';
 
 export interface EndpointStatsOptions {
   /** How many recent samples the window holds. Default 64. */
@@ -26,6 +34,8 @@ export interface EndpointStatsOptions {
    * write consults it anyway. 1 makes every read exact. Default 16.
    */
   readsPerClockCheck: number;
+  /** The peak EWMA's decay time, ms: a sample's weight is 1 − e^(−Δt/peakDecayMs). Default 2000. */
+  peakDecayMs: number;
   /** Monotonic clock, ms. Default `performance.now`. */
   now: () => number;
 }
@@ -34,6 +44,7 @@ export const DEFAULT_ENDPOINT_STATS_OPTIONS: EndpointStatsOptions = {
   windowSize: 64,
   windowMs: 10_000,
   readsPerClockCheck: 16,
+  peakDecayMs: 2_000,
   now: () => performance.now(),
 };
 
@@ -47,6 +58,15 @@ export interface EndpointStatsRecorder extends EndpointStats {
   recordLatency(ms: number): void;
   /** A call counted by `begin` never went out: `active--`, no sample. */
   abandon(): void;
+  /**
+   * The provider reported its load (the `callisto-load` attachment's value, load-report.ts); a value
+   * that cannot be read is ignored.
+   */
+  reportLoad(text: string): void;
+  /** When the last load report arrived (the stats' clock, ms); NaN before the first. */
+  readonly loadAt: number;
+  readonly peakLatencyMs: number;
+  readonly load: ReportedLoad | undefined;
   /** Forgets every sample (in-flight calls stay counted); the learnt weight factor is kept. */
   reset(): void;
 }
@@ -68,6 +88,8 @@ export function resolveEndpointStatsOptions(
   if (!Number.isInteger(resolved.readsPerClockCheck) || resolved.readsPerClockCheck < 1) {
     throw new ConfigError('endpointStats.readsPerClockCheck', resolved.readsPerClockCheck, 'an integer >= 1');
   }
+  if (!(resolved.peakDecayMs > 0))
+    throw new ConfigError('endpointStats.peakDecayMs', resolved.peakDecayMs, 'a number > 0');
   return resolved;
 }
 
@@ -84,6 +106,7 @@ class SlidingEndpointStats implements EndpointStatsRecorder {
   readonly #capacity: number;
   readonly #windowMs: number;
   readonly #readsPerClockCheck: number;
+  readonly #peakDecayMs: number;
   readonly #now: () => number;
   readonly #times: Float64Array;
   readonly #latencies: Float64Array;
@@ -100,11 +123,17 @@ class SlidingEndpointStats implements EndpointStatsRecorder {
   #weightFactor = 1;
   /** Reads left before one consults the clock. */
   #readsUntilCheck = 0;
+  /** The peak EWMA as of `#peakAt` (0: nothing measured). */
+  #peak = 0;
+  #peakAt = 0;
+  load: ReportedLoad | undefined = undefined;
+  loadAt = Number.NaN;
 
   constructor(options: EndpointStatsOptions) {
     this.#capacity = options.windowSize;
     this.#windowMs = options.windowMs;
     this.#readsPerClockCheck = options.readsPerClockCheck;
+    this.#peakDecayMs = options.peakDecayMs;
     this.#now = options.now;
     this.#times = new Float64Array(options.windowSize);
     this.#latencies = new Float64Array(options.windowSize);
@@ -125,6 +154,13 @@ class SlidingEndpointStats implements EndpointStatsRecorder {
     return this.#calls > 0 ? this.#errors / this.#calls : 0;
   }
 
+  get peakLatencyMs(): number {
+    const peak = this.#peak;
+    if (peak === 0) return 0;
+    const idle = this.#now() - this.#peakAt;
+    return idle > 0 ? peak * Math.exp(-idle / this.#peakDecayMs) : peak;
+  }
+
   get weightFactor(): number {
     return this.#weightFactor;
   }
@@ -141,7 +177,24 @@ class SlidingEndpointStats implements EndpointStatsRecorder {
   end(latencyMs: number, ok: boolean): void {
     if (this.#active > 0) this.#active--;
     this.#weightFactor = nextWeightFactor(this.#weightFactor, ok);
-    this.#push(ok ? OK : FAILED, latencyMs);
+    const at = this.#push(ok ? OK : FAILED, latencyMs);
+    if (ok) this.#observePeak(Math.max(latencyMs, 0), at);
+  }
+
+  reportLoad(text: string): void {
+    const load = parseLoad(text);
+    if (load === undefined) return;
+    this.load = load;
+    this.loadAt = this.#now();
+  }
+
+  #observePeak(latency: number, at: number): void {
+    const elapsed = at - this.#peakAt;
+    const w = elapsed > 0 ? Math.exp(-elapsed / this.#peakDecayMs) : 1;
+    // against the value reads see now (decayed for the time since the last sample)
+    const decayed = this.#peak * w;
+    this.#peak = latency >= decayed ? latency : decayed + latency * (1 - w);
+    this.#peakAt = at;
   }
 
   recordLatency(ms: number): void {
@@ -159,9 +212,10 @@ class SlidingEndpointStats implements EndpointStatsRecorder {
     this.#latencyCount = 0;
     this.#calls = 0;
     this.#errors = 0;
+    this.#peak = 0;
   }
 
-  #push(kind: number, latencyMs: number): void {
+  #push(kind: number, latencyMs: number): number {
     const at = this.#now();
     this.#expire(at);
     const head = this.#head;
@@ -185,6 +239,7 @@ class SlidingEndpointStats implements EndpointStatsRecorder {
     } else {
       this.#head = head + 1;
     }
+    return at;
   }
 
   #drop(slot: number): void {

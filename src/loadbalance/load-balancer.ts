@@ -4,6 +4,7 @@
  * may keep state between picks (round-robin counters, a hash ring rebuilt only when the list changes).
  */
 import type { Invocation } from '../core/invocation.js';
+import type { ReportedLoad } from './load-report.js';
 
 /** Live counters of one provider, kept by the cluster layer and always on. */
 export interface EndpointStats {
@@ -20,6 +21,14 @@ export interface EndpointStats {
    * (effective-weight.ts). Absent means 1.
    */
   readonly weightFactor?: number;
+  /**
+   * Peak EWMA of the successful calls' latency, ms: jumps to a slower sample at once, decays towards
+   * faster ones over about 2 s (endpoint-stats.ts). Absent or 0: not measured; `p2c` then reads
+   * `meanLatencyMs`.
+   */
+  readonly peakLatencyMs?: number;
+  /** The last load the provider reported (load-report.ts); absent before its first report. */
+  readonly load?: ReportedLoad | undefined;
 }
 
 /** What a balancer may know about a provider. */

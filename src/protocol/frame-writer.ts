@@ -63,7 +63,8 @@ export interface ResponseFrame {
 export interface FrameWriter {
   request(frame: RequestFrame): void;
   response(frame: ResponseFrame): void;
-  heartbeat(requestId: number, pong: boolean): void;
+  /** A ping or pong; a pong may carry `attachments` (the provider's load report). */
+  heartbeat(requestId: number, pong: boolean, attachments?: Attachments): void;
   /** An event frame; `requestId` names the call it is about (0 for none). */
   event(name: string, serializer: number, body: Uint8Array, requestId?: number): void;
   /** A stream message (kind 4) for stream `requestId`; returns the frame's size in bytes. */
@@ -157,10 +158,12 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
       if (attachments !== undefined) writeAttachments(batch, at + HEADER_BYTES, attachments);
       copyBody(body, at + HEADER_BYTES + metaLength);
     },
-    heartbeat(requestId, pong) {
-      const at = reserve(HEADER_BYTES);
+    heartbeat(requestId, pong, attachments) {
+      const metaLength = attachments === undefined ? 0 : attachmentsByteLength(attachments);
+      const at = reserve(HEADER_BYTES + metaLength);
       head(at, FrameKind.Heartbeat, pong ? FrameFlag.Pong : 0, 0, STATUS_OK);
-      lengths(at, requestId, 0, 0);
+      lengths(at, requestId, metaLength, 0);
+      if (attachments !== undefined) writeAttachments(batch, at + HEADER_BYTES, attachments);
     },
     event(name, serializer, body, requestId = 0) {
       const nameBytes = Buffer.from(name, 'utf8');

@@ -7,6 +7,8 @@
  * compression with its inflate bounds. The consumer's and the provider's connections build on it and see
  * only request, response and event frames.
  */
+
+import type { Attachments } from '../core/invocation.js';
 import type { Compressor } from '../serialization/compression/compressor.js';
 import {
   BUILTIN_COMPRESSOR_TABLE,
@@ -45,6 +47,8 @@ export interface FramedConnectionOptions {
   readonly partialFrames: ByteBudget;
   /** Stop reading while more than this is queued for the peer (0: never). */
   readonly readPauseBytes: number;
+  /** Attachments a pong carries (the provider's load report, docs/protocol.md); none: an empty pong. */
+  readonly pongAttachments?: (() => Attachments) | undefined;
 }
 
 /** Why a connection is being closed by this side for what the peer did. */
@@ -55,8 +59,8 @@ export type PeerFailure =
 export interface FrameListener {
   /** A request, response or event frame; `receivedAt` is Date.now() when its bytes arrived. */
   onFrame(frame: Frame, receivedAt: number): void;
-  /** This side's ping was answered after `rttMs`. */
-  onPong?(rttMs: number): void;
+  /** This side's ping was answered after `rttMs`; `meta` is the pong's metadata (empty, or attachments). */
+  onPong?(rttMs: number, meta: Buffer): void;
   /** The peer broke the protocol or a limit, or fell silent: the connection is destroyed right after. */
   onPeerFailure(failure: PeerFailure): void;
   /** The stream failed (e.g. a refused connect); `close` follows. */
@@ -145,11 +149,12 @@ export function openFramedConnection(
       }
       if ((frame.flags & FrameFlag.Pong) === 0) {
         // A peer flooding pings while reading nothing gets no more pongs than fit the bound.
-        if (writer.queuedBytes <= PONG_QUEUE_LIMIT_BYTES) writer.heartbeat(frame.requestId, true);
+        if (writer.queuedBytes <= PONG_QUEUE_LIMIT_BYTES)
+          writer.heartbeat(frame.requestId, true, options.pongAttachments?.());
       } else if (pingSentAt > 0) {
         rttMs = receivedAt - pingSentAt;
         pingSentAt = 0;
-        listener.onPong?.(rttMs);
+        listener.onPong?.(rttMs, frame.meta);
       }
     },
     { maxFrameBytes: options.maxFrameBytes, budget: options.partialFrames },

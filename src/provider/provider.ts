@@ -25,6 +25,7 @@ import type { WorkerPool } from './executor-pool.js';
 import { createGrpcEntry, GRPC_ALPN, type GrpcEntry } from './grpc/grpc-entry.js';
 import { GRPC_SAME_PORT } from './grpc/grpc-options.js';
 import { createHttpEntry, type HttpEntry } from './http/http-entry.js';
+import { createLoadReports } from './load-reports.js';
 import { createLocalCalls, type LocalCalls } from './local-calls.js';
 import { checkSharedTransport, createProcessCluster, type ProcessCluster } from './process-cluster.js';
 import { reportReady, workerNumber, workerPort } from './process-worker.js';
@@ -124,6 +125,19 @@ export function createProvider(parts: ProviderParts): Provider {
     serverOptions.adaptiveLimit === undefined
       ? undefined
       : createConcurrencyLimiter(serverOptions.adaptiveLimit);
+  const loadReports =
+    serverOptions.loadReportMs > 0
+      ? createLoadReports({
+          periodMs: serverOptions.loadReportMs,
+          read: () => ({
+            inflight: limiter?.inflight ?? serving.limits.calls,
+            limit: limiter?.limit ?? serverOptions.maxConcurrentCalls,
+            queued: pools.reduce((sum, pool) => sum + pool.queued, 0),
+            loopDelayMs: limiter?.loopDelayMs ?? 0,
+            overloaded: limiter?.overloaded ?? false,
+          }),
+        })
+      : undefined;
   // a new one at every start: a restarted provider's old token is worth nothing
   const registryToken = options.registryToken ? randomBytes(24).toString('base64url') : undefined;
   const builtinOf = createProviderChain({
@@ -230,6 +244,7 @@ export function createProvider(parts: ProviderParts): Provider {
       options:
         worker === undefined ? serverOptions : { ...serverOptions, port: workerPort() ?? serverOptions.port },
       serving,
+      loadReports,
       hooks: {
         onProtocolError: (remote, error) => {
           const message = (error as Error).message;

@@ -21,6 +21,7 @@ import type { ByteStream } from '../transport/transport.js';
 import { createArgumentsReader } from './arguments-reader.js';
 import { createProviderEntry, type ShapedError } from './entry.js';
 import { forwardedClient, hostOf, plainAddress } from './forwarded-client.js';
+import { createLoadAttacher, pongLoad } from './load-reports.js';
 import type { PeerSlot } from './peer-limits.js';
 import type { ServerContext } from './server-context.js';
 import type { ServerInvocation } from './server-invocation.js';
@@ -84,6 +85,7 @@ export function serveConnection(
       partialFrames: ctx.partialFrames,
       // The consumer is not reading: stop taking new requests until it catches up.
       readPauseBytes: ctx.options.writeHighWaterBytes,
+      pongAttachments: ctx.loadReports && pongLoad(ctx.loadReports),
     },
     {
       onFrame(frame, receivedAt) {
@@ -119,6 +121,9 @@ export function serveConnection(
     },
   });
 
+  /** An answer's attachments, with the provider's load report when this connection has not had it yet. */
+  const withLoad = createLoadAttacher(ctx.loadReports);
+
   /** Writes a shaped error as the response to `id` (in json for a format that carries only messages). */
   const writeError = (answer: ErrorAnswer): void => {
     const { payload } = answer.error;
@@ -135,7 +140,7 @@ export function serveConnection(
       serializer: target.id,
       status: answer.error.status,
       body,
-      attachments: answer.attachments,
+      attachments: withLoad(answer.attachments),
     });
   };
 
@@ -171,7 +176,7 @@ export function serveConnection(
       body: compressed ?? body,
       flags,
       compressor: compressed ? invocation.answerCompression : 0,
-      attachments,
+      attachments: withLoad(attachments),
     });
   };
 

@@ -8,6 +8,7 @@ import type { ByteBudget } from '../protocol/byte-budget.js';
 import type { DecodeLimits } from '../serialization/decode-limits.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ScrubbedError } from './entry.js';
+import type { LoadReports } from './load-reports.js';
 import type { PeerLimits } from './peer-limits.js';
 import type { ServerOptions } from './server-options.js';
 import type { ServiceTable } from './service-table.js';
@@ -25,6 +26,8 @@ export interface ServerContext {
   /** Bytes of partial frames, shared by every connection. */
   readonly partialFrames: ByteBudget;
   readonly decodeLimits: DecodeLimits;
+  /** The provider's load reports to its consumers (`server.loadReportMs`); none: off. */
+  readonly loadReports?: LoadReports | undefined;
   /** Streams open on every connection of the server (bounded by `options.maxOpenStreams`). */
   readonly streams: { open: number };
   /** Told whenever a call ended (wakes a drain once nothing executes). */

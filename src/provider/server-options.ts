@@ -48,6 +48,7 @@ import {
   grpcConfigSchema,
   resolveGrpcOptions,
 } from './grpc/grpc-options.js';
+import { DEFAULT_LOAD_REPORT_MS } from './load-reports.js';
 
 const positiveInt = z.number().int().positive();
 /** A share of a limit: more than 0, at most 1. */
@@ -89,6 +90,8 @@ export const serverConfigSchema = z.strictObject({
   adaptiveLimitSheddableShare: share,
   /** Critical calls are admitted up to this multiple of the adaptive limit (≥ 1). Default 1.5. */
   adaptiveLimitCriticalMargin: z.number().min(1),
+  /** Load reports (docs/protocol.md, "Load reports"): the provider tells its consumers its calls in flight, its concurrency limit, its queue and its event loop's delay in a `callisto-load` attachment on at most one answer per connection per this many ms, when it changed, and on heartbeat pongs; the consumers' `p2c` balancer weighs them in. 0: never. Default 50. */
+  loadReportMs: z.number().int().min(0),
   /** Send stack traces with errors. Default false. */
   exposeStack: z.boolean(),
   /** What handler errors tell callers: 'declared' (declared errors' fields, system errors scrubbed) or 'all' (trusted setups). Default 'declared'. */
@@ -149,6 +152,7 @@ export const DEFAULT_SERVER_CONFIG: ServerConfig = {
   adaptiveLimitSlackMs: DEFAULT_ADAPTIVE_LIMIT_OPTIONS.rttSlackMs,
   adaptiveLimitSheddableShare: DEFAULT_SHEDDABLE_SHARE,
   adaptiveLimitCriticalMargin: DEFAULT_CRITICAL_MARGIN,
+  loadReportMs: DEFAULT_LOAD_REPORT_MS,
   exposeStack: false,
   exposeErrors: 'declared',
   maxConnections: 4096,
@@ -192,6 +196,8 @@ export interface ServerOptions {
   deadlineAdmission: boolean;
   /** The adaptive concurrency limit's options; undefined when `server.adaptiveLimit` is false. */
   adaptiveLimit: ConcurrencyLimiterOptions | undefined;
+  /** At most one load report per connection per this many ms (load-reports.ts); 0: none. */
+  loadReportMs: number;
   /** Send the provider's stack trace with errors. */
   exposeStack: boolean;
   /** What handler errors tell callers. */
@@ -237,6 +243,7 @@ export function resolveServerOptions(server: ServerConfig, connection: Connectio
           criticalMargin: server.adaptiveLimitCriticalMargin,
         }
       : undefined,
+    loadReportMs: server.loadReportMs,
     exposeStack: server.exposeStack,
     exposeErrors: server.exposeErrors,
     writeHighWaterBytes: server.writeHighWaterBytes,

@@ -14,6 +14,7 @@ import type { Serializer } from '../serialization/serializer.js';
 import type { ByteStream, Transport, TransportListener } from '../transport/transport.js';
 import type { ScrubbedError } from './entry.js';
 import { type PrefaceSniff, routeByPreface } from './grpc/preface.js';
+import type { LoadReports } from './load-reports.js';
 import type { PeerSlot } from './peer-limits.js';
 import { type ServerConnection, serveConnection } from './server-connection.js';
 import type { ServerContext } from './server-context.js';
@@ -89,6 +90,8 @@ export interface RpcServerParts {
    * Callisto's, decided from its first byte.
    */
   readonly http2?: Http2Handoff | undefined;
+  /** The provider's load reports, attached to answers and pongs (load-reports.ts); none: off. */
+  readonly loadReports?: LoadReports | undefined;
 }
 
 /** Where connections that speak HTTP/2 go. */
@@ -117,6 +120,7 @@ export function createRpcServer(parts: RpcServerParts): RpcServer {
     partialFrames: createByteBudget(perConnection.maxPartialFrameBytes),
     decodeLimits: { maxElements: perConnection.maxDecodedElements },
     streams: { open: 0 },
+    loadReports: parts.loadReports,
     onCallEnded: serving.ended,
     onProtocolError(remote, error) {
       hooks.onProtocolError?.(remote, error);

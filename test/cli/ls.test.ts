@@ -46,6 +46,20 @@ afterAll(async () => {
 const ls = (args: string[]) => runCli(cli, ['ls', ...args]);
 
 describe('callisto ls', () => {
+  it('--load asks each provider for its load: calls in flight / adaptive limit, event-loop delay', async () => {
+    const result = await ls(['cli.UserService', '--registry', registry, '--load']);
+    expect(result.code, show(result)).toBe(0);
+    expect(result.stdout).toMatch(/IN FLIGHT\/LIMIT\s+LOOP DELAY/);
+    const row = result.stdout.split('\n').find((line) => line.trim().startsWith(users.address))!;
+    // nothing learnt yet: the default start, 10 000
+    expect(row).toMatch(/\b\d+\/10000\s+\d+ ms\s*$/);
+    const json = jsonOf(await ls(['cli.UserService', '--registry', registry, '--load', '--json'])) as {
+      keys: Array<{ providers: Array<{ address: string; load: unknown }> }>;
+    };
+    const provider = json.keys.flatMap((key) => key.providers).find((p) => p.address === users.address);
+    expect(provider?.load).toMatchObject({ load: { limit: 10000, queued: 0, overloaded: false } });
+  });
+
   it('lists the services with versions, groups, provider and consumer counts', async () => {
     writeEntry(dir, 'cli.UserService:1.0.0', 'consumers', 'web-1:777', consumerEntry('cli.UserService'));
     const result = await ls(['--registry', registry]);

@@ -55,9 +55,10 @@ describe('load balancing over real providers', () => {
     const providers = await flakyProviders(2);
     providers[0]!.impl.mode = 'hang';
     const { ref } = await flakyConsumer(providers, { loadbalance: 'p2c', timeoutMs: 10_000 });
-    // p2c draws both of two providers; until p0 holds calls they tie, so some reads land there
+    // p2c draws both of two providers; until p0 holds a call they tie, so a read lands there (once it
+    // holds one, its cost, latency x (in flight + 1), is above p1's whenever p1 has none in flight)
     const hanging: Promise<unknown>[] = [];
-    while (providers[0]!.impl.reads < 3) {
+    while (providers[0]!.impl.reads < 1) {
       hanging.push(ref.read(`warm${hanging.length}`).catch(() => undefined));
       await waitFor(() => providers[0]!.impl.reads + providers[1]!.impl.reads >= hanging.length);
     }

@@ -28,7 +28,12 @@ const providers: ProviderProcess[] = [];
 beforeAll(async () => {
   const [launched, a, b] = await Promise.all([
     launchBrowser(),
-    startProvider({ registry: registry.address, application: 'inventory-a', admin: true }),
+    startProvider({
+      registry: registry.address,
+      application: 'inventory-a',
+      admin: true,
+      adaptiveLimitInitial: 4321,
+    }),
     startProvider({ registry: registry.address, application: 'inventory-b', admin: true }),
   ]);
   browser = launched;
@@ -79,6 +84,25 @@ describe('live figures from the admin endpoints', () => {
       expect(problems).toEqual([]);
     } finally {
       await load.stop();
+      await close();
+    }
+  });
+
+  it("shows each provider's adaptive concurrency limit: in flight / limit, and what it refused", async () => {
+    const { page, problems, close } = await openPage(browser, `${dashboard.url}#/service/shop.Inventory`);
+    try {
+      const [a, b] = providers as [ProviderProcess, ProviderProcess];
+      const cellOf = (provider: ProviderProcess) =>
+        page.locator('table.providers tr', { hasText: provider.address }).locator('.adaptive-limit');
+      await cellOf(a).waitFor({ timeout: SEE_MS });
+      expect(await cellOf(a).getAttribute('data-limit')).toBe('4321');
+      expect(await cellOf(a).textContent()).toMatch(/^\d+ \/ 4321/);
+      expect(await cellOf(a).getAttribute('title')).toMatch(/refused 0, admitted \d+; event-loop delay/);
+      // the other one started at the default, 10 000 (the load before may have taught it a lower one)
+      await cellOf(b).waitFor({ timeout: SEE_MS });
+      expect(Number(await cellOf(b).getAttribute('data-limit'))).toBeGreaterThanOrEqual(20);
+      expect(problems).toEqual([]);
+    } finally {
       await close();
     }
   });

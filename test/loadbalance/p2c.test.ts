@@ -51,4 +51,35 @@ describe('p2c', () => {
       on: 1,
     });
   });
+
+  it('applies warm-up to the contest too: of two, one a tenth into its warm-up gets about 1 %, not 9 %', () => {
+    // the test clock stands at 1 000 000 ms; warm-up 600 000 ms: 60 000 ms of uptime is a tenth
+    const balancer = createP2cLoadBalancer(testOptions(5));
+    const list = [endpoint('warm', 100), endpoint('cold', 100, { startTime: 1_000_000 - 60_000 })];
+    const result = shares(balancer, list);
+    // drawn first 10 times in 110 (weight 10 against 100), then kept in with probability 0.1: ~0.9 %
+    // (the draw alone, with both always drawn and tied, would give it 9 %)
+    expect(result['cold']!).toBeGreaterThan(0);
+    expect(result['cold']!).toBeLessThan(0.03);
+  });
+
+  it('weighs the load a provider reports: an overloaded one loses to an equal one that is not', () => {
+    const balancer = createP2cLoadBalancer(testOptions(6));
+    const busy = endpoint('busy', 100, { meanLatencyMs: 5 });
+    const calm = endpoint('calm', 100, { meanLatencyMs: 5 });
+    Object.assign(busy.stats, {
+      load: { inflight: 90, limit: 100, queued: 0, loopDelayMs: 30, overloaded: true },
+    });
+    Object.assign(calm.stats, { active: 1 });
+    // calm: 5 x 2 = 10; busy: 5 x 1 x (1 + 0.9 + 1) = 14.5
+    expect(shares(balancer, [busy, calm], 1_000)).toEqual({ busy: 0, calm: 1 });
+  });
+
+  it('reads the peak EWMA before the mean', () => {
+    const balancer = createP2cLoadBalancer(testOptions(7));
+    const spiky = endpoint('spiky', 100, { meanLatencyMs: 2 });
+    Object.assign(spiky.stats, { peakLatencyMs: 40 });
+    const steady = endpoint('steady', 100, { meanLatencyMs: 10 });
+    expect(shares(balancer, [spiky, steady], 1_000)).toEqual({ spiky: 0, steady: 1 });
+  });
 });

@@ -7,15 +7,9 @@
  * from the configuration, or `--tls-ca`, `--tls-cert`, `--tls-key` over it), as a consumer would call it.
  */
 import fs from 'node:fs';
-import tls from 'node:tls';
 import { Command } from 'commander';
 import type { CallistoApp, ServiceKey } from '../../index.js';
-import {
-  type ClientTlsConfig,
-  clientContextOptions,
-  noClientTlsMessage,
-  resolveClientTls,
-} from '../../internal.js';
+import { noClientTlsMessage } from '../../internal.js';
 import type { ProviderRecord, ServiceListing } from '../../registry/index.js';
 import { CliError, CommandExit, ExitCode, usageError } from '../../tools/exit-codes.js';
 import { openCliApp } from '../cli-app.js';
@@ -23,6 +17,7 @@ import { probeEcho } from '../echo-probe.js';
 import { type ProbeTls, probeProvider } from '../heartbeat-probe.js';
 import { addCommonOptions, addRegistryOption, type CommonOptions, milliseconds } from '../options.js';
 import { type CliIo, createOutput, type Output } from '../output.js';
+import { probeTlsOf, servesTls } from '../probe-target.js';
 import { type OpenedRegistry, openRegistry, registryAddressOf } from '../registry-connection.js';
 import { type KeyView, keyLabel, listServices, readKey } from '../registry-view.js';
 import { formatMs } from '../time-text.js';
@@ -191,21 +186,6 @@ function checkReadable(files: Record<string, string | undefined>): void {
     }
   }
 }
-
-/** What a TLS probe speaks with: the consumer's TLS options, or undefined when it has none. */
-function probeTlsOf(config: ClientTlsConfig): ProbeTls | undefined {
-  const options = resolveClientTls(config);
-  if (options === undefined) return undefined;
-  return {
-    secureContext: tls.createSecureContext(clientContextOptions(options)),
-    servername: options.servername,
-    rejectUnauthorized: options.rejectUnauthorized,
-  };
-}
-
-/** A record's provider serves TLS only (transport `tls`, or `tls: true` over tcp). */
-const servesTls = (record: ProviderRecord): boolean =>
-  record.transport === 'tls' || (record.tls === true && (record.transport ?? 'tcp') === 'tcp');
 
 interface ProbeSettings {
   readonly timeoutMs: number;

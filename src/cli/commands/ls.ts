@@ -5,8 +5,10 @@ import { CliError, ExitCode, unreachableError } from '../../tools/exit-codes.js'
 import { similarNames } from '../../tools/similar-names.js';
 import { openCliApp } from '../cli-app.js';
 import { describeOverrides } from '../control-run.js';
+import { type ProbeTls, probeProvider } from '../heartbeat-probe.js';
 import { addCommonOptions, addRegistryOption, type CommonOptions, milliseconds } from '../options.js';
 import { type CliIo, createOutput, type Output } from '../output.js';
+import { probeTlsOf, servesTls } from '../probe-target.js';
 import { openRegistry, registryAddressOf } from '../registry-connection.js';
 import { type KeyView, keyLabel, listServices, readKey } from '../registry-view.js';
 import { formatTable } from '../table.js';
@@ -14,6 +16,7 @@ import { formatAge, formatTime } from '../time-text.js';
 
 interface LsOptions extends CommonOptions {
   registry?: string;
+  load?: boolean;
   version?: string;
   group?: string;
   timeout: number;
@@ -36,6 +39,10 @@ export function lsCommand(io: CliIo): Command {
   addRegistryOption(command, 'the registry to read')
     .option('--version <version>', 'with a service: only this version')
     .option('--group <group>', 'with a service: only this group')
+    .option(
+      '--load',
+      'with a service: ask each provider for its load (a heartbeat: its calls in flight, adaptive limit, event-loop delay, whether it is overloaded)',
+    )
     .option('--timeout <ms>', 'how long the registry may take to connect and answer', milliseconds, 5_000);
   return addCommonOptions(command)
     .addHelpText('after', EXAMPLES)
@@ -62,7 +69,10 @@ async function runLs(io: CliIo, service: string | undefined, options: LsOptions)
       const keys = selectKeys(services, service, options, location);
       const views: KeyView[] = [];
       for (const key of keys) views.push(await reading(readKey(registry, key, true)));
-      printService(output, location, service, views, app.config.consumer.warmupMs);
+      const loads = options.load
+        ? await probeLoads(views, probeTlsOf(app.config.consumer.tls), options.timeout)
+        : undefined;
+      printService(output, location, service, views, app.config.consumer.warmupMs, loads);
     } finally {
       await registry.close();
     }
@@ -153,12 +163,82 @@ function weightText(record: ProviderRecord, overrides: ServiceOverrides | undefi
   return override === undefined ? String(record.weight) : `${override} (registered ${record.weight})`;
 }
 
+/** What `--load` found per provider address: its report, or why there is none. */
+type LoadFinding = { readonly load: LoadView } | { readonly problem: string };
+
+interface LoadView {
+  inflight: number;
+  limit: number;
+  queued: number;
+  loopDelayMs: number;
+  overloaded: boolean;
+}
+
+function parseLoadText(text: string): LoadView | undefined {
+  const [inflight, limit, queued, delay, overloaded] = text.split(',').map(Number);
+  if (![inflight, limit, queued, delay].every((n) => n !== undefined && Number.isFinite(n))) return undefined;
+  return {
+    inflight: inflight!,
+    limit: limit!,
+    queued: queued!,
+    loopDelayMs: delay!,
+    overloaded: overloaded === 1,
+  };
+}
+
+/** One heartbeat to every provider (a few at once), for the load report its pong carries. */
+async function probeLoads(
+  views: KeyView[],
+  secure: ProbeTls | undefined,
+  timeoutMs: number,
+): Promise<Map<string, LoadFinding>> {
+  const records = new Map<string, ProviderRecord>();
+  for (const view of views)
+    for (const record of view.providers) records.set(`${record.host}:${record.port}`, record);
+  const found = new Map<string, LoadFinding>();
+  const queue = [...records];
+  const worker = async () => {
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      const [address, record] = next;
+      if (servesTls(record) && secure === undefined) {
+        found.set(address, { problem: 'serves TLS only: configure consumer.tls' });
+        continue;
+      }
+      const result = await probeProvider(
+        { host: record.host, port: record.port, tls: servesTls(record) ? secure : undefined },
+        timeoutMs,
+      );
+      const load = result.ok && result.load !== undefined ? parseLoadText(result.load) : undefined;
+      found.set(
+        address,
+        load !== undefined
+          ? { load }
+          : {
+              problem: result.ok
+                ? 'reports no load (an older provider, or server.loadReportMs 0)'
+                : result.problem,
+            },
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(8, queue.length) }, worker));
+  return found;
+}
+
+function loadText(finding: LoadFinding | undefined): string {
+  if (finding === undefined) return '-';
+  if ('problem' in finding) return '?';
+  const { load } = finding;
+  return `${load.inflight}/${load.limit}${load.overloaded ? ' overloaded' : ''}`;
+}
+
 function printService(
   output: Output,
   location: string,
   service: string,
   views: KeyView[],
   warmupMs: number,
+  loads?: Map<string, LoadFinding>,
 ): void {
   const now = Date.now();
   if (output.json) {
@@ -173,6 +253,7 @@ function printService(
           state: providerState(record, warmupMs, now, overrides),
           effectiveWeight: overrides?.weights[`${record.host}:${record.port}`] ?? record.weight,
           ...record,
+          ...(loads === undefined ? {} : { load: loads.get(`${record.host}:${record.port}`) ?? null }),
         })),
         consumers,
         overrides: overrides ?? null,
@@ -187,10 +268,11 @@ function printService(
     );
     if (providers.length > 0) {
       const header = ['ADDRESS', 'WEIGHT', 'STATE', 'STARTED', 'UP', 'APPLICATION', 'PID'];
+      if (loads !== undefined) header.push('IN FLIGHT/LIMIT', 'LOOP DELAY');
       const rows = providers.map((record) => {
         const state = providerState(record, warmupMs, now, overrides);
         const color = state === 'serving' ? 'green' : state === 'disabled' ? 'red' : 'yellow';
-        return [
+        const row = [
           `${record.host}:${record.port}`,
           weightText(record, overrides),
           output.style(color, state),
@@ -199,6 +281,14 @@ function printService(
           record.application || '-',
           String(record.pid || '-'),
         ];
+        if (loads !== undefined) {
+          const finding = loads.get(`${record.host}:${record.port}`);
+          row.push(
+            loadText(finding),
+            finding !== undefined && 'load' in finding ? `${finding.load.loopDelayMs} ms` : '-',
+          );
+        }
+        return row;
       });
       output.line('  providers');
       for (const line of formatTable(

@@ -36,6 +36,8 @@ export interface ProviderOptions {
   application?: string;
   weight?: number;
   admin?: boolean;
+  /** `server.adaptiveLimitInitial`. */
+  adaptiveLimitInitial?: number;
 }
 
 export function startProvider(options: ProviderOptions): Promise<ProviderProcess> {

@@ -161,7 +161,7 @@ function providersTable(key, now, withActions) {
   if (key.providers.length === 0) return h('p', { class: 'empty' }, 'No provider is registered.');
   const headers = withActions
     ? ['Address', 'State', 'Weight', 'Application', 'Actions']
-    : ['Address', 'State', 'Weight', 'Application', 'PID', 'Started', 'Calls', 'Calls/s'];
+    : ['Address', 'State', 'Weight', 'Application', 'PID', 'Started', 'Calls', 'Calls/s', 'Limit'];
   return table(
     'Providers',
     headers,
@@ -183,9 +183,31 @@ function providersTable(key, now, withActions) {
           ? h('span', { class: 'provider-calls', 'data-calls': p.figures.calls }, String(p.figures.calls))
           : h('span', { class: 'muted', title: p.adminError ?? 'no admin endpoints' }, '-'),
         p.figures ? perSecond(p.figures.callsPerSec) : '-',
+        limitCell(p.figures?.adaptiveLimit),
       ];
     }),
     { class: 'providers', 'data-version': key.version, 'data-group': key.group },
+  );
+}
+
+/**
+ * A provider's adaptive concurrency limit: in flight / limit, "overloaded" while it refuses, what it
+ * refused and admitted and its event loop's delay on hover; '-' when it is off or not reported.
+ */
+function limitCell(limit) {
+  if (!limit) return h('span', { class: 'muted', title: 'adaptive limit off, or no admin endpoints' }, '-');
+  const title = `${limit.inflight} in flight of a limit of ${limit.limit}; refused ${limit.refused}, admitted ${limit.admitted}; event-loop delay ${limit.loopDelayMs} ms`;
+  return h(
+    'span',
+    {
+      class: limit.overloaded ? 'adaptive-limit overloaded' : 'adaptive-limit',
+      'data-limit': limit.limit,
+      'data-refused': limit.refused,
+      title,
+    },
+    `${limit.inflight} / ${limit.limit}`,
+    limit.overloaded ? h('span', { class: 'badge badge-bad' }, ' overloaded') : null,
+    limit.refused > 0 ? h('span', { class: 'muted' }, ` (${limit.refused} refused)`) : null,
   );
 }
 
