@@ -11,6 +11,20 @@
 export const INITIAL_STREAM_WINDOW_BYTES = 64 * 1024;
 /** Every connection's receive window for stream messages when it opens, bytes (protocol constant). */
 export const INITIAL_CONNECTION_WINDOW_BYTES = 1024 * 1024;
+/**
+ * Bytes a sender writes in one run before it flushes them and lets the event loop turn once (reads,
+ * timers, other calls). Without it a producer that never awaits writes its whole window in one run of
+ * microtasks and hands it to the socket at the end: the reader gets nothing while the window is
+ * written, and the window updates it sends back are read only once the window is spent, so the two
+ * sides take turns instead of working at once (S6 ran at 55% of the raw node:net baseline).
+ */
+export const SEND_SLICE_BYTES = 16 * 1024;
+
+/** Resolves after one turn of the event loop (its I/O included). */
+export function nextTurn(): Promise<void> {
+  return new Promise<void>((resolve) => setImmediate(resolve));
+}
+
 /** No window may grow past this (2^31 - 1): an update that would is a protocol violation. */
 export const MAX_WINDOW_BYTES = 2 ** 31 - 1;
 

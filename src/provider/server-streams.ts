@@ -16,7 +16,9 @@ import {
   applyWindowUpdate,
   INITIAL_CONNECTION_WINDOW_BYTES,
   INITIAL_STREAM_WINDOW_BYTES,
+  nextTurn,
   ReceiveWindow,
+  SEND_SLICE_BYTES,
   SendWindow,
   type WindowUpdateTarget,
 } from '../protocol/stream-flow.js';
@@ -203,6 +205,8 @@ export function createServerStreams(init: ServerStreamsInit): ServerStreams {
       this.#pull = pull;
       const serializer = this.serializer;
       let finished = false;
+      /** Bytes written since the event loop last turned. */
+      let sliced = 0;
       try {
         for (;;) {
           if (this.#stopped !== undefined) break;
@@ -235,6 +239,13 @@ export function createServerStreams(init: ServerStreamsInit): ServerStreams {
           sendWindow.spend(bytes);
           this.touch();
           this.#meter?.counted('out', step.value);
+          sliced += bytes;
+          if (sliced >= SEND_SLICE_BYTES) {
+            // the reader starts on this slice, and its window updates are read, while the next is made
+            sliced = 0;
+            writer.flush();
+            await pull.until(nextTurn());
+          }
         }
       } catch (error) {
         finished = true;
