@@ -14,6 +14,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { formatBytesScenario, formatManyClientsScenario } from './lib/load-report.js';
+import { runManyClientsScenario } from './lib/many-clients.js';
 import { choosePinning, runClientOutcome, startServer } from './lib/processes.js';
 import {
   BASELINE,
@@ -79,18 +81,37 @@ function resolveBenchOptions(env: NodeJS.ProcessEnv): BenchOptions {
   };
 }
 
-/** BENCH_SCENARIOS (`S2,S3`): the scenarios to run, in their own order; every one when unset. */
+/**
+ * BENCH_SCENARIOS (`S2,S3`; `S4` is both S4-64K and S4-1M): the scenarios to run, in their own order;
+ * every one when unset.
+ */
 function selectScenarios(list: string | undefined): readonly Scenario[] {
   if (list === undefined || list.trim() === '') return SCENARIOS;
   const names = list.split(',').map((name) => name.trim().toUpperCase());
+  const named = (scenario: Scenario, name: string): boolean =>
+    scenario.name === name || scenario.name.startsWith(`${name}-`);
   for (const name of names) {
-    if (!SCENARIOS.some((scenario) => scenario.name === name)) {
+    if (!SCENARIOS.some((scenario) => named(scenario, name))) {
       throw new Error(
         `BENCH_SCENARIOS names "${name}", not a scenario (${SCENARIOS.map((s) => s.name).join(', ')})`,
       );
     }
   }
-  return SCENARIOS.filter((scenario) => names.includes(scenario.name));
+  return SCENARIOS.filter((scenario) => names.some((name) => named(scenario, name)));
+}
+
+/** The table of one scenario, by its kind. */
+function formatReport(report: ScenarioReport, scenario: Scenario): string {
+  switch (scenario.kind) {
+    case 'unary':
+      return formatScenario(report, scenario);
+    case 'bytes':
+      return formatBytesScenario(report, scenario);
+    case 'many-clients':
+      return formatManyClientsScenario(report, scenario);
+    default:
+      return formatStreamScenario(report, scenario);
+  }
 }
 
 interface SystemScripts {
@@ -202,7 +223,16 @@ async function main(): Promise<number> {
     for (let run = 0; run < options.runs; run++) {
       // systems interleaved run by run, so that drift in machine load hits them alike
       for (const [system, scripts] of runnable) {
-        const outcome = await runOne(scripts, scenario.name, calls, scenario.concurrency, pinning);
+        const outcome =
+          scenario.kind === 'many-clients'
+            ? await runManyClientsScenario({
+                ...scripts,
+                scenario,
+                warmupCalls: warmupCallsFor(calls, options.scale),
+                durationMs: Math.max(500, Math.round((scenario.durationMs ?? 5000) * options.scale)),
+                pinning,
+              })
+            : await runOne(scripts, scenario.name, calls, scenario.concurrency, pinning);
         const previous = runs[system] ?? [];
         runs[system] = [...previous, outcome];
       }
@@ -227,9 +257,7 @@ async function main(): Promise<number> {
       versusBaseline,
     };
     reports.push(report);
-    console.log(
-      `\n${scenario.kind === 'unary' ? formatScenario(report, scenario) : formatStreamScenario(report, scenario)}`,
-    );
+    console.log(`\n${formatReport(report, scenario)}`);
   }
 
   writeJson(options.output, {

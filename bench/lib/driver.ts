@@ -128,3 +128,84 @@ export function percentile(sorted: Float64Array, q: number): number {
   const rank = Math.ceil(q * sorted.length);
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
 }
+
+/** A timed measurement (S5): what one client completed in its window. */
+export interface TimedResult extends ScenarioResult {
+  /** How long the window was, ms (calls still in flight at its end are not counted). */
+  windowMs: number;
+}
+
+/**
+ * Keeps `concurrency` calls in flight for `durationMs` and counts the calls completed inside the
+ * window (S5: every client process measures the same window, so their calls/s compare for fairness).
+ * Resolves once the calls in flight at the end have settled too.
+ */
+export function measureWindow(options: {
+  call: (i: number) => Promise<unknown>;
+  concurrency: number;
+  durationMs: number;
+}): Promise<TimedResult> {
+  const { call, concurrency, durationMs } = options;
+  const latencies: number[] = [];
+  const cpuBefore = process.cpuUsage();
+  return new Promise((resolve) => {
+    let next = 0;
+    let inFlight = 0;
+    let completed = 0;
+    let errors = 0;
+    let firstError: string | undefined;
+    let open = true;
+    let cpuUs = 0;
+    setTimeout(() => {
+      open = false;
+      const cpu = process.cpuUsage(cpuBefore);
+      cpuUs = cpu.user + cpu.system;
+      if (inFlight === 0) settle();
+    }, durationMs);
+    const settle = (): void => {
+      const sorted = Float64Array.from(latencies).sort();
+      const seconds = durationMs / 1000;
+      const result: TimedResult = {
+        calls: completed,
+        seconds,
+        windowMs: durationMs,
+        callsPerSec: completed / seconds,
+        p50Ms: percentile(sorted, 0.5),
+        p99Ms: percentile(sorted, 0.99),
+        errors,
+        clientCpuUsPerCall: completed === 0 ? Number.NaN : cpuUs / completed,
+      };
+      if (firstError !== undefined) result.firstError = firstError;
+      resolve(result);
+    };
+    const finish = (start: number, failed: unknown): void => {
+      inFlight--;
+      if (open) {
+        if (failed === undefined) {
+          completed++;
+          latencies.push(performance.now() - start);
+        } else {
+          errors++;
+          firstError ??= failed instanceof Error ? failed.message : String(failed);
+        }
+        launch();
+      } else if (inFlight === 0) settle();
+    };
+    const launch = (): void => {
+      const i = next++;
+      const start = performance.now();
+      inFlight++;
+      let pending: Promise<unknown>;
+      try {
+        pending = call(i);
+      } catch (error) {
+        pending = Promise.reject(error);
+      }
+      pending.then(
+        () => finish(start, undefined),
+        (error: unknown) => finish(start, error ?? new Error('rejected')),
+      );
+    };
+    for (let slot = 0; slot < concurrency; slot++) launch();
+  });
+}

@@ -45,7 +45,8 @@ export function choosePinning(disabled: boolean): Pinning {
 
 const tsxLoader = import.meta.resolve('tsx');
 
-function spawnScript(prefix: string[], script: string, args: string[]): ChildProcess {
+/** Spawns `node --import tsx <script> <args>` behind `prefix` (taskset); killed when the harness exits. */
+export function spawnScript(prefix: string[], script: string, args: string[]): ChildProcess {
   installCleanup();
   // BENCH_PROFILE=<dir>: each child writes a V8 CPU profile there when it exits (for finding hot spots)
   const profile = process.env.BENCH_PROFILE
@@ -59,7 +60,7 @@ function spawnScript(prefix: string[], script: string, args: string[]): ChildPro
 }
 
 /** Keeps the last `limit` characters a stream wrote, for error reports. */
-function tail(child: ChildProcess, limit = 4000): () => string {
+export function tail(child: ChildProcess, limit = 4000): () => string {
   let text = '';
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (chunk: string) => {
@@ -69,7 +70,7 @@ function tail(child: ChildProcess, limit = 4000): () => string {
 }
 
 /** Calls `onLine` for every stdout line of `child`. */
-function onLines(child: ChildProcess, onLine: (line: string) => void): void {
+export function onLines(child: ChildProcess, onLine: (line: string) => void): void {
   let buffered = '';
   child.stdout?.setEncoding('utf8');
   child.stdout?.on('data', (chunk: string) => {

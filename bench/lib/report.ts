@@ -14,6 +14,10 @@ export type SystemOutcome =
       serverPeakRssBytes: number | null;
       /** Server CPU time per measured call, in microseconds (sampled from /proc; null off Linux). */
       serverCpuUsPerCall: number | null;
+      /** S5: every client process's own figures over the same window. */
+      perClient?: ClientFigures[];
+      /** S5: the slowest client's calls/s over the fastest's (1: perfectly even). */
+      spread?: number;
       /** With BENCH_RUNS > 1: every run's figures (the outcome itself is the median run). */
       runs?: Array<{ callsPerSec: number; p50Ms: number; p99Ms: number } | { error: string }>;
     } & ScenarioResult)
@@ -23,6 +27,15 @@ export type SystemOutcome =
       /** The system cannot run this scenario (a stream scenario, no streams): shown as "-", not a failure. */
       unsupported?: true;
     };
+
+/** One client process's figures in S5. */
+export interface ClientFigures {
+  callsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  clientCpuUsPerCall: number;
+  errors: number;
+}
 
 export interface Comparison {
   /** Throughput of the system over the baseline's. */
@@ -60,6 +73,8 @@ export function describeTarget(scenario: Scenario): string {
       return 'unary p99 beside the stream unchanged within noise (ratio reported, not judged)';
     case 'none':
       return 'none (reported)';
+    case 'fairness':
+      return `per-client calls/s spread (slowest/fastest) >= ${scenario.target.minSpread} or >= the baseline's`;
   }
 }
 
@@ -80,6 +95,10 @@ export function compare(
       comparison.targetMet = comparison.throughputRatio >= scenario.target.minRatio;
     } else if (system === CALLISTO && scenario.target.kind === 'p50') {
       comparison.targetMet = comparison.p50Ratio <= scenario.target.maxRatio;
+    } else if (system === CALLISTO && scenario.target.kind === 'fairness') {
+      const spread = outcome.spread ?? 0;
+      comparison.targetMet =
+        spread >= scenario.target.minSpread || spread >= (base.spread ?? Number.POSITIVE_INFINITY);
     }
     out[system] = comparison;
   }
@@ -131,16 +150,24 @@ export function formatScenario(report: ScenarioReport, scenario: Scenario): stri
       versus(system, report.versusBaseline[system], scenario),
     ]);
   }
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const render = (cells: string[]): string =>
+  lines.push(...renderTable(header, rows));
+  return lines.join('\n');
+}
+
+/**
+ * A table's lines, indented: the header, a rule and the rows; the first and last columns left-aligned,
+ * the others right-aligned.
+ */
+export function renderTable(header: readonly string[], rows: readonly string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const render = (cells: readonly string[]): string =>
     `    ${cells
       .map((cell, i) =>
         i === 0 || i === cells.length - 1 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!),
       )
       .join('  ')
       .trimEnd()}`;
-  lines.push(render(header), render(widths.map((w) => '-'.repeat(w))), ...rows.map(render));
-  return lines.join('\n');
+  return [render(header), render(widths.map((w) => '-'.repeat(w))), ...rows.map(render)];
 }
 
 function versus(system: string, comparison: Comparison | undefined, scenario: Scenario): string {

@@ -54,15 +54,32 @@ export const benchStreamService: BenchStreamService = {
   },
 };
 
-export type ScenarioName = 'S1' | 'S2' | 'S3' | 'S6' | 'S7' | 'S8';
-export type BenchMethod = keyof BenchService | keyof BenchStreamService;
+/**
+ * The large-payload method (scenarios S4-64K, S4-1M): `echoBytes(data)` answers the bytes it was sent.
+ * Systems without it leave it out (their S4 rows show `-`).
+ */
+export interface BenchBytesService {
+  echoBytes(data: Uint8Array): Promise<Uint8Array>;
+}
+
+/** The reference implementation of {@link BenchBytesService}: the argument, as it is. */
+export const benchBytesService: BenchBytesService = {
+  async echoBytes(data) {
+    return data;
+  },
+};
+
+export type ScenarioName = 'S1' | 'S2' | 'S3' | 'S4-64K' | 'S4-1M' | 'S5' | 'S6' | 'S7' | 'S8';
+export type BenchMethod = keyof BenchService | keyof BenchStreamService | keyof BenchBytesService;
 
 /**
- * How the client drives a scenario: `unary` calls (S1 to S3), `stream` (S6, S7: `concurrency` streams
+ * How the client drives a scenario: `unary` calls (S1 to S3), `bytes` (S4: unary `echoBytes` calls
+ * of `payloadBytes` each), `many-clients` (S5: `clients` client processes of `connections`
+ * connections each, started together and measured for `durationMs`), `stream` (S6, S7: `concurrency` streams
  * of `calls / concurrency` ticks each, `calls` counting messages), `unary-beside-stream` (S8: the
  * unary load measured alone, then again while one endless stream runs on the same connection).
  */
-export type ScenarioKind = 'unary' | 'stream' | 'unary-beside-stream';
+export type ScenarioKind = 'unary' | 'bytes' | 'many-clients' | 'stream' | 'unary-beside-stream';
 
 export interface Scenario {
   readonly name: ScenarioName;
@@ -76,6 +93,14 @@ export interface Scenario {
   readonly concurrency: number;
   /** The target for Callisto against the baseline, as printed in the report. */
   readonly target: ScenarioTarget;
+  /** S4: the size of the bytes sent and answered by every call. */
+  readonly payloadBytes?: number;
+  /** S5: client processes run at once against the one server. */
+  readonly clients?: number;
+  /** S5: connections each client process opens (calls spread over them in turn). */
+  readonly connections?: number;
+  /** S5: how long every client measures, all starting together (at BENCH_SCALE=1), ms. */
+  readonly durationMs?: number;
 }
 
 export type ScenarioTarget =
@@ -83,6 +108,11 @@ export type ScenarioTarget =
   | { readonly kind: 'p50'; readonly maxRatio: number }
   /** Reported, no target. */
   | { readonly kind: 'none' }
+  /**
+   * S5: the spread of the clients' calls/s (slowest over fastest) at least this, or at least the
+   * baseline's when the baseline's is lower (no loss of fairness against it).
+   */
+  | { readonly kind: 'fairness'; readonly minSpread: number }
   /** S8: unary p99 beside a stream over p99 alone, reported and never judged. */
   | { readonly kind: 'p99-beside-stream'; readonly expectedRatio: number };
 
@@ -113,6 +143,39 @@ export const SCENARIOS: readonly Scenario[] = [
     calls: 200_000,
     concurrency: 1_000,
     target: { kind: 'throughput', minRatio: 0.85 },
+  },
+  {
+    name: 'S4-64K',
+    kind: 'bytes',
+    description: 'large payloads: 16 calls in flight, echoBytes(64 KiB) answering its 64 KiB',
+    method: 'echoBytes',
+    calls: 20_000,
+    concurrency: 16,
+    payloadBytes: 64 * 1024,
+    target: { kind: 'throughput', minRatio: 0.9 },
+  },
+  {
+    name: 'S4-1M',
+    kind: 'bytes',
+    description: 'large payloads: 4 calls in flight, echoBytes(1 MiB) answering its 1 MiB',
+    method: 'echoBytes',
+    calls: 2_000,
+    concurrency: 4,
+    payloadBytes: 1024 * 1024,
+    target: { kind: 'throughput', minRatio: 0.9 },
+  },
+  {
+    name: 'S5',
+    kind: 'many-clients',
+    description:
+      'many consumers: 4 client processes x 16 connections, 8 getUser(i) in flight per connection, measured together',
+    method: 'getUser',
+    calls: 2_000,
+    concurrency: 128,
+    clients: 4,
+    connections: 16,
+    durationMs: 5_000,
+    target: { kind: 'fairness', minSpread: 0.8 },
   },
   {
     name: 'S6',
@@ -173,6 +236,10 @@ export function checkResult(method: BenchMethod, i: number, result: unknown): vo
     if (result !== 'hello test') throw new Error(`say("test") returned ${JSON.stringify(result)}`);
     return;
   }
+  if (method === 'echoBytes') {
+    checkBytes(i, result, undefined);
+    return;
+  }
   if (method === 'ticks') {
     const tick = result as Partial<BenchTick> | null;
     if (typeof tick !== 'object' || tick === null || tick.seq !== i || typeof tick.price !== 'number') {
@@ -183,5 +250,35 @@ export function checkResult(method: BenchMethod, i: number, result: unknown): vo
   const user = result as Partial<BenchUser> | null;
   if (typeof user !== 'object' || user === null || user.id !== i || user.name !== `user-${i}`) {
     throw new Error(`getUser(${i}) returned ${JSON.stringify(result)}`);
+  }
+}
+
+/** The bytes every S4 call sends: `size` bytes of a fixed pattern (the same on every system). */
+export function benchPayload(size: number): Uint8Array {
+  const bytes = new Uint8Array(size);
+  for (let i = 0; i < size; i++) bytes[i] = (i * 31 + 7) & 0xff;
+  return bytes;
+}
+
+/**
+ * Throws when `result` is not an echo of `sent` (its length and three sampled bytes; every byte when
+ * `sent` is undefined and `result` is not bytes at all).
+ */
+export function checkBytes(i: number, result: unknown, sent: Uint8Array | undefined): void {
+  if (!(result instanceof Uint8Array)) {
+    throw new Error(`echoBytes call ${i} returned ${Object.prototype.toString.call(result)}, not bytes`);
+  }
+  if (sent === undefined) return;
+  const last = sent.length - 1;
+  const middle = sent.length >> 1;
+  if (
+    result.length !== sent.length ||
+    result[0] !== sent[0] ||
+    result[middle] !== sent[middle] ||
+    result[last] !== sent[last]
+  ) {
+    throw new Error(
+      `echoBytes call ${i} returned ${result.length} bytes that are not the ${sent.length} sent`,
+    );
   }
 }

@@ -1,10 +1,13 @@
 /**
- * The baseline client: one TCP connection, calls multiplexed by id, requests batched per tick; server
- * streams on the same connection (client-streams.ts).
+ * The baseline client: one TCP connection (S5: as many as asked, calls over them in turn), calls
+ * multiplexed by id, requests batched per tick; server streams on the same connection
+ * (client-streams.ts); `echoBytes` in raw-bytes frames.
  */
+
+import type { Socket } from 'node:net';
 import { connect } from 'node:net';
 import { type BenchClient, runClientMain } from '../../lib/client-main.js';
-import type { BenchUser } from '../../lib/scenarios.js';
+import type { BenchTick, BenchUser } from '../../lib/scenarios.js';
 import { createClientStreams } from './client-streams.js';
 import {
   type BaselineResponse,
@@ -18,7 +21,14 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
-await runClientMain(async (port): Promise<BenchClient> => {
+interface BaselineConnection {
+  invoke(method: string, args: unknown[]): Promise<unknown>;
+  echoBytes(bytes: Uint8Array): Promise<Uint8Array>;
+  ticks(count: number): AsyncIterable<BenchTick>;
+  socket: Socket;
+}
+
+async function open(port: number): Promise<BaselineConnection> {
   const socket = connect({ host: '127.0.0.1', port, noDelay: true });
   await new Promise<void>((resolve, reject) => {
     socket.once('connect', resolve);
@@ -28,23 +38,31 @@ await runClientMain(async (port): Promise<BenchClient> => {
   let nextId = 0;
   const send = createBatchedWriter(socket);
   const streams = createClientStreams(socket, () => nextId++, send);
-  const read = createFrameReader((message) => {
-    if ('item' in (message as object)) {
-      const { id, item } = message as BaselineStreamItem;
-      streams.item(id, item);
-      return;
-    }
-    const { id, result, error, end } = message as BaselineResponse;
-    if (end === true || (error !== undefined && !pending.has(id))) {
-      streams.end(id, error);
-      return;
-    }
-    const call = pending.get(id);
-    if (call === undefined) return;
-    pending.delete(id);
-    if (error !== undefined) call.reject(new Error(error));
-    else call.resolve(result);
-  });
+  const read = createFrameReader(
+    (message) => {
+      if ('item' in (message as object)) {
+        const { id, item } = message as BaselineStreamItem;
+        streams.item(id, item);
+        return;
+      }
+      const { id, result, error, end } = message as BaselineResponse;
+      if (end === true || (error !== undefined && !pending.has(id))) {
+        streams.end(id, error);
+        return;
+      }
+      const call = pending.get(id);
+      if (call === undefined) return;
+      pending.delete(id);
+      if (error !== undefined) call.reject(new Error(error));
+      else call.resolve(result);
+    },
+    ({ id, bytes }) => {
+      const call = pending.get(id);
+      if (call === undefined) return;
+      pending.delete(id);
+      call.resolve(bytes);
+    },
+  );
   socket.on('data', read);
   socket.on('close', () => {
     streams.closed();
@@ -59,12 +77,27 @@ await runClientMain(async (port): Promise<BenchClient> => {
       pending.set(id, { resolve, reject });
       send({ id, method, args });
     });
+  const echoBytes = (bytes: Uint8Array): Promise<Uint8Array> =>
+    new Promise((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      send.bytes(id, bytes);
+    });
+  return { invoke, echoBytes, ticks: (count) => streams.open(count), socket };
+}
+
+await runClientMain(async (port, { connections }): Promise<BenchClient> => {
+  const opened = await Promise.all(Array.from({ length: connections }, () => open(port)));
+  let next = 0;
+  const pick = (): BaselineConnection => (connections === 1 ? opened[0]! : opened[next++ % connections]!);
   return {
-    say: (msg) => invoke('say', [msg]) as Promise<string>,
-    getUser: (id) => invoke('getUser', [id]) as Promise<BenchUser>,
-    ticks: (count) => streams.open(count),
+    connections,
+    say: (msg) => pick().invoke('say', [msg]) as Promise<string>,
+    getUser: (id) => pick().invoke('getUser', [id]) as Promise<BenchUser>,
+    echoBytes: (bytes) => pick().echoBytes(bytes),
+    ticks: (count) => opened[0]!.ticks(count),
     close: () => {
-      socket.end();
+      for (const connection of opened) connection.socket.end();
     },
   };
 });

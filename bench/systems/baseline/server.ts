@@ -1,10 +1,10 @@
 /**
  * The baseline server: raw node:net, length-prefixed JSON frames, the shared bench service, one
  * response frame per request, responses batched per tick; `ticks` opens a server stream
- * (server-streams.ts).
+ * (server-streams.ts); a raw-bytes frame is an `echoBytes` call, answered in a raw-bytes frame.
  */
 import { createServer, type Socket } from 'node:net';
-import { type BenchService, benchService } from '../../lib/scenarios.js';
+import { type BenchService, benchBytesService, benchService } from '../../lib/scenarios.js';
 import { runServerMain } from '../../lib/server-main.js';
 import { type BaselineRequest, CANCEL_METHOD, createBatchedWriter, createFrameReader } from './framing.js';
 import { createServerStreams } from './server-streams.js';
@@ -21,26 +21,34 @@ const handlers = new Map<string, Handler>(
 function serve(socket: Socket): void {
   const send = createBatchedWriter(socket);
   const streams = createServerStreams(socket, send);
-  const read = createFrameReader((message) => {
-    const { id, method, args } = message as BaselineRequest;
-    if (method === 'ticks') {
-      streams.open(id, Number(args[0]));
-      return;
-    }
-    if (method === CANCEL_METHOD) {
-      streams.cancel(Number(args[0]));
-      return;
-    }
-    const handler = handlers.get(method);
-    if (handler === undefined) {
-      send({ id, error: `no method ${method}` });
-      return;
-    }
-    handler(...(args as never[])).then(
-      (result) => send({ id, result }),
-      (error: unknown) => send({ id, error: String(error) }),
-    );
-  });
+  const read = createFrameReader(
+    (message) => {
+      const { id, method, args } = message as BaselineRequest;
+      if (method === 'ticks') {
+        streams.open(id, Number(args[0]));
+        return;
+      }
+      if (method === CANCEL_METHOD) {
+        streams.cancel(Number(args[0]));
+        return;
+      }
+      const handler = handlers.get(method);
+      if (handler === undefined) {
+        send({ id, error: `no method ${method}` });
+        return;
+      }
+      handler(...(args as never[])).then(
+        (result) => send({ id, result }),
+        (error: unknown) => send({ id, error: String(error) }),
+      );
+    },
+    ({ id, bytes }) => {
+      benchBytesService.echoBytes(bytes).then(
+        (result) => send.bytes(id, result),
+        (error: unknown) => send({ id, error: String(error) }),
+      );
+    },
+  );
   socket.on('data', (chunk: Buffer) => {
     try {
       read(chunk);

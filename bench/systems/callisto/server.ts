@@ -1,6 +1,6 @@
-/** Callisto's bench server: one provider app serving the bench service (with its `ticks` stream) with the default serializer. */
+/** Callisto's bench server: one provider app serving the bench service (with its `ticks` stream and `echoBytes`) with the default serializer. */
 import { callisto } from '../../../src/index.js';
-import { benchService, benchStreamService } from '../../lib/scenarios.js';
+import { benchBytesService, benchService, benchStreamService } from '../../lib/scenarios.js';
 import { runServerMain } from '../../lib/server-main.js';
 import { BenchStreamingServiceDef } from './service.js';
 
@@ -10,7 +10,7 @@ await runServerMain(async () => {
     logLevel: 'warn',
     load: { configFile: false, env: false },
   });
-  app.provide(BenchStreamingServiceDef, { ...benchService, ...benchStreamService });
+  app.provide(BenchStreamingServiceDef, { ...benchService, ...benchStreamService, ...benchBytesService });
   await app.start();
   return { port: app.port!, close: () => app.close() };
 });
