@@ -27,6 +27,8 @@ export class CallAttempt<I extends Invocation = Invocation> implements WireAttem
   observedAt = 0;
   /** The attachments of the provider's answer (none until it answered). */
   responseAttachments: Attachments = NO_ATTACHMENTS;
+  /** @internal The provider's load report that came with the answer, for `endpoint-stats`. */
+  loadReport: string | undefined = undefined;
   /** @internal The attempt's hook filters, ended when it ends. */
   hooks: readonly Hook<I>[] = [];
   /** @internal Told how the attempt ended (the cluster strategy). */
@@ -48,6 +50,7 @@ export class CallAttempt<I extends Invocation = Invocation> implements WireAttem
     this.startedAt = startedAt;
     this.observedAt = 0;
     this.responseAttachments = NO_ATTACHMENTS;
+    this.loadReport = undefined;
     this.hooks = hooks;
     this.listener = listener;
     this.wire = undefined;

@@ -35,7 +35,7 @@ import {
   callBySending,
 } from './connection.js';
 import { createDeadlineWheel } from './deadline-wheel.js';
-import { PendingCalls, type WireCall } from './pending-call.js';
+import { PendingCalls, receiveAttachments, type WireCall } from './pending-call.js';
 import { pongLoad } from './pong-load.js';
 import { watchSilence } from './suspicion.js';
 
@@ -246,8 +246,7 @@ export function createClientConnection(
     if (call === undefined) return; // timed out or cancelled already
     let value: unknown;
     try {
-      if (frame.meta.length > 0)
-        call.attempt.responseAttachments = readAttachments(frame.meta, 0).attachments;
+      if (frame.meta.length > 0) receiveAttachments(call.attempt, readAttachments(frame.meta, 0).attachments);
       const offered = (call.route.compressor ?? deflateCompressor).id;
       value = readAnswer(frame, call.route.serializer, jsonSerializer, answerLimits, offered);
     } catch (error) {

@@ -7,6 +7,8 @@
 import type { Attachments } from '../core/invocation.js';
 import type { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
+import { LOAD_ATTACHMENT } from '../loadbalance/load-report.js';
+import { NO_ATTACHMENTS } from '../protocol/metadata.js';
 import type { Compressor } from '../serialization/compression/compressor.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ClientStream } from './client-stream.js';
@@ -30,6 +32,23 @@ export interface WireAttempt {
   sent: boolean;
   /** Set by the connection, before `answered` or `failed`, to the attachments of the provider's answer. */
   responseAttachments: Attachments;
+  /** The provider's load report that came with the answer (`callisto-load`), kept out of `responseAttachments`. */
+  loadReport?: string | undefined;
+}
+
+/**
+ * Gives the attempt the answer's attachments: the provider's load report (internal, read by the
+ * `endpoint-stats` filter) is taken out of them, so filters and the application see only their own.
+ */
+export function receiveAttachments(attempt: WireAttempt, attachments: Attachments): void {
+  const load = attachments[LOAD_ATTACHMENT];
+  if (load === undefined) {
+    attempt.responseAttachments = attachments;
+    return;
+  }
+  delete attachments[LOAD_ATTACHMENT];
+  attempt.loadReport = load;
+  attempt.responseAttachments = Object.keys(attachments).length === 0 ? NO_ATTACHMENTS : attachments;
 }
 
 export interface WireCall {

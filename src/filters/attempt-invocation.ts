@@ -24,6 +24,8 @@ export interface AttemptState {
   observedAt: number;
   /** The attachments of the provider's answer (none until it answered). */
   readonly responseAttachments: Attachments;
+  /** The provider's load report that came with the answer (`callisto-load`), not among `responseAttachments`. */
+  readonly loadReport: string | undefined;
 }
 
 export interface AttemptInvocation extends Invocation {

@@ -4,13 +4,13 @@
  * counts as in flight from its attempt's start, and its outcome is recorded once it was sent and ended
  * (an attempt refused before it reached the wire leaves no sample). One-way calls are not counted.
  * The provider's load report (`callisto-load`, on some of its answers: loadbalance/load-report.ts) goes
- * into the same stats. Always on: the balancers depend on it.
+ * into the same stats; the connection takes it out of the answer's attachments (consumer/pending-call.ts),
+ * so no filter or application sees it. Always on: the balancers depend on it.
  */
 
 import { tickMonotonic } from '../core/clock.js';
 import { defineFilter, type NamedFilter } from '../core/filter.js';
 import { FILTER_ORDER } from '../core/filter-order.js';
-import { LOAD_ATTACHMENT } from '../loadbalance/load-report.js';
 import type { AttemptInvocation } from './attempt-invocation.js';
 import { isHealthy } from './health.js';
 
@@ -24,12 +24,11 @@ export function endpointStatsFilter(): NamedFilter<AttemptInvocation> {
     },
     end(call, error) {
       if (call.oneway) return;
-      const { endpoint, sent, startedAt, responseAttachments } = call.attempt;
+      const { endpoint, sent, startedAt, loadReport } = call.attempt;
       const stats = endpoint!.stats;
       if (sent) stats.end(tickMonotonic() - startedAt, isHealthy(error));
       else stats.abandon();
-      const load = responseAttachments[LOAD_ATTACHMENT];
-      if (load !== undefined) stats.reportLoad(load);
+      if (loadReport !== undefined) stats.reportLoad(loadReport);
     },
   });
 }

@@ -72,7 +72,7 @@ async function runLs(io: CliIo, service: string | undefined, options: LsOptions)
       const loads = options.load
         ? await probeLoads(views, probeTlsOf(app.config.consumer.tls), options.timeout)
         : undefined;
-      printService(output, location, service, views, app.config.consumer.warmupMs, loads);
+      printService(output, { location, service, views, warmupMs: app.config.consumer.warmupMs, loads });
     } finally {
       await registry.close();
     }
@@ -232,14 +232,16 @@ function loadText(finding: LoadFinding | undefined): string {
   return `${load.inflight}/${load.limit}${load.overloaded ? ' overloaded' : ''}`;
 }
 
-function printService(
-  output: Output,
-  location: string,
-  service: string,
-  views: KeyView[],
-  warmupMs: number,
-  loads?: Map<string, LoadFinding>,
-): void {
+interface ServicePrintout {
+  location: string;
+  service: string;
+  views: KeyView[];
+  warmupMs: number;
+  loads?: Map<string, LoadFinding>;
+}
+
+function printService(output: Output, listing: ServicePrintout): void {
+  const { location, service, views, warmupMs, loads } = listing;
   const now = Date.now();
   if (output.json) {
     output.document({
