@@ -4,11 +4,13 @@
  * version, total length against the maximum) before any body byte is buffered; a violation throws a
  * `ProtocolError` and the decoder must not be used again.
  *
- * Memory follows the bytes that arrived, never a header's claim: a frame still arriving is assembled in
- * a buffer that starts at twice what has arrived (at least {@link INITIAL_PARTIAL_BYTES}) and doubles as
- * more comes, up to the frame's size. Beyond a per-connection allowance, that buffer draws on a budget
- * shared by every connection of a side; when the budget is spent the decoder throws, and the connection
- * that needed more is closed.
+ * Memory follows the bytes that arrived, never a header's claim: a frame still arriving is kept as the
+ * pieces that arrived (a chunk from the socket is exactly its bytes; pieces under
+ * {@link SMALL_PIECE_BYTES} are copied together, so a peer that trickles a byte at a time does not cost
+ * an object per byte), and joined into one buffer of the frame's size once its last byte is in: one
+ * allocation and one copy per frame, however many chunks it came in. Beyond a per-connection
+ * allowance, what is held draws on a budget shared by every connection of a side; when the budget is
+ * spent the decoder throws, and the connection that needed more is closed.
  */
 import { type ByteBudget, UNLIMITED_BUDGET } from './byte-budget.js';
 import {
@@ -24,8 +26,8 @@ import { ProtocolError } from './protocol-error.js';
 /** The metadata of a frame without any (shared: frames are read, never written to). */
 const NO_META = Buffer.alloc(0);
 
-/** Smallest buffer allocated for a frame still arriving. */
-export const INITIAL_PARTIAL_BYTES = 512;
+/** Pieces of a frame still arriving smaller than this are copied together into one of this size. */
+export const SMALL_PIECE_BYTES = 4096;
 /** Bytes of a partial frame a connection may hold without drawing on the shared budget. */
 export const DEFAULT_PARTIAL_ALLOWANCE_BYTES = 16 * 1024;
 
@@ -56,12 +58,16 @@ export function createFrameDecoder(
   const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
   const budget = options.budget ?? UNLIMITED_BUDGET;
   const allowance = options.allowanceBytes ?? DEFAULT_PARTIAL_ALLOWANCE_BYTES;
-  /** Leftover bytes smaller than a header, or a frame being assembled. */
-  let partial: Buffer | null = null;
-  /** For a frame being assembled: its total length and how much is filled. */
+  /** Leftover bytes smaller than a header (a frame's start, before its lengths are known). */
+  let leftover: Buffer | null = null;
+  /** A frame being assembled: the pieces that arrived, its total length and how much arrived. */
+  let pieces: Buffer[] = [];
   let partialTotal = 0;
   let partialFilled = 0;
-  /** Bytes taken from the budget for `partial`. */
+  /** Where small pieces are copied together (the last of `pieces` while it has room), and its fill. */
+  let small: Buffer | null = null;
+  let smallUsed = 0;
+  /** Bytes taken from the budget for what is held. */
   let reserved = 0;
   let frames = 0;
   let failed = false;
@@ -132,24 +138,46 @@ export function createFrameDecoder(
     reserved = 0;
   };
 
-  /** Starts assembling a frame of `total` bytes from what `buf` holds at `offset`. */
-  const startPartial = (buf: Buffer, offset: number, total: number): void => {
-    const have = buf.length - offset;
-    const capacity = Math.min(total, Math.max(2 * have, INITIAL_PARTIAL_BYTES));
-    partialTotal = total;
-    cover(capacity);
-    partial = Buffer.allocUnsafe(capacity);
-    partialFilled = buf.copy(partial, 0, offset);
+  /**
+   * Keeps `piece` (bytes of the frame being assembled), after checking the budget covers it. A large
+   * piece is kept as it is when it is all of its memory (a socket chunk is) or `transient` (joined
+   * before this push returns); else it is copied, so that no larger buffer is kept alive through it.
+   */
+  const hold = (piece: Buffer, transient = false): void => {
+    cover(partialFilled + piece.length);
+    partialFilled += piece.length;
+    if (piece.length >= SMALL_PIECE_BYTES) {
+      small = null;
+      const whole = piece.byteOffset === 0 && piece.length === piece.buffer.byteLength;
+      pieces.push(transient || whole ? piece : Buffer.from(piece));
+      return;
+    }
+    if (small === null || smallUsed + piece.length > small.length) {
+      // a buffer of its own (not the shared pool's slab, which would keep 8 KiB alive)
+      small = Buffer.allocUnsafeSlow(SMALL_PIECE_BYTES);
+      smallUsed = 0;
+      pieces.push(small.subarray(0, 0));
+    }
+    piece.copy(small, smallUsed);
+    smallUsed += piece.length;
+    pieces[pieces.length - 1] = small.subarray(0, smallUsed);
   };
 
-  /** Grows the partial buffer to hold at least `needed` bytes (doubling, up to the frame's size). */
-  const grow = (needed: number): void => {
-    const current = partial!;
-    const capacity = Math.min(partialTotal, Math.max(needed, current.length * 2));
-    cover(capacity);
-    const grown = Buffer.allocUnsafe(capacity);
-    current.copy(grown, 0, 0, partialFilled);
-    partial = grown;
+  /** Starts assembling a frame of `total` bytes from what `buf` holds at `offset`. */
+  const startPartial = (buf: Buffer, offset: number, total: number): void => {
+    partialTotal = total;
+    partialFilled = 0;
+    pieces = [];
+    small = null;
+    hold(buf.subarray(offset));
+  };
+
+  /** The frame being assembled, complete: its pieces joined (one allocation, one copy). */
+  const joined = (): Buffer => {
+    const complete = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, partialTotal);
+    pieces = [];
+    small = null;
+    return complete;
   };
 
   /** Decodes whole frames from `buf`; keeps the tail. */
@@ -165,38 +193,31 @@ export function createFrameDecoder(
       emit(buf, offset, total);
       offset += total;
     }
-    if (offset < length) {
-      partial = Buffer.from(buf.subarray(offset));
-      partialTotal = 0;
-      partialFilled = partial.length;
-    }
+    if (offset < length) leftover = Buffer.from(buf.subarray(offset));
   };
 
   const push = (chunk: Buffer): void => {
     if (failed) throw new ProtocolError('decoder already failed');
     try {
-      if (partial === null) {
-        drain(chunk);
+      if (leftover !== null) {
+        // Fewer than HEADER_BYTES were left: join and decode again.
+        const rejoined = Buffer.concat([leftover, chunk]);
+        leftover = null;
+        drain(rejoined);
         return;
       }
       if (partialTotal === 0) {
-        // Fewer than HEADER_BYTES were left: join and decode again.
-        const joined = Buffer.concat([partial, chunk]);
-        partial = null;
-        drain(joined);
+        drain(chunk);
         return;
       }
       const need = partialTotal - partialFilled;
       if (chunk.length < need) {
-        if (partialFilled + chunk.length > partial.length) grow(partialFilled + chunk.length);
-        partialFilled += chunk.copy(partial!, partialFilled);
+        hold(chunk);
         return;
       }
-      if (partial.length < partialTotal) grow(partialTotal);
-      const complete = partial!;
-      chunk.copy(complete, partialFilled, 0, need);
-      partial = null;
+      hold(chunk.length === need ? chunk : chunk.subarray(0, need), true);
       const total = partialTotal;
+      const complete = joined();
       partialTotal = 0;
       partialFilled = 0;
       releaseAll();
@@ -204,7 +225,9 @@ export function createFrameDecoder(
       if (chunk.length > need) drain(chunk.subarray(need));
     } catch (error) {
       failed = true;
-      partial = null;
+      leftover = null;
+      pieces = [];
+      small = null;
       releaseAll();
       throw error;
     }
@@ -213,13 +236,15 @@ export function createFrameDecoder(
   return {
     push,
     get bufferedBytes() {
-      return partial === null ? 0 : partialFilled;
+      return leftover !== null ? leftover.length : partialFilled;
     },
     get frames() {
       return frames;
     },
     dispose() {
-      partial = null;
+      leftover = null;
+      pieces = [];
+      small = null;
       releaseAll();
     },
   };

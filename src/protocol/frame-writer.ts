@@ -1,6 +1,13 @@
 /**
  * Encodes frames straight into a per-connection batch buffer and hands the batch to the socket once
  * per tick (one `write` for every frame produced in that tick). Nothing is concatenated per frame.
+ *
+ * A frame that does not fit the batch and is larger than {@link LARGE_FRAME_BYTES} gets a buffer of
+ * its own, of the exact size of what was batched before it and itself: it is written into it once and
+ * that buffer goes to the socket as it is. So a 1 MiB body costs one allocation and one copy, instead
+ * of growing the batch by doubling (each growth a copy), copying the batch out at the flush and
+ * dropping the grown batch. The body is still copied (not handed to the socket by reference): a
+ * serializer may reuse its output buffer once `encode` returned.
  */
 import type { Attachments } from '../core/invocation.js';
 import {
@@ -15,8 +22,10 @@ import {
 import { attachmentsByteLength, writeAttachments } from './metadata.js';
 
 const MIN_BATCH_BYTES = 16 * 1024;
-/** A batch buffer grown past this (by a large frame) is not kept after its flush. */
+/** A batch buffer grown past this is not kept after its flush. */
 const MAX_KEPT_BATCH_BYTES = 1024 * 1024;
+/** A frame larger than this that does not fit the batch is written into a buffer of its own. */
+export const LARGE_FRAME_BYTES = 64 * 1024;
 const EMPTY = Buffer.alloc(0);
 
 export interface FrameSink {
@@ -81,13 +90,24 @@ export interface FrameWriter {
 
 export function createFrameWriter(sink: FrameSink): FrameWriter {
   // Allocated on the first write: a connection that never writes (an idle or hostile peer) costs nothing.
-  let batch = EMPTY;
+  let batch: Buffer = EMPTY;
   let used = 0;
   let scheduled = false;
+  /** While `batch` is a large frame's own buffer (exactly full): the batch buffer to go back to. */
+  let kept: Buffer | undefined;
 
   const flush = (): void => {
     scheduled = false;
     if (used === 0) return;
+    if (kept !== undefined) {
+      // a large frame's own buffer, exactly full: written as it is
+      const out = batch;
+      batch = kept;
+      kept = undefined;
+      used = 0;
+      sink.write(out);
+      return;
+    }
     // The batch buffer is kept and reused: the socket gets an exact-size copy (small copies come from
     // Node's shared pool), which is far cheaper than a fresh batch-sized allocation per tick.
     const out = Buffer.allocUnsafe(used);
@@ -99,10 +119,19 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
 
   /** Makes room for `bytes` more and schedules the flush; returns the write offset. */
   const reserve = (bytes: number): number => {
+    // a large frame's own buffer is full: it goes out before anything is written after it
+    if (kept !== undefined) flush();
     if (used + bytes > batch.length) {
-      const grown = Buffer.allocUnsafe(Math.max(batch.length * 2, used + bytes, MIN_BATCH_BYTES));
-      batch.copy(grown, 0, 0, used);
-      batch = grown;
+      if (bytes > LARGE_FRAME_BYTES) {
+        const own = Buffer.allocUnsafe(used + bytes);
+        batch.copy(own, 0, 0, used);
+        kept = batch;
+        batch = own;
+      } else {
+        const grown = Buffer.allocUnsafe(Math.max(batch.length * 2, used + bytes, MIN_BATCH_BYTES));
+        batch.copy(grown, 0, 0, used);
+        batch = grown;
+      }
     }
     if (!scheduled) {
       scheduled = true;

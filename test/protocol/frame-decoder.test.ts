@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createByteBudget } from '../../src/protocol/byte-budget.js';
 import { type Frame, FrameKind, HEADER_BYTES } from '../../src/protocol/frame.js';
-import { createFrameDecoder, INITIAL_PARTIAL_BYTES } from '../../src/protocol/frame-decoder.js';
+import { createFrameDecoder, SMALL_PIECE_BYTES } from '../../src/protocol/frame-decoder.js';
 import { createFrameWriter } from '../../src/protocol/frame-writer.js';
 import { decodeRequestMeta, encodeRoutePrefix } from '../../src/protocol/metadata.js';
 import { ProtocolError } from '../../src/protocol/protocol-error.js';
@@ -147,11 +147,33 @@ describe('frame decoder memory', () => {
     const { decoder } = collector({ budget, allowanceBytes: 0 });
     decoder.push(start(8 * 1024 * 1024 - 100, 30));
     expect(decoder.bufferedBytes).toBe(HEADER_BYTES + 30);
-    expect(budget.used).toBe(INITIAL_PARTIAL_BYTES);
+    expect(budget.used).toBe(HEADER_BYTES + 30);
     decoder.push(Buffer.alloc(100_000));
-    // grown to at most twice what arrived
-    expect(budget.used).toBeLessThanOrEqual(2 * (HEADER_BYTES + 30 + 100_000));
-    expect(budget.used).toBeGreaterThanOrEqual(HEADER_BYTES + 30 + 100_000);
+    // exactly what arrived
+    expect(budget.used).toBe(HEADER_BYTES + 30 + 100_000);
+    expect(decoder.bufferedBytes).toBe(HEADER_BYTES + 30 + 100_000);
+  });
+
+  it('assembles a frame from many chunks, a byte at a time included, into the same bytes', () => {
+    const body = Buffer.alloc(300_000);
+    for (let i = 0; i < body.length; i++) body[i] = (i * 31) & 0xff;
+    const wire = encode((w) => {
+      w.response({ requestId: 9, serializer: 2, status: 0, body });
+      w.response({ requestId: 10, serializer: 2, status: 0, body: body.subarray(0, 5_000) });
+    });
+    // chunks of every size class: single bytes, small pieces copied together, whole large chunks
+    const sizes = [1, 1, 3, 17, SMALL_PIECE_BYTES - 1, SMALL_PIECE_BYTES, 65_536, 1, 100_000];
+    const { seen, decoder } = collector();
+    let offset = 0;
+    for (let i = 0; offset < wire.length; i++) {
+      const size = sizes[i % sizes.length]!;
+      decoder.push(Buffer.from(wire.subarray(offset, offset + size)));
+      offset += size;
+    }
+    expect(seen.map((frame) => frame.requestId)).toEqual([9, 10]);
+    expect(seen[0]!.body.equals(body)).toBe(true);
+    expect(seen[1]!.body.equals(body.subarray(0, 5_000))).toBe(true);
+    expect(decoder.bufferedBytes).toBe(0);
   });
 
   it('gives the budget back when the frame completes, fails, or the decoder is disposed', () => {
@@ -173,7 +195,7 @@ describe('frame decoder memory', () => {
     const failing = collector({ budget: small, allowanceBytes: 0 }).decoder;
     failing.push(start(1024 * 1024, 10 * 1024));
     expect(small.used).toBeGreaterThan(held);
-    expect(() => failing.push(Buffer.alloc(100 * 1024))).toThrow(/maxPartialFrameBytes/);
+    expect(() => failing.push(Buffer.alloc(200 * 1024))).toThrow(/maxPartialFrameBytes/);
     expect(small.used).toBe(held);
     holder.dispose();
     expect(small.used).toBe(0);
@@ -182,7 +204,7 @@ describe('frame decoder memory', () => {
   it('refuses to grow a partial frame past a spent budget, naming the key', () => {
     const budget = createByteBudget(256 * 1024);
     const first = collector({ budget, allowanceBytes: 0 }).decoder;
-    first.push(start(1024 * 1024, 100 * 1024)); // holds about 200 KiB of the 256
+    first.push(start(1024 * 1024, 200 * 1024)); // holds 200 KiB of the 256
     const second = collector({ budget, allowanceBytes: 0 }).decoder;
     expect(() => second.push(start(1024 * 1024, 100 * 1024))).toThrow(/maxPartialFrameBytes/);
     expect(() => second.push(Buffer.alloc(1))).toThrow(ProtocolError);

@@ -1,0 +1,64 @@
+/**
+ * The frame writer's batches: small frames of one tick go out in one write; a large frame that does
+ * not fit the batch gets a buffer of its own holding what was batched before it and itself (one
+ * allocation, one copy: no doubling of the batch, no copy out at the flush), and what follows it in the
+ * same tick goes in a batch after it, in order.
+ */
+import { describe, expect, it } from 'vitest';
+import { type Frame, HEADER_BYTES } from '../../src/protocol/frame.js';
+import { createFrameDecoder } from '../../src/protocol/frame-decoder.js';
+import { createFrameWriter, LARGE_FRAME_BYTES } from '../../src/protocol/frame-writer.js';
+
+function writerWithBatches() {
+  const batches: Buffer[] = [];
+  const writer = createFrameWriter({ write: (batch) => batches.push(batch), pendingBytes: 0 });
+  return { writer, batches };
+}
+
+function decodeAll(batches: Buffer[]): Array<{ requestId: number; body: Buffer }> {
+  const frames: Array<{ requestId: number; body: Buffer }> = [];
+  const decoder = createFrameDecoder((frame: Frame) =>
+    frames.push({ requestId: frame.requestId, body: Buffer.from(frame.body) }),
+  );
+  for (const batch of batches) decoder.push(batch);
+  return frames;
+}
+
+describe('frame writer', () => {
+  it('writes the small frames of one tick in one batch', () => {
+    const { writer, batches } = writerWithBatches();
+    for (let id = 1; id <= 10; id++) {
+      writer.response({ requestId: id, serializer: 2, status: 0, body: Buffer.alloc(100, id) });
+    }
+    writer.flush();
+    expect(batches).toHaveLength(1);
+    expect(decodeAll(batches).map((frame) => frame.requestId)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it('gives a large frame a buffer of its own, exactly its size with what came before it, in order', () => {
+    const { writer, batches } = writerWithBatches();
+    const large = Buffer.alloc(LARGE_FRAME_BYTES * 16, 9);
+    writer.response({ requestId: 1, serializer: 2, status: 0, body: Buffer.alloc(100, 1) });
+    writer.response({ requestId: 2, serializer: 2, status: 0, body: large });
+    writer.response({ requestId: 3, serializer: 2, status: 0, body: Buffer.alloc(100, 3) });
+    writer.flush();
+    expect(batches).toHaveLength(2);
+    // the first write is the small frame and the large one, in a buffer of exactly their size
+    const first = batches[0]!;
+    expect(first.length).toBe(2 * HEADER_BYTES + 100 + large.length);
+    expect(first.buffer.byteLength).toBe(first.length);
+    const frames = decodeAll(batches);
+    expect(frames.map((frame) => frame.requestId)).toEqual([1, 2, 3]);
+    expect(frames[1]!.body.equals(large)).toBe(true);
+    expect(frames[2]!.body.equals(Buffer.alloc(100, 3))).toBe(true);
+  });
+
+  it('copies the body: a serializer may reuse its buffer once the frame is written', () => {
+    const { writer, batches } = writerWithBatches();
+    const body = Buffer.alloc(LARGE_FRAME_BYTES * 2, 5);
+    writer.response({ requestId: 1, serializer: 2, status: 0, body });
+    body.fill(0);
+    writer.flush();
+    expect(decodeAll(batches)[0]!.body.equals(Buffer.alloc(LARGE_FRAME_BYTES * 2, 5))).toBe(true);
+  });
+});
