@@ -1,13 +1,17 @@
 /**
- * The overload benchmark (`npm run bench:overload`, issue 28): O1, an open loop at twice a provider's
- * measured capacity; O2, three providers behind one consumer, one of them slowed (BENCH_OVERLOAD=O1 or
- * O2 runs one of them). The provider (bench/overload/burner-server.ts, its own process, pinned to CPU 0
- * when possible) serves `burn`: one turn of the event loop, then 4 ms of CPU. The harness process is the
- * consumer: it measures the capacity with a closed loop of 32 callers, then starts calls at twice that
- * rate for BENCH_OVERLOAD_MS (default 4000), each with a 1 s deadline, and reports the goodput (calls
- * answered within their deadline per second), the share refused (`Overloaded`, never run) and the
- * latency of the admitted calls — with the adaptive limit on (the default) and off. It stops by itself:
- * every call has its deadline, the provider is stopped after each run.
+ * The overload benchmark (`npm run bench:overload`, issue 28): O1, an open loop at a sweep of multiples
+ * of a provider's measured capacity; O2, three providers behind one consumer, one of them slowed
+ * (BENCH_OVERLOAD=O1 or O2 runs one of them). The provider (bench/overload/burner-server.ts, its own
+ * process, pinned to CPU 0 when possible) serves `burn`: one turn of the event loop, then a fixed CPU
+ * cost (BENCH_OVERLOAD_BURN_MS, default 1 ms). The harness process is the consumer, with the defaults
+ * (failover with its retries, adaptive throttling): for each offered factor (BENCH_OVERLOAD_FACTORS,
+ * default 0.5,1,2,4) and with the adaptive limit on (the default) and off, it measures the capacity with
+ * a closed loop of 32 callers, then starts calls at that multiple of it for BENCH_OVERLOAD_MS (default
+ * 4000), each with a deadline of BENCH_OVERLOAD_DEADLINE_MS (default 200), and reports the goodput
+ * (calls answered within their deadline per second), the share refused (`Overloaded`, never run), the
+ * latency of the admitted calls against the unloaded p99 (the 0.5x run's), and the calls that reached
+ * the provider (retries included) per call offered. It stops by itself: every call has its deadline,
+ * the provider is stopped after each run.
  */
 import { callisto } from '../src/index.js';
 import { choosePinning, startServer } from './lib/processes.js';
@@ -18,10 +22,16 @@ import {
   runBalance,
   startBalanceProviders,
 } from './overload/balance-run.js';
-import { OverloadBenchDef } from './overload/overload-service.js';
+import { BURN_MS, OverloadBenchDef } from './overload/overload-service.js';
 import { describeRun, type OverloadRun, runOverload } from './overload/run-overload.js';
 
 const durationMs = Number(process.env['BENCH_OVERLOAD_MS'] ?? '4000') || 4_000;
+const deadlineMs = Number(process.env['BENCH_OVERLOAD_DEADLINE_MS'] ?? '200') || 200;
+const burnMs = Number(process.env['BENCH_OVERLOAD_BURN_MS'] ?? '1') || 1;
+const factors = (process.env['BENCH_OVERLOAD_FACTORS'] ?? '0.5,1,2,4')
+  .split(',')
+  .map(Number)
+  .filter((factor) => factor > 0);
 const pinning = choosePinning(process.env['BENCH_PIN'] === '0');
 const server = new URL('./overload/burner-server.ts', import.meta.url).pathname;
 const only = process.env['BENCH_OVERLOAD'];
@@ -32,38 +42,50 @@ if (only === undefined || only === 'O2') await balanceO2();
 process.exit(0);
 
 async function overloadO1(): Promise<void> {
-  const rows: Array<{ limit: string; run: OverloadRun }> = [];
-  for (const on of [true, false]) {
-    process.env['BENCH_ADAPTIVE_LIMIT'] = on ? '1' : '0';
-    const running = await startServer(server, pinning, 30_000);
-    const app = await callisto({
-      application: 'bench-overload-client',
-      logLevel: 'warn',
-      load: { configFile: false, env: false },
-    });
-    try {
-      const url = `127.0.0.1:${running.port}`;
-      const load = app.refer(OverloadBenchDef, { url, retries: 0, timeoutMs: 1_000 });
-      const report = app.refer(OverloadBenchDef, { url, adaptiveThrottling: false });
-      const run = await runOverload({ load, report }, { factor: 2, durationMs, deadlineMs: 1_000 });
-      console.log(describeRun(on ? 'adaptive limit on' : 'adaptive limit off', run));
-      rows.push({ limit: on ? 'on' : 'off', run });
-    } finally {
-      await app.close();
-      await running.stop();
+  const rows: Array<{ limit: string; factor: number; run: OverloadRun }> = [];
+  // the burner's CPU per call is BURN_MS times this factor
+  process.env['BENCH_BURN_FACTOR'] = String(burnMs / BURN_MS);
+  for (const factor of factors) {
+    for (const on of [true, false]) {
+      process.env['BENCH_ADAPTIVE_LIMIT'] = on ? '1' : '0';
+      const running = await startServer(server, pinning, 30_000);
+      const app = await callisto({
+        application: 'bench-overload-client',
+        logLevel: 'warn',
+        load: { configFile: false, env: false },
+      });
+      try {
+        const url = `127.0.0.1:${running.port}`;
+        // the defaults: failover and its retries (counted in what reached the provider), throttling on
+        const load = app.refer(OverloadBenchDef, { url, timeoutMs: deadlineMs });
+        const report = app.refer(OverloadBenchDef, { url, adaptiveThrottling: false });
+        const run = await runOverload({ load, report }, { factor, durationMs, deadlineMs });
+        console.log(describeRun(`${factor}x, adaptive limit ${on ? 'on' : 'off'}`, run));
+        if (process.env['BENCH_OVERLOAD_FAILURES'] === '1')
+          console.log(run.failures.slice(0, 5), run.limiter);
+        rows.push({ limit: on ? 'on' : 'off', factor, run });
+      } finally {
+        await app.close();
+        await running.stop();
+      }
     }
   }
+  delete process.env['BENCH_BURN_FACTOR'];
 
+  // the unloaded p99: the lowest factor's run with the limit on
+  const unloaded = rows.find((row) => row.limit === 'on' && row.factor === Math.min(...factors));
+  const unloadedP99 = unloaded?.run.admittedP99Ms ?? Number.NaN;
   console.log(
-    `\nO1: open loop at 2x capacity for ${durationMs} ms, 1 s deadlines (pinning: ${pinning.note ?? 'server CPU 0'})`,
+    `\nO1: open loop, ${burnMs} ms of CPU per call, ${deadlineMs} ms deadlines, ${durationMs} ms per run, default consumer (retries on) (pinning: ${pinning.note ?? 'server CPU 0'})`,
   );
   console.log(
-    '| adaptive limit | capacity calls/s | offered calls/s | goodput calls/s | goodput / capacity | refused | failed or late | admitted p50 ms | p95 ms | p99 ms |',
+    '| offered | adaptive limit | capacity calls/s | offered calls/s | goodput calls/s | goodput / capacity | refused | failed or late | admitted p50 ms | p99 ms | p99 / unloaded p99 | reached the provider / offered |',
   );
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
-  for (const { limit, run } of rows) {
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const { limit, factor, run } of rows) {
+    const attempted = run.limiter.arrived - run.arrivedBefore;
     console.log(
-      `| ${limit} | ${fmt(run.capacity)} | ${fmt(run.offeredPerSec)} | ${fmt(run.goodputPerSec)} | ${fmt((100 * run.goodputPerSec) / run.capacity)} % | ${fmt(100 * run.refusedShare, 1)} % | ${run.failed} of ${run.offered} | ${fmt(run.admittedP50Ms)} | ${fmt(run.admittedP95Ms)} | ${fmt(run.admittedP99Ms)} |`,
+      `| ${factor}x | ${limit} | ${fmt(run.capacity)} | ${fmt(run.offeredPerSec)} | ${fmt(run.goodputPerSec)} | ${fmt((100 * run.goodputPerSec) / run.capacity)} % | ${fmt(100 * run.refusedShare, 1)} % | ${run.failed} of ${run.offered} | ${fmt(run.admittedP50Ms)} | ${fmt(run.admittedP99Ms)} | ${fmt(run.admittedP99Ms / unloadedP99, 1)} | ${fmt(attempted / run.offered, 2)} |`,
     );
   }
 }

@@ -28,6 +28,8 @@ export interface OverloadRun extends OpenLoopResult {
    */
   readonly deliveredFactor: number;
   readonly limiter: LimiterReport;
+  /** The provider's `arrived` count before the open loop (limiter.arrived − this: what reached it). */
+  readonly arrivedBefore: number;
 }
 
 /** Refused by the provider's limit or by the consumer's adaptive throttling: never run. */
@@ -84,7 +86,7 @@ export async function runOverload(
   // after the provider worked through what it queued
   const limiter = await report();
   const deliveredFactor = (limiter.arrived - before.arrived) / ((capacity * durationMs) / 1000);
-  return { ...result, capacity, offeredPerSec, deliveredFactor, limiter };
+  return { ...result, capacity, offeredPerSec, deliveredFactor, limiter, arrivedBefore: before.arrived };
 }
 
 export function describeRun(label: string, run: OverloadRun): string {

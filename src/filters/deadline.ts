@@ -33,6 +33,15 @@ export interface ProviderDeadlineOptions {
   readonly serviceTime?: ServiceTime | undefined;
   /** Wall clock, ms. Default Date.now. */
   readonly now?: () => number;
+  /** Told (monotonic ms) of every call deadline-aware admission refuses: the adaptive limit's gate. */
+  readonly onShed?: ((nowMs: number) => void) | undefined;
+  /**
+   * Whether the adaptive limit holds the queue now (its gate says overloaded). Then it is the one that
+   * refuses: the service time learnt while the queue grew is stale (the limit keeps the queue short),
+   * and refusing by it would turn away calls the provider can serve in time until enough probes
+   * replaced it. Every admitted call is a fresh sample.
+   */
+  readonly limitHolds?: (() => boolean) | undefined;
 }
 
 export function providerDeadlineFilter(
@@ -40,6 +49,8 @@ export function providerDeadlineFilter(
 ): NamedFilter<DeadlineInvocation> {
   const now = options.now ?? Date.now;
   const serviceTime = options.serviceTime;
+  const onShed = options.onShed;
+  const limitHolds = options.limitHolds ?? (() => false);
   if (serviceTime === undefined) {
     return defineFilter<DeadlineInvocation>({
       name: 'deadline',
@@ -59,8 +70,9 @@ export function providerDeadlineFilter(
       if (invocation.deadline > 0) {
         const remainingMs = invocation.deadline - now();
         if (remainingMs <= 0) throw deadlinePassed(invocation);
-        if (!invocation.oneway && !serviceTime.admits(remainingMs, at)) {
+        if (!invocation.oneway && !serviceTime.admits(remainingMs, at) && !limitHolds()) {
           const expectedMs = serviceTime.expectedMs(at);
+          onShed?.(at);
           // Timeout: the caller's budget is what ran out (a caller with no time left to fail over gets
           // the error it would have got anyway); details.shed says it never ran, so it may go elsewhere
           throw shedError(

@@ -77,6 +77,8 @@ export interface ConcurrencyLimiter {
    * sample (a result or the handler's own error).
    */
   release(rttMs: number | undefined, nowMs: number): void;
+  /** Deadline-aware admission refused a call at `nowMs` (overload-gate.ts's `shedByDeadline`). */
+  shedByDeadline(nowMs: number): void;
   close(): void;
 }
 
@@ -173,6 +175,10 @@ class Limiter implements ConcurrencyLimiter {
     if (rttMs === undefined) return;
     this.#limit.record(rttMs, inflight, nowMs);
     if (this.#limit.limit !== this.#seenLimit) this.#refresh();
+  }
+
+  shedByDeadline(nowMs: number): void {
+    this.#gate.shedByDeadline(nowMs);
   }
 
   #refresh(): void {

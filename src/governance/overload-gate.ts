@@ -95,6 +95,12 @@ export interface OverloadGate {
   refused(nowMs: number): void;
   /** An admitted call ended at `nowMs`; `inflight` were in flight before it ended. */
   departed(nowMs: number, inflight: number): void;
+  /**
+   * A call was refused before admission because its caller's budget was smaller than the method's
+   * expected time (deadline-aware admission): as much evidence of a queue as a growing one, and while
+   * overloaded, a refusal that keeps the gate open.
+   */
+  shedByDeadline(nowMs: number): void;
 }
 
 /** Calls that must end in a silence of `intervalMs` for the poll after it to be judged as a turn. */
@@ -124,6 +130,8 @@ class TrendGate implements OverloadGate {
   #previousMean = Number.NaN;
   #streak = 0;
   #lastRefusal = Number.NEGATIVE_INFINITY;
+  /** Calls deadline-aware admission refused in the current interval. */
+  #deadlineShed = 0;
 
   constructor(options: OverloadGateOptions, utilisation: UtilisationReader, onOverload: () => void) {
     this.#o = options;
@@ -156,6 +164,11 @@ class TrendGate implements OverloadGate {
     this.#lastRefusal = nowMs;
   }
 
+  shedByDeadline(nowMs: number): void {
+    this.#deadlineShed++;
+    if (this.overloaded) this.#lastRefusal = nowMs;
+  }
+
   departed(nowMs: number, inflight: number): void {
     this.#area += inflight * (nowMs - this.#lastAt);
     this.#lastAt = nowMs;
@@ -181,8 +194,13 @@ class TrendGate implements OverloadGate {
     this.#judge(nowMs, mean - previous > o.growth * this.#departures + o.minExcess);
   }
 
-  #judge(nowMs: number, growing: boolean): void {
+  #judge(nowMs: number, queueGrowing: boolean): void {
     const o = this.#o;
+    // Deadline-aware admission refusing calls is a queue too, one it keeps from growing in here: the
+    // calls it refused would have waited longer than their callers' budgets. Without this, on a
+    // saturated loop it and the queue take turns (it refuses all, the queue drains, it admits all) and
+    // the admitted calls finish after their deadlines; with it the limit comes down and holds the queue.
+    const growing = queueGrowing || this.#deadlineShed > o.growth * this.#departures + o.minExcess;
     const elapsed = nowMs - this.#start;
     this.#previousMean = elapsed > 0 ? this.#area / elapsed : this.#previousMean;
     this.throughputPerMs = elapsed > 0 ? this.#departures / elapsed : 0;
@@ -206,6 +224,7 @@ class TrendGate implements OverloadGate {
     this.#lastAt = nowMs;
     this.#area = 0;
     this.#departures = 0;
+    this.#deadlineShed = 0;
   }
 }
 

@@ -83,7 +83,7 @@ export function createProviderChain(
     <T>(filter: T) =>
     (): T =>
       filter;
-  const { accessLog, auth, metrics } = parts;
+  const { accessLog, auth, metrics, limiter } = parts;
   const all = accessLog.includes('*');
   const logged = new Set(accessLog);
   const refusals = createRateLimitedLog((message) => parts.logger.warn(message));
@@ -113,7 +113,12 @@ export function createProviderChain(
       filter:
         parts.deadlineAdmission === false
           ? shared(providerDeadlineFilter())
-          : () => providerDeadlineFilter({ serviceTime: createServiceTime() }),
+          : () =>
+              providerDeadlineFilter({
+                serviceTime: createServiceTime(),
+                onShed: limiter === undefined ? undefined : (nowMs: number) => limiter.shedByDeadline(nowMs),
+                limitHolds: limiter === undefined ? undefined : () => limiter.overloaded,
+              }),
     },
     {
       name: 'auth',

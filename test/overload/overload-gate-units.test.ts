@@ -144,3 +144,40 @@ describe("the gate in Node's turns", () => {
     expect(turns([40, 40, 40, 40]).overloaded).toBe(false);
   });
 });
+
+describe('the gate and deadline-aware admission', () => {
+  /**
+   * A saturated provider whose queue does not grow in here because deadline-aware admission refuses
+   * what would wait too long: every 10 ms 1 call ends, 1 is admitted and `shed` are refused by it.
+   */
+  function shedding(shed: number, utilisation = 1): OverloadGate {
+    const p = new Provider(utilisation);
+    p.arrive(0, 10);
+    for (let t = 0; t < 500; t += 10) {
+      for (let i = 0; i < shed; i++) p.gate.shedByDeadline(t);
+      p.end(t);
+      p.arrive(t);
+    }
+    return p.gate;
+  }
+
+  it('counts its refusals as a queue: a saturated loop refusing more than a tenth of what it serves is overloaded', () => {
+    expect(shedding(2).overloaded).toBe(true);
+    // the same queue, nothing refused: a closed loop, not overload
+    expect(shedding(0).overloaded).toBe(false);
+  });
+
+  it('not when the loop is not saturated (a slow dependency is not overload of this process)', () => {
+    expect(shedding(2, 0.5).overloaded).toBe(false);
+  });
+
+  it('while overloaded its refusals keep the gate open (the quiet time counts from the last one)', () => {
+    const gate = shedding(2);
+    // a second later deadline-aware admission is still refusing: still overloaded
+    for (let t = 500; t < 1_700; t += 100) {
+      gate.shedByDeadline(t);
+      gate.arrived(t, 10);
+    }
+    expect(gate.overloaded).toBe(true);
+  });
+});
