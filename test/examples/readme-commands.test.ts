@@ -38,6 +38,10 @@ const RUN_ELSEWHERE: ReadonlyArray<[RegExp, string]> = [
     'minutes of load per engine: run apart (vitest.scale.config.ts)',
   ],
   [/^(BENCH_\w+=\S+ )?npm run bench$/, 'minutes of load: the benchmark is not part of the suite'],
+  [
+    /^BENCH_PROFILE=\S+ npm run bench && npm run bench:profile-summary -- \S+$/,
+    'minutes of load: the benchmark is not part of the suite',
+  ],
   [/^npx callisto bench compare /, 'needs two saved runs: test/cli/bench.test.ts compares two'],
 ];
 
