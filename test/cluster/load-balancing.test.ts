@@ -43,7 +43,14 @@ describe('load balancing over real providers', () => {
   it('leastactive keeps new calls away from a provider whose calls hang', async () => {
     const providers = await flakyProviders(2);
     providers[0]!.impl.mode = 'hang';
-    const { ref } = await flakyConsumer(providers, { loadbalance: 'leastactive', timeoutMs: 10_000 });
+    // suspicion off: on a starved machine the hanging provider's pong can come after suspectAfterMs,
+    // and its hanging calls would be retried elsewhere, leaving it with none in flight (an idle provider
+    // to leastactive); this test is about the balancer
+    const { ref } = await flakyConsumer(
+      providers,
+      { loadbalance: 'leastactive', timeoutMs: 10_000 },
+      { suspectAfterMs: 0 },
+    );
     const hanging = Array.from({ length: 4 }, () => ref.read('slow').catch(() => undefined));
     await waitFor(() => providers[0]!.impl.reads >= 1);
     for (let i = 0; i < 20; i++) expect(who(await ref.read(`fast${i}`))).toBe('p1');
@@ -54,7 +61,12 @@ describe('load balancing over real providers', () => {
   it('p2c sends new calls to the less loaded of two providers (calls hang on the other)', async () => {
     const providers = await flakyProviders(2);
     providers[0]!.impl.mode = 'hang';
-    const { ref } = await flakyConsumer(providers, { loadbalance: 'p2c', timeoutMs: 10_000 });
+    // suspicion off, as above
+    const { ref } = await flakyConsumer(
+      providers,
+      { loadbalance: 'p2c', timeoutMs: 10_000 },
+      { suspectAfterMs: 0 },
+    );
     // p2c draws both of two providers; until p0 holds a call they tie, so a read lands there (once it
     // holds one, its cost, latency x (in flight + 1), is above p1's whenever p1 has none in flight)
     const hanging: Promise<unknown>[] = [];

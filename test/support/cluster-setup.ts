@@ -26,8 +26,9 @@ export async function flakyProviders(count: number): Promise<ProviderHandle[]> {
 export async function flakyConsumer(
   providers: ProviderHandle[],
   options: ReferenceOptions<FlakyService> = {},
+  consumer: NonNullable<Parameters<typeof testApp>[0]>['consumer'] = undefined,
 ) {
-  const app = await testApp({ application: 'consumer' });
+  const app = await testApp({ application: 'consumer', ...(consumer === undefined ? {} : { consumer }) });
   const ref = app.refer(FlakyDef, { url: providers.map((p) => p.address), ...options });
   return { app, ref };
 }

@@ -17,6 +17,15 @@ export function mountTry(main, banner, name) {
     autocomplete: 'off',
     spellcheck: 'false',
   });
+  // the first method is offered only in a field nobody has touched: the service's versions may load
+  // while someone is typing, and their text must not be joined to it
+  let methodTouched = false;
+  methodInput.addEventListener('focus', () => {
+    methodTouched = true;
+  });
+  methodInput.addEventListener('input', () => {
+    methodTouched = true;
+  });
   const methods = h('datalist', { id: 'try-methods' });
   const args = h('textarea', { id: 'try-args', name: 'args', rows: 6, spellcheck: 'false' }, '[]');
   const timeout = h('input', {
@@ -125,7 +134,9 @@ export function mountTry(main, banner, name) {
           h('option', { value: m }),
         ),
       );
-      if (!methodInput.value && keys[0]?.methods[0]) methodInput.value = keys[0].methods[0].name;
+      if (!methodTouched && !methodInput.value && keys[0]?.methods[0]) {
+        methodInput.value = keys[0].methods[0].name;
+      }
     },
   };
 }
