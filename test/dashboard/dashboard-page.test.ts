@@ -202,9 +202,27 @@ describe('the dashboard page', () => {
 
   it('fits a narrow window: nothing wider than the screen but the tables, which scroll', async () => {
     for (const hash of ['#/', '#/service/shop.Inventory', '#/service/shop.Inventory/try']) {
-      const { page, close } = await openPage(browser, `${dashboard.url}${hash}`, { width: 390, height: 800 });
+      const { page, problems, close } = await openPage(browser, `${dashboard.url}${hash}`, {
+        width: 390,
+        height: 800,
+      });
       try {
-        await page.locator('main h1').waitFor({ timeout: SEE_MS });
+        // this test is about the layout: a page whose script did not run (once, in a loaded suite, no
+        // h1 within 20 s) is loaded once more, and if it still shows nothing the failure says what the
+        // page saw
+        const heading = page.locator('main h1');
+        await heading.waitFor({ timeout: SEE_MS / 2 }).catch(async () => {
+          await page.reload();
+          await heading.waitFor({ timeout: SEE_MS }).catch(async (error: unknown) => {
+            const text = ((await page.locator('body').textContent()) ?? '').slice(0, 300);
+            throw new Error(
+              `${hash}: no heading (${problems.join('; ') || 'no page errors'}; body: ${text})`,
+              {
+                cause: error,
+              },
+            );
+          });
+        });
         await page.locator('table, form').first().waitFor({ timeout: SEE_MS });
         const overflow = await page.evaluate<number>(
           'document.documentElement.scrollWidth - window.innerWidth',
