@@ -42,7 +42,16 @@ export interface ProviderDeadlineOptions {
    * replaced it. Every admitted call is a fresh sample.
    */
   readonly limitHolds?: (() => boolean) | undefined;
+  /**
+   * Whether the event loop was busy over the last interval (utilisation at least
+   * {@link BUSY_UTILISATION}, read by the adaptive limit's gate): a call's time may then hold a queue
+   * for the CPU. Default: never.
+   */
+  readonly busy?: (() => boolean) | undefined;
 }
+
+/** The event loop's utilisation from which a call's measured time counts as holding a CPU queue. */
+export const BUSY_UTILISATION = 0.5;
 
 export function providerDeadlineFilter(
   options: ProviderDeadlineOptions = {},
@@ -61,6 +70,14 @@ export function providerDeadlineFilter(
       },
     });
   }
+  // Calls of this method admitted and not ended. An estimate learnt while the event loop was busy may
+  // hold the time its calls queued for the CPU; once nothing of the method runs and the loop is no
+  // longer busy, that queue is gone, and a call is admitted whatever the estimate says: it is the
+  // sample that tells how long the method takes now. (Refusing by it left a provider at 4x its
+  // capacity idle for a second at a time, the estimate refreshed by one probe per 100 ms.) An estimate
+  // learnt on an idle loop is the method's own time (a database, a timer): it keeps refusing.
+  let running = 0;
+  const busy = options.busy ?? (() => false);
   return defineFilter<DeadlineInvocation>({
     name: 'deadline',
     position: 'provider',
@@ -70,7 +87,8 @@ export function providerDeadlineFilter(
       if (invocation.deadline > 0) {
         const remainingMs = invocation.deadline - now();
         if (remainingMs <= 0) throw deadlinePassed(invocation);
-        if (!invocation.oneway && !serviceTime.admits(remainingMs, at) && !limitHolds()) {
+        const queueGone = running === 0 && serviceTime.learntBusy() && !busy();
+        if (!queueGone && !invocation.oneway && !serviceTime.admits(remainingMs, at) && !limitHolds()) {
           const expectedMs = serviceTime.expectedMs(at);
           onShed?.(at);
           // Timeout: the caller's budget is what ran out (a caller with no time left to fail over gets
@@ -84,14 +102,16 @@ export function providerDeadlineFilter(
         }
       }
       invocation.admittedAt = at;
+      running++;
     },
     end(invocation, error) {
+      running--;
       if (error !== undefined && RpcError.is(error)) return;
       const startedAt = invocation.admittedAt;
       let at = tickMonotonic();
       // a call that ended in the run it started in (a synchronous method) reads the clock itself
       if (at === startedAt) at = performance.now();
-      serviceTime.record(at - startedAt, at);
+      serviceTime.record(at - startedAt, at, busy());
     },
   });
 }

@@ -62,6 +62,8 @@ export interface ConcurrencyLimiter {
   readonly refused: number;
   /** Whether the provider counts as overloaded now: only then is the limit applied. */
   readonly overloaded: boolean;
+  /** The event loop's utilisation over the overload gate's last interval, [0, 1]. */
+  readonly utilisation: number;
   /** The event loop's mean delay over the last 100 ms, ms (0 when it is not watched). */
   readonly loopDelayMs: number;
   /** The learnt latencies, ms. */
@@ -124,6 +126,9 @@ class Limiter implements ConcurrencyLimiter {
 
   get overloaded(): boolean {
     return this.#gate.overloaded;
+  }
+  get utilisation(): number {
+    return this.#gate.utilisation;
   }
   get loopDelayMs(): number {
     return this.#loop === undefined ? 0 : this.#loop.delayMs(performance.now());

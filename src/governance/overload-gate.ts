@@ -87,6 +87,8 @@ export function createUtilisationReader(): UtilisationReader {
 export interface OverloadGate {
   /** Whether the provider counts as overloaded now (its limit applies). */
   readonly overloaded: boolean;
+  /** The event loop's utilisation over the last judged interval, [0, 1] (0 before one). */
+  readonly utilisation: number;
   /** Calls that ended per ms over the last judged interval (0 before one). */
   readonly throughputPerMs: number;
   /** A call reached admission at `nowMs` (monotonic); `inflight` calls were in flight before it. */
@@ -111,6 +113,7 @@ class TrendGate implements OverloadGate {
   readonly #utilisation: UtilisationReader;
   readonly #onOverload: () => void;
   overloaded = false;
+  utilisation = 0;
   throughputPerMs = 0;
   #start = Number.NaN;
   /** The calls in flight integrated over time since the interval started, call·ms. */
@@ -204,7 +207,8 @@ class TrendGate implements OverloadGate {
     const elapsed = nowMs - this.#start;
     this.#previousMean = elapsed > 0 ? this.#area / elapsed : this.#previousMean;
     this.throughputPerMs = elapsed > 0 ? this.#departures / elapsed : 0;
-    const saturated = this.#utilisation() >= o.saturation;
+    this.utilisation = this.#utilisation();
+    const saturated = this.utilisation >= o.saturation;
     this.#restart(nowMs);
     if (!(growing && saturated)) {
       this.#streak = 0;

@@ -47,8 +47,13 @@ export const DEFAULT_SERVICE_TIME_OPTIONS: ServiceTimeOptions = {
 const RECOMPUTE_AFTER = 8;
 
 export interface ServiceTime {
-  /** A call of the method took `durationMs`; `nowMs` is the monotonic time it ended. */
-  record(durationMs: number, nowMs: number): void;
+  /**
+   * A call of the method took `durationMs`; `nowMs` is the monotonic time it ended; `busy`: whether
+   * the provider's event loop was busy then (its time may hold a queue for the CPU).
+   */
+  record(durationMs: number, nowMs: number, busy?: boolean): void;
+  /** Whether most of the samples in the window were taken while the event loop was busy. */
+  learntBusy(): boolean;
   /** The expected service time, ms, at monotonic time `nowMs`; 0 while there are too few samples. */
   expectedMs(nowMs: number): number;
   /**
@@ -62,6 +67,9 @@ class ServiceTimeWindow implements ServiceTime {
   readonly #options: ServiceTimeOptions;
   readonly #durations: Float64Array;
   readonly #times: Float64Array;
+  readonly #busy: Uint8Array;
+  /** How many of the filled samples were taken while the loop was busy. */
+  #busyCount = 0;
   #next = 0;
   #filled = 0;
   #fresh = 0;
@@ -74,14 +82,23 @@ class ServiceTimeWindow implements ServiceTime {
     this.#options = options;
     this.#durations = new Float64Array(options.samples);
     this.#times = new Float64Array(options.samples);
+    this.#busy = new Uint8Array(options.samples);
   }
 
-  record(durationMs: number, nowMs: number): void {
+  record(durationMs: number, nowMs: number, busy = false): void {
+    const flag = busy ? 1 : 0;
+    if (this.#filled === this.#options.samples) this.#busyCount -= this.#busy[this.#next]!;
+    this.#busy[this.#next] = flag;
+    this.#busyCount += flag;
     this.#durations[this.#next] = durationMs;
     this.#times[this.#next] = nowMs;
     this.#next = (this.#next + 1) % this.#options.samples;
     if (this.#filled < this.#options.samples) this.#filled++;
     this.#fresh++;
+  }
+
+  learntBusy(): boolean {
+    return this.#filled > 0 && 2 * this.#busyCount > this.#filled;
   }
 
   expectedMs(nowMs: number): number {

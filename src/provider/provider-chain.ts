@@ -15,7 +15,7 @@ import { accessLogFilter } from '../filters/access-log.js';
 import { accessRulesFilter } from '../filters/access-rules.js';
 import { admissionFilter } from '../filters/admission.js';
 import { authFilter } from '../filters/auth.js';
-import { providerDeadlineFilter } from '../filters/deadline.js';
+import { BUSY_UTILISATION, providerDeadlineFilter } from '../filters/deadline.js';
 import { decodeArgumentsFilter } from '../filters/decode-arguments.js';
 import { metricsServerFilter } from '../filters/metrics-server.js';
 import { observeServerFilter } from '../filters/observe-server.js';
@@ -118,6 +118,7 @@ export function createProviderChain(
                 serviceTime: createServiceTime(),
                 onShed: limiter === undefined ? undefined : (nowMs: number) => limiter.shedByDeadline(nowMs),
                 limitHolds: limiter === undefined ? undefined : () => limiter.overloaded,
+                busy: limiter === undefined ? undefined : () => limiter.utilisation >= BUSY_UTILISATION,
               }),
     },
     {

@@ -9,17 +9,26 @@ import type { Invocation } from '../../src/core/invocation.js';
 import { type DeadlineInvocation, providerDeadlineFilter } from '../../src/filters/deadline.js';
 import { createServiceTime } from '../../src/governance/service-time.js';
 
-/** A deadline filter whose method has learnt a 300 ms service time; wall clock at 1 000 000 ms. */
-function filterWith(limitHolds: boolean) {
+/**
+ * A deadline filter whose method has learnt a 300 ms service time (while the event loop was busy when
+ * `learntBusy`); wall clock at 1 000 000 ms; `busy` says whether the loop is busy now.
+ */
+function filterWith(limitHolds: boolean, learnt = { learntBusy: false, busy: () => false }) {
   const serviceTime = createServiceTime();
-  for (let i = 0; i < 32; i++) serviceTime.record(300, 0);
+  for (let i = 0; i < 32; i++) serviceTime.record(300, 0, learnt.learntBusy);
   const shed: number[] = [];
   const filter = providerDeadlineFilter({
     serviceTime,
     now: () => 1_000_000,
     onShed: (at) => shed.push(at),
     limitHolds: () => limitHolds,
+    busy: learnt.busy,
   });
+  const running: Array<DeadlineInvocation & Invocation> = [];
+  /** Ends the calls started so far (their end hooks). */
+  const endAll = () => {
+    for (const invocation of running.splice(0)) filter.end!(invocation, new Error('ended'));
+  };
   /** Runs the start hook for a call with `remainingMs` of budget; the error it threw, if any. */
   const start = (remainingMs: number): unknown => {
     const invocation = {
@@ -31,12 +40,13 @@ function filterWith(limitHolds: boolean) {
     } as unknown as DeadlineInvocation & Invocation;
     try {
       filter.start!(invocation);
+      running.push(invocation);
       return undefined;
     } catch (error) {
       return error;
     }
   };
-  return { start, shed };
+  return { start, shed, endAll };
 }
 
 describe('deadline-aware admission and the adaptive limit', () => {
@@ -52,5 +62,24 @@ describe('deadline-aware admission and the adaptive limit', () => {
     expect(start(200)).toBeUndefined();
     expect(start(-1)).toMatchObject({ code: 'Timeout' });
     expect(shed).toHaveLength(0);
+  });
+
+  it('an estimate learnt on a busy loop no longer refuses once nothing of the method runs and the loop is idle', () => {
+    let loopBusy = false;
+    const { start, shed, endAll } = filterWith(false, { learntBusy: true, busy: () => loopBusy });
+    // nothing running, the loop idle: the queue the estimate holds is gone, the call is its sample
+    expect(start(200)).toBeUndefined();
+    // with that call running, the estimate applies again
+    expect(start(200)).toMatchObject({ code: 'Timeout', details: { shed: 'deadline' } });
+    endAll();
+    // nothing running, but the loop still busy: the queue may be there
+    loopBusy = true;
+    expect(start(200)).toMatchObject({ code: 'Timeout' });
+    expect(shed).toHaveLength(2);
+  });
+
+  it('an estimate learnt on an idle loop (the method waits on something) refuses with nothing running', () => {
+    const { start } = filterWith(false, { learntBusy: false, busy: () => false });
+    expect(start(200)).toMatchObject({ code: 'Timeout', details: { shed: 'deadline' } });
   });
 });
