@@ -183,7 +183,7 @@ class Limiter implements ConcurrencyLimiter {
   }
 
   shedByDeadline(nowMs: number): void {
-    this.#gate.shedByDeadline(nowMs);
+    this.#gate.shedByDeadline(nowMs, this.inflight);
   }
 
   #refresh(): void {

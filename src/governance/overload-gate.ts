@@ -59,6 +59,11 @@ export interface OverloadGateOptions {
   readonly saturation: number;
   /** Overloaded until nothing was refused for this long, ms. Default 1000. */
   readonly quietMs: number;
+  /**
+   * The utilisation over the interval from which deadline-aware admission's refusals are evidence,
+   * (0, 1]. Default 0.75.
+   */
+  readonly shedSaturation: number;
 }
 
 export const DEFAULT_OVERLOAD_GATE_OPTIONS: OverloadGateOptions = {
@@ -68,6 +73,7 @@ export const DEFAULT_OVERLOAD_GATE_OPTIONS: OverloadGateOptions = {
   minExcess: 4,
   saturation: 0.9,
   quietMs: 1_000,
+  shedSaturation: 0.75,
 };
 
 /** The event loop's utilisation since the last read, [0, 1]. */
@@ -102,7 +108,7 @@ export interface OverloadGate {
    * expected time (deadline-aware admission): as much evidence of a queue as a growing one, and while
    * overloaded, a refusal that keeps the gate open.
    */
-  shedByDeadline(nowMs: number): void;
+  shedByDeadline(nowMs: number, inflight: number): void;
 }
 
 /** Calls that must end in a silence of `intervalMs` for the poll after it to be judged as a turn. */
@@ -167,8 +173,14 @@ class TrendGate implements OverloadGate {
     this.#lastRefusal = nowMs;
   }
 
-  shedByDeadline(nowMs: number): void {
+  shedByDeadline(nowMs: number, inflight: number): void {
     this.#deadlineShed++;
+    // judged here too: while every call is refused, few arrive at the limit to have an interval judged
+    if (!Number.isNaN(this.#start) && this.#turnServed < 0 && nowMs - this.#start >= this.#o.intervalMs) {
+      this.#area += inflight * (nowMs - this.#lastAt);
+      this.#lastAt = nowMs;
+      this.#judgeMean(nowMs);
+    }
     if (this.overloaded) this.#lastRefusal = nowMs;
   }
 
@@ -203,14 +215,19 @@ class TrendGate implements OverloadGate {
     // calls it refused would have waited longer than their callers' budgets. Without this, on a
     // saturated loop it and the queue take turns (it refuses all, the queue drains, it admits all) and
     // the admitted calls finish after their deadlines; with it the limit comes down and holds the queue.
-    const growing = queueGrowing || this.#deadlineShed > o.growth * this.#departures + o.minExcess;
+    const shedding = this.#deadlineShed > o.growth * this.#departures + o.minExcess;
     const elapsed = nowMs - this.#start;
     this.#previousMean = elapsed > 0 ? this.#area / elapsed : this.#previousMean;
     this.throughputPerMs = elapsed > 0 ? this.#departures / elapsed : 0;
     this.utilisation = this.#utilisation();
-    const saturated = this.utilisation >= o.saturation;
+    // A loop that spends its time refusing is less than saturated by what the refusals saved it (at
+    // four times the capacity, 0.85 while it refused 2,000 calls in 450 ms): the evidence of refusals
+    // is taken from a lower utilisation, still far above a provider waiting on something else.
+    const evidence =
+      (queueGrowing && this.utilisation >= o.saturation) ||
+      (shedding && this.utilisation >= o.shedSaturation);
     this.#restart(nowMs);
-    if (!(growing && saturated)) {
+    if (!evidence) {
       this.#streak = 0;
       return;
     }

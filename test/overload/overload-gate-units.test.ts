@@ -154,7 +154,7 @@ describe('the gate and deadline-aware admission', () => {
     const p = new Provider(utilisation);
     p.arrive(0, 10);
     for (let t = 0; t < 500; t += 10) {
-      for (let i = 0; i < shed; i++) p.gate.shedByDeadline(t);
+      for (let i = 0; i < shed; i++) p.gate.shedByDeadline(t, p.inflight);
       p.end(t);
       p.arrive(t);
     }
@@ -167,15 +167,27 @@ describe('the gate and deadline-aware admission', () => {
     expect(shedding(0).overloaded).toBe(false);
   });
 
-  it('not when the loop is not saturated (a slow dependency is not overload of this process)', () => {
+  it('not when the loop is not busy (a slow dependency is not overload of this process)', () => {
     expect(shedding(2, 0.5).overloaded).toBe(false);
+  });
+
+  it('takes the evidence of refusals from a loop busy refusing (0.8, below the 0.9 of a growing queue)', () => {
+    expect(shedding(2, 0.8).overloaded).toBe(true);
+  });
+
+  it('is judged on refusals too, when every call is refused and none reaches the limit', () => {
+    const p = new Provider();
+    p.arrive(0, 10);
+    // from here on only refusals: 50 per 10 ms, the 10 admitted still running
+    for (let t = 10; t <= 400; t += 10) for (let i = 0; i < 50; i++) p.gate.shedByDeadline(t, p.inflight);
+    expect(p.gate.overloaded).toBe(true);
   });
 
   it('while overloaded its refusals keep the gate open (the quiet time counts from the last one)', () => {
     const gate = shedding(2);
     // a second later deadline-aware admission is still refusing: still overloaded
     for (let t = 500; t < 1_700; t += 100) {
-      gate.shedByDeadline(t);
+      gate.shedByDeadline(t, 10);
       gate.arrived(t, 10);
     }
     expect(gate.overloaded).toBe(true);
