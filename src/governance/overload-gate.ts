@@ -150,8 +150,7 @@ class TrendGate implements OverloadGate {
 
   arrived(nowMs: number, inflight: number): void {
     if (Number.isNaN(this.#start)) this.#restart(nowMs);
-    this.#area += inflight * (nowMs - this.#lastAt);
-    this.#lastAt = nowMs;
+    this.#advance(nowMs, inflight);
     if (this.overloaded && nowMs - this.#lastRefusal >= this.#o.quietMs) {
       this.overloaded = false;
       this.#streak = 0;
@@ -177,19 +176,23 @@ class TrendGate implements OverloadGate {
     this.#deadlineShed++;
     // judged here too: while every call is refused, few arrive at the limit to have an interval judged
     if (!Number.isNaN(this.#start) && this.#turnServed < 0 && nowMs - this.#start >= this.#o.intervalMs) {
-      this.#area += inflight * (nowMs - this.#lastAt);
-      this.#lastAt = nowMs;
+      this.#advance(nowMs, inflight);
       this.#judgeMean(nowMs);
     }
     if (this.overloaded) this.#lastRefusal = nowMs;
   }
 
   departed(nowMs: number, inflight: number): void {
-    this.#area += inflight * (nowMs - this.#lastAt);
-    this.#lastAt = nowMs;
+    this.#advance(nowMs, inflight);
     this.#departures++;
     this.#departuresSinceArrival++;
     if (this.#turnServed >= 0) this.#judgeTurn(nowMs);
+  }
+
+  /** Integrates the calls in flight (`inflight` since the last event) up to `nowMs`. */
+  #advance(nowMs: number, inflight: number): void {
+    this.#area += inflight * (nowMs - this.#lastAt);
+    this.#lastAt = nowMs;
   }
 
   /** A poll's requests against the calls that ended while they waited in the socket. */
