@@ -19,6 +19,7 @@ import { FILTER_ORDER } from '../core/filter-order.js';
 import type { Invocation } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import { shedError } from '../core/shed.js';
+import type { ConcurrencyLimiter } from '../governance/concurrency-limiter.js';
 import type { ServiceTime } from '../governance/service-time.js';
 
 /** What deadline-aware admission keeps on a provider's invocation. */
@@ -33,22 +34,19 @@ export interface ProviderDeadlineOptions {
   readonly serviceTime?: ServiceTime | undefined;
   /** Wall clock, ms. Default Date.now. */
   readonly now?: () => number;
-  /** Told (monotonic ms) of every call deadline-aware admission refuses: the adaptive limit's gate. */
-  readonly onShed?: ((nowMs: number) => void) | undefined;
   /**
-   * Whether the adaptive limit holds the queue now (its gate says overloaded). Then it is the one that
-   * refuses: the service time learnt while the queue grew is stale (the limit keeps the queue short),
-   * and refusing by it would turn away calls the provider can serve in time until enough probes
-   * replaced it. Every admitted call is a fresh sample.
+   * The provider's adaptive concurrency limit, when it is on: told of every call deadline-aware
+   * admission refuses (its gate's evidence); while it says overloaded it is the one that refuses (the
+   * service time learnt while the queue grew is stale, the limit keeps the queue short, and refusing
+   * by it would turn away calls the provider can serve in time until enough probes replaced it: every
+   * admitted call is a fresh sample); and its gate's utilisation says whether the event loop is busy
+   * (at least {@link BUSY_UTILISATION}: a call's time may then hold a queue for the CPU).
    */
-  readonly limitHolds?: (() => boolean) | undefined;
-  /**
-   * Whether the event loop was busy over the last interval (utilisation at least
-   * {@link BUSY_UTILISATION}, read by the adaptive limit's gate): a call's time may then hold a queue
-   * for the CPU. Default: never.
-   */
-  readonly busy?: (() => boolean) | undefined;
+  readonly limit?: DeadlineLimitView | undefined;
 }
+
+/** What deadline-aware admission reads of the adaptive limit (governance/concurrency-limiter.ts). */
+export type DeadlineLimitView = Pick<ConcurrencyLimiter, 'shedByDeadline' | 'overloaded' | 'utilisation'>;
 
 /** The event loop's utilisation from which a call's measured time counts as holding a CPU queue. */
 export const BUSY_UTILISATION = 0.5;
@@ -58,8 +56,7 @@ export function providerDeadlineFilter(
 ): NamedFilter<DeadlineInvocation> {
   const now = options.now ?? Date.now;
   const serviceTime = options.serviceTime;
-  const onShed = options.onShed;
-  const limitHolds = options.limitHolds ?? (() => false);
+  const limit = options.limit;
   if (serviceTime === undefined) {
     return defineFilter<DeadlineInvocation>({
       name: 'deadline',
@@ -77,7 +74,7 @@ export function providerDeadlineFilter(
   // capacity idle for a second at a time, the estimate refreshed by one probe per 100 ms.) An estimate
   // learnt on an idle loop is the method's own time (a database, a timer): it keeps refusing.
   let running = 0;
-  const busy = options.busy ?? (() => false);
+  const busy = (): boolean => limit !== undefined && limit.utilisation >= BUSY_UTILISATION;
   return defineFilter<DeadlineInvocation>({
     name: 'deadline',
     position: 'provider',
@@ -88,9 +85,14 @@ export function providerDeadlineFilter(
         const remainingMs = invocation.deadline - now();
         if (remainingMs <= 0) throw deadlinePassed(invocation);
         const queueGone = running === 0 && serviceTime.learntBusy() && !busy();
-        if (!queueGone && !invocation.oneway && !serviceTime.admits(remainingMs, at) && !limitHolds()) {
+        if (
+          !queueGone &&
+          !invocation.oneway &&
+          !serviceTime.admits(remainingMs, at) &&
+          limit?.overloaded !== true
+        ) {
           const expectedMs = serviceTime.expectedMs(at);
-          onShed?.(at);
+          limit?.shedByDeadline(at);
           // Timeout: the caller's budget is what ran out (a caller with no time left to fail over gets
           // the error it would have got anyway); details.shed says it never ran, so it may go elsewhere
           throw shedError(

@@ -15,7 +15,7 @@ import { accessLogFilter } from '../filters/access-log.js';
 import { accessRulesFilter } from '../filters/access-rules.js';
 import { admissionFilter } from '../filters/admission.js';
 import { authFilter } from '../filters/auth.js';
-import { BUSY_UTILISATION, providerDeadlineFilter } from '../filters/deadline.js';
+import { providerDeadlineFilter } from '../filters/deadline.js';
 import { decodeArgumentsFilter } from '../filters/decode-arguments.js';
 import { metricsServerFilter } from '../filters/metrics-server.js';
 import { observeServerFilter } from '../filters/observe-server.js';
@@ -83,7 +83,7 @@ export function createProviderChain(
     <T>(filter: T) =>
     (): T =>
       filter;
-  const { accessLog, auth, metrics, limiter } = parts;
+  const { accessLog, auth, metrics } = parts;
   const all = accessLog.includes('*');
   const logged = new Set(accessLog);
   const refusals = createRateLimitedLog((message) => parts.logger.warn(message));
@@ -113,13 +113,7 @@ export function createProviderChain(
       filter:
         parts.deadlineAdmission === false
           ? shared(providerDeadlineFilter())
-          : () =>
-              providerDeadlineFilter({
-                serviceTime: createServiceTime(),
-                onShed: limiter === undefined ? undefined : (nowMs: number) => limiter.shedByDeadline(nowMs),
-                limitHolds: limiter === undefined ? undefined : () => limiter.overloaded,
-                busy: limiter === undefined ? undefined : () => limiter.utilisation >= BUSY_UTILISATION,
-              }),
+          : () => providerDeadlineFilter({ serviceTime: createServiceTime(), limit: parts.limiter }),
     },
     {
       name: 'auth',

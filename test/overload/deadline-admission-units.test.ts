@@ -6,7 +6,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Invocation } from '../../src/core/invocation.js';
-import { type DeadlineInvocation, providerDeadlineFilter } from '../../src/filters/deadline.js';
+import {
+  type DeadlineInvocation,
+  type DeadlineLimitView,
+  providerDeadlineFilter,
+} from '../../src/filters/deadline.js';
 import { createServiceTime } from '../../src/governance/service-time.js';
 
 /**
@@ -17,13 +21,15 @@ function filterWith(limitHolds: boolean, learnt = { learntBusy: false, busy: () 
   const serviceTime = createServiceTime();
   for (let i = 0; i < 32; i++) serviceTime.record(300, 0, learnt.learntBusy);
   const shed: number[] = [];
-  const filter = providerDeadlineFilter({
-    serviceTime,
-    now: () => 1_000_000,
-    onShed: (at) => shed.push(at),
-    limitHolds: () => limitHolds,
-    busy: learnt.busy,
-  });
+  // the adaptive limit as deadline-aware admission sees it: busy is a utilisation of 1 or 0
+  const limit: DeadlineLimitView = {
+    shedByDeadline: (at) => shed.push(at),
+    overloaded: limitHolds,
+    get utilisation() {
+      return learnt.busy() ? 1 : 0;
+    },
+  };
+  const filter = providerDeadlineFilter({ serviceTime, now: () => 1_000_000, limit });
   const running: Array<DeadlineInvocation & Invocation> = [];
   /** Ends the calls started so far (their end hooks). */
   const endAll = () => {
