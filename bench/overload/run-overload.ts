@@ -28,8 +28,8 @@ export interface OverloadRun extends OpenLoopResult {
    */
   readonly deliveredFactor: number;
   readonly limiter: LimiterReport;
-  /** The provider's `arrived` count before the open loop (limiter.arrived − this: what reached it). */
-  readonly arrivedBefore: number;
+  /** Calls that reached the provider during the open loop, retries included. */
+  readonly reached: number;
 }
 
 /** Refused by the provider's limit or by the consumer's adaptive throttling: never run. */
@@ -85,8 +85,9 @@ export async function runOverload(
   });
   // after the provider worked through what it queued
   const limiter = await report();
-  const deliveredFactor = (limiter.arrived - before.arrived) / ((capacity * durationMs) / 1000);
-  return { ...result, capacity, offeredPerSec, deliveredFactor, limiter, arrivedBefore: before.arrived };
+  const reached = limiter.arrived - before.arrived;
+  const deliveredFactor = reached / ((capacity * durationMs) / 1000);
+  return { ...result, capacity, offeredPerSec, deliveredFactor, limiter, reached };
 }
 
 export function describeRun(label: string, run: OverloadRun): string {

@@ -163,20 +163,24 @@ export function createFrameDecoder(
     pieces[pieces.length - 1] = small.subarray(0, smallUsed);
   };
 
+  /** Lets go of the pieces held (the small-piece buffer with them). */
+  const dropPieces = (): void => {
+    pieces = [];
+    small = null;
+  };
+
   /** Starts assembling a frame of `total` bytes from what `buf` holds at `offset`. */
   const startPartial = (buf: Buffer, offset: number, total: number): void => {
     partialTotal = total;
     partialFilled = 0;
-    pieces = [];
-    small = null;
+    dropPieces();
     hold(buf.subarray(offset));
   };
 
   /** The frame being assembled, complete: its pieces joined (one allocation, one copy). */
   const joined = (): Buffer => {
     const complete = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, partialTotal);
-    pieces = [];
-    small = null;
+    dropPieces();
     return complete;
   };
 
@@ -226,8 +230,7 @@ export function createFrameDecoder(
     } catch (error) {
       failed = true;
       leftover = null;
-      pieces = [];
-      small = null;
+      dropPieces();
       releaseAll();
       throw error;
     }
@@ -243,8 +246,7 @@ export function createFrameDecoder(
     },
     dispose() {
       leftover = null;
-      pieces = [];
-      small = null;
+      dropPieces();
       releaseAll();
     },
   };
