@@ -21,6 +21,9 @@ import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.j
 import { EMPTY_BODY, readEventName } from '../protocol/frame-writer.js';
 import { openFramedConnection } from '../protocol/framed-connection.js';
 import { readAttachments } from '../protocol/metadata.js';
+import { AUTH_ATTACHMENT, credentialsOf } from '../security/authenticator.js';
+import { attachmentsWithoutCredentials } from '../security/connection-credentials.js';
+import { MAX_PRESENTED_TOKEN_BYTES } from '../security/presented-credentials.js';
 import { deflateCompressor } from '../serialization/compression/zlib-compressors.js';
 import { JSON_SERIALIZER_ID } from '../serialization/json.js';
 import type { Serializer } from '../serialization/serializer.js';
@@ -88,6 +91,7 @@ export function createClientConnection(
           const name = readEventName(frame.meta);
           if (name === EventName.GoAway) goAway(false);
           else if (name === EventName.Reconnect) goAway(true);
+          else if (name === EventName.Authenticated) credentialsTaken = true;
         }
       },
       onPong: (rttMs, meta) => {
@@ -310,6 +314,32 @@ export function createClientConnection(
   };
   let encoded: Uint8Array = EMPTY_BODY;
 
+  /**
+   * The `authorization` value whose token this connection presented last (an `authenticate` event),
+   * and whether the provider took it.
+   */
+  let presentedValue: string | undefined;
+  let credentialsTaken = false;
+
+  /**
+   * The attachments to send `call` with. Credentials the `credentials` filter added are presented once
+   * for the connection (again when they change: a refreshed token) and, once the provider said it takes
+   * them, left out of the call; a provider that does not know the event keeps getting them per call.
+   */
+  const attachmentsToSend = (attachments: WireCall['attachments']): WireCall['attachments'] => {
+    if (attachments === undefined) return attachments;
+    const rest = attachmentsWithoutCredentials(attachments);
+    if (rest === undefined) return attachments;
+    const value = attachments[AUTH_ATTACHMENT];
+    if (value !== presentedValue) {
+      const token = credentialsOf(value);
+      if (token === undefined || Buffer.byteLength(token) > MAX_PRESENTED_TOKEN_BYTES) return attachments;
+      writer.event(EventName.Authenticate, 0, Buffer.from(token, 'utf8'));
+      presentedValue = value;
+    }
+    return credentialsTaken ? rest : attachments;
+  };
+
   const send = (call: WireCall): void => {
     const refused = refusal(call);
     if (refused !== undefined) {
@@ -338,7 +368,7 @@ export function createClientConnection(
         compressor: compressor.id,
         routePrefix: route.prefix,
         timeoutMs,
-        attachments: call.attachments,
+        attachments: attachmentsToSend(call.attachments),
         callId: call.callId,
         body,
       });
@@ -365,7 +395,7 @@ export function createClientConnection(
       compressor: compressor.id,
       routePrefix: route.prefix,
       timeoutMs,
-      attachments: call.attachments,
+      attachments: attachmentsToSend(call.attachments),
       callId: call.callId,
       body,
     });

@@ -179,7 +179,7 @@ const attempt = {
   credentials: {
     order: 150,
     when: '`consumer.credentials`, `credentialsFilter()`',
-    does: "sends the consumer's token in the `authorization` attachment (a call's own credentials win)",
+    does: "sends the consumer's token: over TCP presented once per connection (an `authenticate` event, again when it changes), else in the `authorization` attachment of every call; a call's own credentials win",
     form: 'hooks',
   },
   observe: {

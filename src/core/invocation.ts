@@ -21,6 +21,11 @@ export interface CallerIdentity {
   readonly via: string;
   /** What the proof said about the caller (a token's verified claims), when it says more than the id. */
   readonly claims?: Readonly<Record<string, unknown>> | undefined;
+  /**
+   * Epoch ms from which the proof no longer holds (a signed token's `exp`); undefined when it does not
+   * expire. A connection that authenticated once is asked for its credentials again from then on.
+   */
+  readonly validUntilMs?: number | undefined;
 }
 
 /** One call, as it moves along the consumer's filter chain and the provider's. */

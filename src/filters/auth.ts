@@ -6,6 +6,12 @@
  * caller. Otherwise the call is refused with `Unauthorized` and a reason that never quotes the
  * credentials (`credentials required`, `token expired`, …).
  *
+ * A call that carries no credentials of its own, over a connection that presented credentials once
+ * (the `authenticate` event, security/presented-credentials.ts), is made by the connection's caller:
+ * the first call of each method asks the authenticators about the connection's token, the next ones
+ * take the identity they gave, until that identity's proof expires (`validUntilMs`); then they ask
+ * again. Credentials a call carries always win over its connection's.
+ *
  * With synchronous authenticators only (tokens, mutual TLS) the filter is a pair of hooks (no promise);
  * with one that may answer later (JWT) it wraps the rest of the chain.
  */
@@ -23,6 +29,7 @@ import {
   credentialsOf,
 } from '../security/authenticator.js';
 import type { PeerCertificate } from '../security/peer-certificate.js';
+import type { PresentedCredentials } from '../security/presented-credentials.js';
 
 /**
  * What the filter reads of a provider's invocation beyond the attachments: the client certificate of
@@ -31,6 +38,11 @@ import type { PeerCertificate } from '../security/peer-certificate.js';
  */
 export interface AuthenticatedInvocation extends Invocation {
   readonly peerCertificate?: PeerCertificate | undefined;
+  /**
+   * The credentials the call's connection had presented when the call was read (an `authenticate`
+   * event); the filter takes them (no later filter sees them).
+   */
+  presented?: PresentedCredentials | undefined;
 }
 
 export interface AuthFilterOptions {
@@ -101,14 +113,37 @@ export function authFilter(options: AuthFilterOptions): NamedFilter<Authenticate
     throw refuse(invocation, request, missing(request));
   };
 
-  const requestOf = (invocation: AuthenticatedInvocation): AuthRequest => {
-    return {
-      service: invocation.service.name,
-      method: invocation.method,
-      credentials: takeCredentials(invocation),
-      remoteAddress: invocation.remoteAddress ?? '',
-      peer: invocation.peerCertificate,
-    };
+  const requestOf = (invocation: AuthenticatedInvocation, credentials: string | undefined): AuthRequest => ({
+    service: invocation.service.name,
+    method: invocation.method,
+    credentials,
+    remoteAddress: invocation.remoteAddress ?? '',
+    peer: invocation.peerCertificate,
+  });
+
+  /**
+   * The caller of `invocation`: from the credentials it carries, else from its connection's (known
+   * already, or asked about and kept); an identity, a promise of one, or throws Unauthorized.
+   */
+  const identify = (invocation: AuthenticatedInvocation): CallerIdentity | Promise<CallerIdentity> => {
+    const presented = invocation.presented;
+    if (presented === undefined || invocation.attachments[AUTH_ATTACHMENT] !== undefined) {
+      return ask(invocation, requestOf(invocation, takeCredentials(invocation)), 0);
+    }
+    invocation.presented = undefined;
+    const service = invocation.service.name;
+    const method = invocation.method;
+    const known = presented.known(service, method);
+    if (known !== undefined) return known;
+    const identity = ask(invocation, requestOf(invocation, presented.token), 0);
+    if (typeof (identity as Promise<unknown>).then !== 'function') {
+      presented.remember(service, method, identity as CallerIdentity);
+      return identity;
+    }
+    return (identity as Promise<CallerIdentity>).then((proved) => {
+      presented.remember(service, method, proved);
+      return proved;
+    });
   };
 
   if (!authenticators.some((authenticator) => authenticator.async === true)) {
@@ -117,7 +152,7 @@ export function authFilter(options: AuthFilterOptions): NamedFilter<Authenticate
       position: 'provider',
       order: FILTER_ORDER.provider.auth,
       start(invocation) {
-        invocation.identity = ask(invocation, requestOf(invocation), 0) as CallerIdentity;
+        invocation.identity = identify(invocation) as CallerIdentity;
       },
     });
   }
@@ -127,7 +162,7 @@ export function authFilter(options: AuthFilterOptions): NamedFilter<Authenticate
     position: 'provider',
     order: FILTER_ORDER.provider.auth,
     step: (next) => (invocation) => {
-      const identity = ask(invocation, requestOf(invocation), 0);
+      const identity = identify(invocation);
       if (typeof (identity as Promise<unknown>).then !== 'function') {
         invocation.identity = identity as CallerIdentity;
         return next(invocation);

@@ -78,4 +78,11 @@ export const EventName = {
    * no new calls on this connection, open a new one to the same address for them.
    */
   Reconnect: 'reconnect',
+  /**
+   * The consumer presents credentials for the calls it sends from now on over this connection (body: the
+   * token, UTF-8); its calls then carry none of their own (docs/security.md).
+   */
+  Authenticate: 'authenticate',
+  /** The provider takes `authenticate`: the consumer's calls may leave their credentials out from now on. */
+  Authenticated: 'authenticated',
 } as const;

@@ -16,6 +16,7 @@ import { EventName, type Frame, FrameFlag, FrameKind } from '../protocol/frame.j
 import { EMPTY_BODY, readEventName } from '../protocol/frame-writer.js';
 import { openFramedConnection } from '../protocol/framed-connection.js';
 import { decodeRequestTail, decodeRoute, type RequestTail, routePrefixLength } from '../protocol/metadata.js';
+import { createConnectionCredentials, MAX_PRESENTED_TOKEN_BYTES } from '../security/presented-credentials.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ByteStream } from '../transport/transport.js';
 import { createArgumentsReader } from './arguments-reader.js';
@@ -91,9 +92,7 @@ export function serveConnection(
       onFrame(frame, receivedAt) {
         if (frame.kind === FrameKind.Request) onRequest(frame, receivedAt);
         else if (frame.kind >= FrameKind.StreamMessage) streams.onFrame(frame);
-        else if (frame.kind === FrameKind.Event && readEventName(frame.meta) === EventName.Cancel) {
-          onCancel(frame.requestId);
-        }
+        else if (frame.kind === FrameKind.Event) onEvent(frame);
       },
       onPeerFailure(failure) {
         if (failure.kind === 'protocol') ctx.onProtocolError(remoteAddress, failure.error);
@@ -206,6 +205,32 @@ export function serveConnection(
         }),
     },
   );
+
+  /** Credentials this connection presented once (an `authenticate` event), for its calls without. */
+  const credentials = createConnectionCredentials();
+  let acknowledged = false;
+
+  const onEvent = (frame: Frame): void => {
+    const name = readEventName(frame.meta);
+    if (name === EventName.Cancel) onCancel(frame.requestId);
+    else if (name === EventName.Authenticate) onAuthenticate(frame.body);
+  };
+
+  /** The consumer presents credentials for its calls from now on: keep them, say so once. */
+  const onAuthenticate = (body: Buffer): void => {
+    const token = body.length <= MAX_PRESENTED_TOKEN_BYTES ? body.toString('utf8').trim() : '';
+    if (token === '' || token.includes('\uFFFD')) {
+      const why =
+        body.length > MAX_PRESENTED_TOKEN_BYTES ? `over ${MAX_PRESENTED_TOKEN_BYTES} bytes` : 'not a token';
+      ctx.onProtocolError(remoteAddress, new Error(`an authenticate event with credentials ${why}`));
+      socket.destroy();
+      return;
+    }
+    credentials.present(token);
+    if (acknowledged || state === 'closed') return;
+    acknowledged = true;
+    writer.event(EventName.Authenticated, 0, EMPTY_BODY);
+  };
 
   /** The consumer gave the call up: abort its handler's signal; the answer would go nowhere, skip it. */
   const onCancel = (id: number): void => {
@@ -338,6 +363,7 @@ export function serveConnection(
       body: frame.body,
       compression: bodyCompression(frame),
       peerCertificate,
+      presented: credentials.current,
       answerCompression: answerCompression(frame),
       callId: meta.callId,
       stream,

@@ -21,6 +21,7 @@ import { type CallPriority, isCallPriority, PRIORITY_ATTACHMENT } from '../gover
 import { callIdFrom } from '../observability/call-id.js';
 import { UNCOMPRESSED } from '../protocol/compression.js';
 import type { PeerCertificate } from '../security/peer-certificate.js';
+import type { PresentedCredentials } from '../security/presented-credentials.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { ArgumentsReader } from './arguments-reader.js';
 import { type MeteredStreamPort, meteredPort } from './metered-stream.js';
@@ -64,6 +65,8 @@ export interface ServerInvocationInit {
   readonly onSignal?: ((invocation: ServerInvocation) => void) | undefined;
   /** The client certificate the call's own connection presented. */
   readonly peerCertificate?: PeerCertificate | undefined;
+  /** The credentials the call's connection presented once (an `authenticate` event), current when it was read. */
+  readonly presented?: PresentedCredentials | undefined;
   /** The compressor id the consumer takes answers in; absent or -1 (UNCOMPRESSED) for none. */
   readonly answerCompression?: number;
   /** The entry's own handle on the caller (the in-process call, the HTTP response). */
@@ -131,6 +134,8 @@ export class ServerInvocation
   identity: CallerIdentity | undefined = undefined;
   /** The client certificate the call's own connection presented (mutual TLS), for the `auth` filter. */
   peerCertificate: PeerCertificate | undefined = undefined;
+  /** The credentials the call's connection presented once, for the `auth` filter (which takes them). */
+  presented: PresentedCredentials | undefined = undefined;
   /** The stream this call opened, metered (metered-stream.ts); undefined for a unary call. */
   stream: MeteredStreamPort | undefined = undefined;
 
@@ -169,6 +174,7 @@ export class ServerInvocation
     this.callId = init.callId ?? callIdFrom(init.attachments);
     this.#onSignal = init.onSignal;
     if (init.peerCertificate !== undefined) this.peerCertificate = init.peerCertificate;
+    if (init.presented !== undefined) this.presented = init.presented;
     if (init.answerCompression !== undefined) this.answerCompression = init.answerCompression;
     if (init.origin !== undefined) this.origin = init.origin;
     if (init.stream !== undefined) this.stream = meteredPort(init.stream);

@@ -139,15 +139,17 @@ export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticato
         );
       }
     }
+    const notAfter = payload.exp! * 1000 + toleranceMs;
     const identity: CallerIdentity = Object.freeze({
       id: payload.sub,
       via: 'jwt',
       claims: Object.freeze(payload),
+      validUntilMs: notAfter,
     });
     if (cache.size >= cacheSize) cache.delete(cache.keys().next().value!);
     cache.set(cacheKey, {
       identity,
-      notAfter: payload.exp! * 1000 + toleranceMs,
+      notAfter,
       notBefore: payload.nbf === undefined ? 0 : payload.nbf * 1000 - toleranceMs,
     });
     return identity;
