@@ -1,4 +1,4 @@
-/** The callisto client sending its token with every call (`consumer.credentials`). */
+/** The callisto client with its token (`consumer.credentials`), presented once per connection. */
 import { callisto } from '../../../src/index.js';
 import { runClientMain } from '../../lib/client-main.js';
 import { BenchServiceDef } from '../callisto/service.js';
