@@ -3,11 +3,11 @@
  * `executes` slot until it ends; graceful shutdown lets an open stream run until the shutdown deadline,
  * then ends it with Shutdown; a dropped connection fails the iteration with Network after the messages
  * delivered (never retried); a stream fails over only before it was sent (a dead first address);
- * the idle timeout; and one stream over TLS.
+ * the idle timeout. Each over TCP and over TLS.
  */
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type CallistoApp, RpcError } from '../../src/index.js';
+import { type AppOptions, type CallistoApp, RpcError } from '../../src/index.js';
 import { makePki, type Pki } from '../security/pki.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { waitFor } from '../support/wait-for.js';
@@ -32,14 +32,23 @@ async function failureOf(run: () => Promise<unknown>): Promise<RpcError> {
   return error as RpcError;
 }
 
-describe('streams in the provider and the cluster', () => {
+describe.each(['tcp', 'tls'] as const)('streams in the provider and the cluster, over %s', (wire) => {
+  /** A provider app serving over `wire`. */
+  const serve = (options: AppOptions = {}) =>
+    testApp({
+      ...options,
+      server: wire === 'tls' ? { port: 0, tls: { key: pki.server.key, cert: pki.server.cert } } : { port: 0 },
+    });
+  /** A consumer app for `wire`. */
+  const client = () => testApp(wire === 'tls' ? { consumer: { tls: { ca: pki.ca } } } : {});
+
   it('an open stream holds its executes slot until it ends', async () => {
-    const provider = await testApp({ server: { port: 0 } });
+    const provider = await serve();
     provider.provide(streaming, streamingImpl(newProbe()), {
       methods: { slow: { limits: { executes: 1 } } },
     });
     await provider.start();
-    const consumer = await testApp();
+    const consumer = await client();
     const ref = consumer.refer(streaming, { url: provider.address!, retries: 0 });
     const first = ref.slow(20)[Symbol.asyncIterator]();
     await first.next();
@@ -56,13 +65,13 @@ describe('streams in the provider and the cluster', () => {
   it('graceful shutdown: an open stream runs until the deadline, then ends with Shutdown (not failed over)', async () => {
     const probe = newProbe();
     const spare = newProbe();
-    const provider = await testApp({ server: { port: 0 }, shutdownTimeoutMs: 600 });
+    const provider = await serve({ shutdownTimeoutMs: 600 });
     provider.provide(streaming, streamingImpl(probe));
     await provider.start();
-    const other = await testApp({ server: { port: 0 } });
+    const other = await serve();
     other.provide(streaming, streamingImpl(spare));
     await other.start();
-    const consumer = await testApp();
+    const consumer = await client();
     // the stream goes to the first address; Shutdown before anything ran would go to the other
     const ref = consumer.refer(streaming, {
       url: `${provider.address!},${other.address!}`,
@@ -95,12 +104,12 @@ describe('streams in the provider and the cluster', () => {
     const probes = [newProbe(), newProbe()];
     const providers: CallistoApp[] = [];
     for (const probe of probes) {
-      const provider = await testApp({ server: { port: 0 } });
+      const provider = await serve();
       provider.provide(streaming, streamingImpl(probe));
       await provider.start();
       providers.push(provider);
     }
-    const consumer = await testApp();
+    const consumer = await client();
     // idempotent, with retries: a unary call would be sent to the other provider; a started stream not
     const ref = consumer.refer(streaming, {
       url: providers.map((provider) => provider.address!).join(','),
@@ -129,10 +138,10 @@ describe('streams in the provider and the cluster', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const deadAddress = `127.0.0.1:${(server.address() as net.AddressInfo).port}`;
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    const provider = await testApp({ server: { port: 0 } });
+    const provider = await serve();
     provider.provide(streaming, streamingImpl(newProbe()));
     await provider.start();
-    const consumer = await testApp();
+    const consumer = await client();
     const ref = consumer.refer(streaming, {
       url: [deadAddress, provider.address!].join(','),
       retries: 2,
@@ -147,10 +156,10 @@ describe('streams in the provider and the cluster', () => {
 
   it('the idle timeout ends a stream with no message for streamIdleTimeoutMs', async () => {
     const probe = newProbe();
-    const provider = await testApp({ server: { port: 0 }, streamIdleTimeoutMs: 200 });
+    const provider = await serve({ streamIdleTimeoutMs: 200 });
     provider.provide(streaming, streamingImpl(probe));
     await provider.start();
-    const consumer = await testApp();
+    const consumer = await client();
     const ref = consumer.refer(streaming, { url: provider.address!, retries: 0 });
     const started = Date.now();
     const error = await failureOf(async () => {
@@ -161,28 +170,5 @@ describe('streams in the provider and the cluster', () => {
     expect(error.code).toBe('Timeout');
     expect(error.message).toContain('no message');
     await waitFor(() => openStreams(provider) === 0 || undefined);
-  });
-
-  it('streams over TLS', async () => {
-    const provider = await testApp({
-      server: { port: 0, tls: { key: pki.server.key, cert: pki.server.cert } },
-    });
-    provider.provide(streaming, streamingImpl(newProbe()));
-    await provider.start();
-    const consumer = await testApp({ consumer: { tls: { ca: pki.ca } } });
-    const ref = consumer.refer(streaming, { url: provider.address!, retries: 0 });
-    let count = 0;
-    for await (const tick of ref.count(10_000, -1)) {
-      expect(tick.n).toBe(count);
-      count++;
-    }
-    expect(count).toBe(10_000);
-    const answer = await ref.sum(
-      'tls',
-      (async function* () {
-        for (let n = 1; n <= 100; n++) yield n;
-      })(),
-    );
-    expect(answer).toEqual({ label: 'tls', total: 5050, count: 100 });
   });
 });
