@@ -19,6 +19,7 @@ import {
   findScenario,
   type Scenario,
   warmupCallsFor,
+  warmupMessagesFor,
 } from './scenarios.js';
 import { runBesideStreamScenario, runStreamScenario } from './stream-driver.js';
 
@@ -154,7 +155,7 @@ function runKind(
       open: ticks,
       messages: args.calls,
       streams: args.concurrency,
-      warmupMessages: Math.ceil(args.calls * 0.05),
+      warmupMessages: warmupMessagesFor(args.calls),
       onMeasureStart,
     });
   }
