@@ -31,6 +31,8 @@ export interface MethodStats {
   /** Streams open now (a stream method that opened one; `/stats` `streams.open`). */
   readonly openStreams?: number;
   readonly latencyMs: { readonly p50: number; readonly p99: number };
+  /** The p99 of how long its calls waited between being read and running (`/stats` `queueMs.p99`). */
+  readonly queueP99?: number;
   /** Min, max and mean of the latest window with calls (the one being filled, else the one before). */
   readonly window?: WindowStats;
   readonly lastFailure?: {
@@ -209,6 +211,7 @@ export function parseStats(data: unknown): StatsAnswer {
     const failure = isRecord(entry['lastFailure']) ? entry['lastFailure'] : undefined;
     const window = windowOf(entry['latencyWindow']);
     const streams = isRecord(entry['streams']) ? entry['streams'] : undefined;
+    const queue = isRecord(entry['queueMs']) ? entry['queueMs'] : undefined;
     const ref = failure === undefined ? '' : str(failure['ref']);
     methods.push({
       side: entry['side'] === 'consumer' ? 'consumer' : 'provider',
@@ -221,6 +224,7 @@ export function parseStats(data: unknown): StatsAnswer {
       inFlight: num(entry['inFlight']),
       ...(streams === undefined ? {} : { openStreams: num(streams['open']) }),
       latencyMs: { p50: num(latency['p50']), p99: num(latency['p99']) },
+      ...(queue === undefined ? {} : { queueP99: num(queue['p99']) }),
       ...(window === undefined ? {} : { window }),
       ...(failure === undefined
         ? {}

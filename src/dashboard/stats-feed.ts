@@ -42,6 +42,8 @@ export interface MethodFigures {
   readonly inFlight: number;
   /** Streams open now on every reporting provider (absent for a method that never streamed). */
   readonly openStreams?: number;
+  /** The highest p99 queue time (read to running, ms) a reporting provider gives (absent before one ran). */
+  readonly queueP99?: number;
   readonly points: MethodPoint[];
   /**
    * Min, max and mean latency over every reporting provider's latest window with calls (the mean
@@ -239,7 +241,7 @@ export function createStatsFeed(reader: AdminReader, gate: AdminGate, refreshMs:
       const lastFailures = new Map<string, NonNullable<MethodFigures['lastFailure']>>();
       const totals = new Map<
         string,
-        { calls: number; failures: number; inFlight: number; openStreams?: number }
+        { calls: number; failures: number; inFlight: number; openStreams?: number; queueP99?: number }
       >();
       const windows = new Map<string, WindowStats>();
       let reporting = 0;
@@ -271,6 +273,7 @@ export function createStatsFeed(reader: AdminReader, gate: AdminGate, refreshMs:
           sum.failures += entry.failures;
           sum.inFlight += entry.inFlight;
           if (entry.openStreams !== undefined) sum.openStreams = (sum.openStreams ?? 0) + entry.openStreams;
+          if (entry.queueP99 !== undefined) sum.queueP99 = Math.max(sum.queueP99 ?? 0, entry.queueP99);
           totals.set(entry.method, sum);
           if (entry.window !== undefined) {
             windows.set(entry.method, mergeWindows(windows.get(entry.method), entry.window));

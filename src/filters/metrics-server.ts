@@ -1,6 +1,7 @@
 /**
  * `metrics-server` (provider): counts every call the provider was asked for, by outcome code, with
- * its latency, the calls in flight and the last failure (the app's metrics store; docs/observability.md).
+ * its latency, the calls in flight and the last failure (the app's metrics store; docs/observability.md),
+ * and the queue time of each call whose method ran: from its arrival to its method starting.
  * Outermost of the provider's filters, so that refusals (`Shutdown`, `Timeout` at the deadline check,
  * `Unauthorized`, `RateLimited`, `Overloaded`) are counted by code as well as what the method answered,
  * and the calls shed under overload by reason (core/shed.ts: `deadline`, `expired`).
@@ -19,6 +20,8 @@ import type { MethodMetrics } from '../observability/method-metrics.js';
 /** Where the filter keeps when it started measuring a call. */
 export interface MeteredInvocation extends Invocation {
   meteredAt: number;
+  /** performance.now() when the method started running (set by the provider just before it runs). */
+  readonly runAt?: number;
   /** The request's encoded argument bytes, where known. */
   readonly requestBytes?: number;
 }
@@ -48,6 +51,8 @@ export function metricsServerFilter(metrics: MethodMetrics): NamedFilter<Metered
       if (now === startedAt) now = performance.now();
       metrics.inFlight--;
       metrics.latency.observe(now - startedAt);
+      const runAt = invocation.runAt ?? 0;
+      if (runAt !== 0) metrics.queued(runAt - startedAt);
       if (invocation.stream !== undefined)
         metrics.streams?.finished(
           invocation.stream,

@@ -4,6 +4,7 @@
  * read them when asked. Codes are RpcError codes, `OK` for success.
  */
 import type { ServiceKey } from '../core/service-key.js';
+import { LatencyHistogram } from './latency-histogram.js';
 import { WindowedLatency } from './latency-window.js';
 import { StreamMetrics } from './stream-metrics.js';
 
@@ -59,6 +60,11 @@ export class MethodMetrics {
   bytesOut = 0;
   /** The method's streams (made at its first one); undefined for a method that never streamed. */
   streams: StreamMetrics | undefined = undefined;
+  /**
+   * Provider: how long its calls waited between being read and their method starting to run (behind the
+   * frames read before them, a filter that answered later, the loop's other work); made at the first.
+   */
+  queue: LatencyHistogram | undefined = undefined;
 
   constructor(
     readonly side: MetricSide,
@@ -91,6 +97,12 @@ export class MethodMetrics {
   streamMetrics(): StreamMetrics {
     this.streams ??= new StreamMetrics();
     return this.streams;
+  }
+
+  /** Provider: a call's method started running `ms` after the call was read. */
+  queued(ms: number): void {
+    this.queue ??= new LatencyHistogram();
+    this.queue.observe(ms);
   }
 
   /** A call (or, on the consumer, an attempt) was shed for `reason`. */

@@ -105,6 +105,17 @@ function methodCollectors(): StoreCollector[] {
           histogramValues(methodLabels(store, m), m.latency, 'callisto_call_duration_seconds', out);
       },
     ),
+    new StoreCollector(
+      'callisto_call_queue_seconds',
+      "Provider: how long a call waited between being read and its method starting to run (behind the frames read before it, a filter that answered later, the loop's other work); the wait before it was read is callisto_event_loop_delay_seconds",
+      'histogram',
+      (store, out) => {
+        for (const m of store.methods()) {
+          if (m.queue !== undefined)
+            histogramValues(methodLabels(store, m), m.queue, 'callisto_call_queue_seconds', out);
+        }
+      },
+    ),
     new StoreCollector('callisto_calls_in_flight', 'Calls started and not ended', 'gauge', (store, out) => {
       for (const m of store.methods()) out.push({ labels: methodLabels(store, m), value: m.inFlight });
     }),

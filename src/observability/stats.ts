@@ -28,6 +28,11 @@ export interface MethodStats {
   failovers?: number;
   /** Calls shed under overload by reason (`deadline`, `expired`, `throttled`), when any were. */
   shed?: Record<string, number>;
+  /**
+   * Provider: how long calls waited between being read and their method starting to run, since start
+   * (once one ran).
+   */
+  queueMs?: { p50: number; p99: number; mean: number };
   /** A stream method's streams (once one opened): opened, open now, ended by code, messages, durations. */
   streams?: StreamStats;
   /** `ref`: the reference the failure was quoted to its caller under, when it was given one. */
@@ -116,6 +121,14 @@ export function statsFeed(store: MetricsStore, now: number = Date.now()): StatsF
         };
       }
       if (m.shed.size > 0) stats.shed = Object.fromEntries(m.shed);
+      const queue = m.queue;
+      if (queue !== undefined && queue.count > 0) {
+        stats.queueMs = {
+          p50: round(queue.quantileMs(0.5)),
+          p99: round(queue.quantileMs(0.99)),
+          mean: round(queue.sumMs / queue.count),
+        };
+      }
       const last = m.lastFailure;
       if (last !== undefined) {
         const ref = knownReference(last.error);

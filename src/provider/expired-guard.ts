@@ -6,6 +6,9 @@
  * its connection drops, and in-process and HTTP callers get an answer). A call that did not wait costs
  * one comparison: the clock is the run's shared reading (core/clock.ts), the one the `deadline` filter
  * checked against in the same run.
+ *
+ * For a metered call it also notes when the method starts (`runAt`, one clock reading): the
+ * `metrics-server` filter counts the time from the call's arrival to then as its queue time.
  */
 import { tickNow } from '../core/clock.js';
 import type { Step } from '../core/filter.js';
@@ -21,6 +24,7 @@ export function unlessExpired(run: Step<ServerInvocation>): Step<ServerInvocatio
         'expired',
       );
     }
+    if (invocation.meteredAt !== 0) invocation.runAt = performance.now();
     return run(invocation);
   };
 }

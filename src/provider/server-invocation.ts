@@ -116,6 +116,8 @@ export class ServerInvocation
   observedAt = 0;
   /** When the `metrics-server` filter started measuring the call. */
   meteredAt = 0;
+  /** performance.now() when its method started running, for a metered call (0: not yet, or not metered). */
+  runAt = 0;
   /** When the `deadline` filter admitted the call (deadline-aware admission; 0: not measured). */
   admittedAt = 0;
   /** When the `admission` filter admitted the call under the adaptive limit (performance.now()). */

@@ -49,10 +49,10 @@ describe('callisto ls', () => {
   it('--load asks each provider for its load: calls in flight / adaptive limit, event-loop delay', async () => {
     const result = await ls(['cli.UserService', '--registry', registry, '--load']);
     expect(result.code, show(result)).toBe(0);
-    expect(result.stdout).toMatch(/IN FLIGHT\/LIMIT\s+LOOP DELAY/);
+    expect(result.stdout).toMatch(/IN FLIGHT\/LIMIT\s+LOOP DELAY\s+QUEUED/);
     const row = result.stdout.split('\n').find((line) => line.trim().startsWith(users.address))!;
     // nothing learnt yet: the default start, 10 000
-    expect(row).toMatch(/\b\d+\/10000\s+\d+ ms\s*$/);
+    expect(row).toMatch(/\b\d+\/10000\s+\d+ ms\s+0\s*$/);
     const json = jsonOf(await ls(['cli.UserService', '--registry', registry, '--load', '--json'])) as {
       keys: Array<{ providers: Array<{ address: string; load: unknown }> }>;
     };

@@ -53,7 +53,7 @@ afterAll(async () => {
 });
 
 describe('live figures from the admin endpoints', () => {
-  it('draws a calls/s chart that moves while load runs, and counts each provider', async () => {
+  it('draws a calls/s chart that moves while load runs, shows the queue time, and counts each provider', async () => {
     const { page, problems, close } = await openPage(browser, `${dashboard.url}#/service/shop.Inventory`);
     const load = runLoad(() => consumer.inventory.stock('apple'));
     try {
@@ -67,6 +67,11 @@ describe('live figures from the admin endpoints', () => {
       const before = await line.getAttribute('points');
       await expect.poll(() => line.getAttribute('points'), { timeout: SEE_MS }).not.toBe(before);
       expect(await chart.locator('.chart-value').textContent()).toMatch(/^\d+(\.\d)?\/s$/);
+      // the method's queue time (read to running), as its providers' /stats give it
+      const queue = page.locator('section.method-charts', { hasText: 'stock' }).locator('.queue-time');
+      await queue.waitFor({ timeout: SEE_MS });
+      expect(Number(await queue.getAttribute('data-queue-p99'))).toBeGreaterThanOrEqual(0);
+      expect(await queue.textContent()).toMatch(/queue p99 [\d.]+ ?(ms|µs|s)/);
       // the charts stack on a narrow window: nothing wider than the screen
       await page.setViewportSize({ width: 390, height: 800 });
       expect(

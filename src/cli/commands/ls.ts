@@ -41,7 +41,7 @@ export function lsCommand(io: CliIo): Command {
     .option('--group <group>', 'with a service: only this group')
     .option(
       '--load',
-      'with a service: ask each provider for its load (a heartbeat: its calls in flight, adaptive limit, event-loop delay, whether it is overloaded)',
+      'with a service: ask each provider for its load (a heartbeat: its calls in flight, adaptive limit, event-loop delay, calls queued for worker threads, whether it is overloaded)',
     )
     .option('--timeout <ms>', 'how long the registry may take to connect and answer', milliseconds, 5_000);
   return addCommonOptions(command)
@@ -270,7 +270,7 @@ function printService(output: Output, listing: ServicePrintout): void {
     );
     if (providers.length > 0) {
       const header = ['ADDRESS', 'WEIGHT', 'STATE', 'STARTED', 'UP', 'APPLICATION', 'PID'];
-      if (loads !== undefined) header.push('IN FLIGHT/LIMIT', 'LOOP DELAY');
+      if (loads !== undefined) header.push('IN FLIGHT/LIMIT', 'LOOP DELAY', 'QUEUED');
       const rows = providers.map((record) => {
         const state = providerState(record, warmupMs, now, overrides);
         const color = state === 'serving' ? 'green' : state === 'disabled' ? 'red' : 'yellow';
@@ -285,9 +285,11 @@ function printService(output: Output, listing: ServicePrintout): void {
         ];
         if (loads !== undefined) {
           const finding = loads.get(`${record.host}:${record.port}`);
+          const load = finding !== undefined && 'load' in finding ? finding.load : undefined;
           row.push(
             loadText(finding),
-            finding !== undefined && 'load' in finding ? `${finding.load.loopDelayMs} ms` : '-',
+            load === undefined ? '-' : `${load.loopDelayMs} ms`,
+            load === undefined ? '-' : String(load.queued),
           );
         }
         return row;

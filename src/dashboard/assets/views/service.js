@@ -116,6 +116,17 @@ function charts(key) {
             { class: 'muted' },
             `${method.figures.calls} calls, ${method.figures.failures} failed, ${method.figures.inFlight} in flight`,
           ),
+          method.figures.queueP99 === undefined
+            ? null
+            : h(
+                'span',
+                {
+                  class: 'muted queue-time',
+                  'data-queue-p99': method.figures.queueP99,
+                  title: 'p99 of how long calls waited between being read and their method starting to run',
+                },
+                `, queue p99 ${ms(method.figures.queueP99)}`,
+              ),
         ),
         h(
           'div',
