@@ -12,8 +12,14 @@
  * latency of the admitted calls against the unloaded p99 (the 0.5x run's), and the calls that reached
  * the provider (retries included) per call offered. It stops by itself: every call has its deadline,
  * the provider is stopped after each run.
+ *
+ * O3 runs O1's open loop against a Moleculer provider (its TCP transporter, its defaults: no bulkhead,
+ * no retries, a `requestTimeout` of the deadline), for comparison: Moleculer from bench/peers, installed
+ * there on first use (overload/moleculer-peer.ts).
  */
+import net from 'node:net';
 import { callisto } from '../src/index.js';
+import { type OpenLoopResult, runOpenLoop } from './lib/open-loop.js';
 import { choosePinning, startServer } from './lib/processes.js';
 import {
   type BalanceRun,
@@ -22,8 +28,9 @@ import {
   runBalance,
   startBalanceProviders,
 } from './overload/balance-run.js';
+import { ensurePeersInstalled, moleculerBroker } from './overload/moleculer-peer.js';
 import { BURN_MS, OverloadBenchDef } from './overload/overload-service.js';
-import { describeRun, type OverloadRun, runOverload } from './overload/run-overload.js';
+import { closedLoopRate, describeRun, type OverloadRun, runOverload } from './overload/run-overload.js';
 
 const durationMs = Number(process.env['BENCH_OVERLOAD_MS'] ?? '4000') || 4_000;
 const deadlineMs = Number(process.env['BENCH_OVERLOAD_DEADLINE_MS'] ?? '200') || 200;
@@ -39,6 +46,7 @@ const fmt = (value: number, digits = 0) => value.toFixed(digits);
 
 if (only === undefined || only === 'O1') await overloadO1();
 if (only === undefined || only === 'O2') await balanceO2();
+if (only === undefined || only === 'O3') await overloadMoleculer();
 process.exit(0);
 
 async function overloadO1(): Promise<void> {
@@ -137,6 +145,78 @@ async function balanceO2(): Promise<void> {
     const [a, b, c] = run.shares.map((share) => `${fmt(100 * share, 1)} %`);
     console.log(
       `| ${run.balancer} | ${fmt(run.ratePerSec)} | ${a} | ${b} | ${c} | ${fmt(run.goodputPerSec)} | ${fmt(100 * run.refusedShare, 1)} % | ${run.failed} of ${run.offered} | ${fmt(run.admittedP50Ms)} | ${fmt(run.admittedP99Ms)} |`,
+    );
+  }
+}
+
+/** A port free now on 127.0.0.1. */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/**
+ * O3: O1's open loop against a Moleculer provider (own process, pinned like O1's), the harness a
+ * Moleculer client node with its defaults and the deadline as `requestTimeout`; what reached the
+ * provider is what its `burn` action counted.
+ */
+async function overloadMoleculer(): Promise<void> {
+  ensurePeersInstalled();
+  const script = new URL('./overload/moleculer-burner.ts', import.meta.url).pathname;
+  const rows: Array<{
+    factor: number;
+    run: OpenLoopResult & { capacity: number; offeredPerSec: number; reached: number };
+  }> = [];
+  process.env['BENCH_BURN_FACTOR'] = String(burnMs / BURN_MS);
+  for (const factor of factors) {
+    const ports = { serverPort: await freePort(), clientPort: await freePort() };
+    process.env['BENCH_MOLECULER_PORTS'] = `${ports.serverPort},${ports.clientPort}`;
+    const running = await startServer(script, pinning, 30_000);
+    const broker = moleculerBroker('client', ports, { requestTimeout: deadlineMs });
+    try {
+      await broker.start();
+      await broker.waitForServices(['burner'], 10_000);
+      const burn = (i: number) => broker.call('burner.burn', { i });
+      await closedLoopRate(() => burn(0), 300);
+      const capacity = await closedLoopRate(() => burn(0), 1_000);
+      const counts = async () =>
+        ((await broker.call('burner.counts', {}, { timeout: 30_000 })) as { arrived: number }).arrived;
+      const before = await counts();
+      const result = await runOpenLoop({
+        call: burn,
+        ratePerSec: factor * capacity,
+        durationMs,
+        deadlineMs,
+        isRefusal: () => false,
+      });
+      const reached = (await counts()) - before;
+      const run = { ...result, capacity, offeredPerSec: factor * capacity, reached };
+      console.log(
+        `[overload] Moleculer ${factor}x: capacity ${fmt(capacity)}/s, goodput ${fmt(run.goodputPerSec)}/s (${fmt((100 * run.goodputPerSec) / capacity)} %), failed ${run.failed} of ${run.offered}, p99 ${fmt(run.admittedP99Ms)} ms`,
+      );
+      rows.push({ factor, run });
+    } finally {
+      await broker.stop();
+      await running.stop();
+    }
+  }
+  delete process.env['BENCH_BURN_FACTOR'];
+  delete process.env['BENCH_MOLECULER_PORTS'];
+  const unloaded = rows.find((row) => row.factor === Math.min(...factors));
+  const unloadedP99 = unloaded?.run.admittedP99Ms ?? Number.NaN;
+  console.log(
+    `\nO3: O1's open loop against a Moleculer 0.14 provider (TCP transporter, its defaults), ${burnMs} ms of CPU per call, ${deadlineMs} ms deadlines (requestTimeout), ${durationMs} ms per run`,
+  );
+  console.log(
+    '| offered | capacity calls/s | offered calls/s | goodput calls/s | goodput / capacity | failed or late | p50 ms | p99 ms | p99 / unloaded p99 | reached the provider / offered |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  for (const { factor, run } of rows) {
+    console.log(
+      `| ${factor}x | ${fmt(run.capacity)} | ${fmt(run.offeredPerSec)} | ${fmt(run.goodputPerSec)} | ${fmt((100 * run.goodputPerSec) / run.capacity)} % | ${run.failed} of ${run.offered} | ${fmt(run.admittedP50Ms)} | ${fmt(run.admittedP99Ms)} | ${fmt(run.admittedP99Ms / unloadedP99, 1)} | ${fmt(run.reached / run.offered, 2)} |`,
     );
   }
 }
