@@ -7,7 +7,7 @@
  * headers; an error is the HTTP status of its code with `{"code", "message"}` JSON (the same gRPC
  * status table, by Connect's names). Everything else — routing, the provider chain, limits, error
  * shaping — is the gRPC entry's: this file only writes the answer (a GrpcExchange) and reads the body.
- * Streams over Connect are not served (UNIMPLEMENTED).
+ * Streams over Connect have content types of their own (connect-stream.ts).
  */
 import type http2 from 'node:http2';
 import { addAttachmentHeaders } from '../../protocol/grpc/metadata.js';
@@ -43,7 +43,8 @@ const HTTP_STATUS: Readonly<Record<number, number>> = {
   [GrpcStatus.UNAUTHENTICATED]: 401,
 };
 
-const connectCode = (status: number): string =>
+/** Connect's name of a gRPC status (its error codes are the gRPC names, lowercase; `canceled`). */
+export const connectCode = (status: number): string =>
   status === GrpcStatus.CANCELLED ? 'canceled' : grpcStatusName(status).toLowerCase();
 
 /** A Connect unary answer, written once: the one message sent, then `end`. */

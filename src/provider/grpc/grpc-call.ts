@@ -25,6 +25,7 @@ import type { EntryCallInit, ProviderEntry } from '../entry.js';
 import type { PeerSlot } from '../peer-limits.js';
 import type { ServerInvocation } from '../server-invocation.js';
 import type { ExportedMethod } from '../service-table.js';
+import { connectStreamFormatOf, createConnectStreamExchange } from './connect-stream.js';
 import { connectFormatOf, createConnectExchange } from './connect-unary.js';
 import { grpcEndFor } from './grpc-errors.js';
 import { createGrpcExchange, type GrpcExchange } from './grpc-exchange.js';
@@ -47,6 +48,7 @@ import {
 import type { GrpcRoutes, GrpcTarget } from './grpc-routes.js';
 import { TRI_GROUP_HEADER, TRI_VERSION_HEADER } from './grpc-routes.js';
 import { createGrpcStreamPort, type GrpcStreamPort } from './grpc-stream-port.js';
+import { createGrpcWebExchange, grpcWebFormatOf } from './grpc-web.js';
 
 /** What the entry keeps on an invocation it entered (`invocation.origin`). */
 export interface GrpcCallState {
@@ -102,26 +104,54 @@ function refuse(exchange: GrpcExchange, code: ErrorCodeName, message: string): v
   if (!stream.readableEnded && !stream.destroyed) stream.close(NO_ERROR);
 }
 
-/** What a `content-type` is: Connect's format, else gRPC's (formatOf's null / undefined / format). */
+/**
+ * The protocol a request speaks, by its `content-type`: gRPC, gRPC-Web, Connect's unary calls or its
+ * streams (connect-unary.ts, connect-stream.ts). `format` is null for a type none of them has (not
+ * gRPC at all: 415), undefined for one of theirs that is not served, else the messages' format.
+ */
+type WireProtocol = 'grpc' | 'grpc-web' | 'connect' | 'connect-stream';
 interface RequestKind {
-  readonly connect: GrpcFormat | undefined;
+  readonly protocol: WireProtocol;
   readonly format: GrpcFormat | undefined | null;
 }
 
 /** The content types clients send, classified once (anything else goes through the parsers). */
 const KNOWN_TYPES: ReadonlyMap<string, RequestKind> = new Map<string, RequestKind>([
-  ['application/grpc', { connect: undefined, format: 'proto' }],
-  ['application/grpc+proto', { connect: undefined, format: 'proto' }],
-  ['application/grpc+json', { connect: undefined, format: 'json' }],
-  ['application/proto', { connect: 'proto', format: 'proto' }],
-  ['application/json', { connect: 'json', format: 'json' }],
+  ['application/grpc', { protocol: 'grpc', format: 'proto' }],
+  ['application/grpc+proto', { protocol: 'grpc', format: 'proto' }],
+  ['application/grpc+json', { protocol: 'grpc', format: 'json' }],
+  ['application/grpc-web', { protocol: 'grpc-web', format: 'proto' }],
+  ['application/grpc-web+proto', { protocol: 'grpc-web', format: 'proto' }],
+  ['application/grpc-web+json', { protocol: 'grpc-web', format: 'json' }],
+  ['application/proto', { protocol: 'connect', format: 'proto' }],
+  ['application/json', { protocol: 'connect', format: 'json' }],
+  ['application/connect+proto', { protocol: 'connect-stream', format: 'proto' }],
+  ['application/connect+json', { protocol: 'connect-stream', format: 'json' }],
 ]);
 
 function requestKindOf(contentType: string | undefined): RequestKind {
   const known = contentType === undefined ? undefined : KNOWN_TYPES.get(contentType);
   if (known !== undefined) return known;
   const connect = connectFormatOf(contentType);
-  return { connect, format: connect ?? formatOf(contentType) };
+  if (connect !== undefined) return { protocol: 'connect', format: connect };
+  const connectStream = connectStreamFormatOf(contentType);
+  if (connectStream !== null) return { protocol: 'connect-stream', format: connectStream };
+  const web = grpcWebFormatOf(contentType);
+  if (web !== null) return { protocol: 'grpc-web', format: web };
+  return { protocol: 'grpc', format: formatOf(contentType) };
+}
+
+/** The exchange that writes the answer in `protocol`. */
+function exchangeFor(
+  protocol: WireProtocol,
+  stream: http2.ServerHttp2Stream,
+  format: GrpcFormat,
+  gzip: boolean,
+): GrpcExchange {
+  if (protocol === 'connect') return createConnectExchange(stream, format);
+  if (protocol === 'connect-stream') return createConnectStreamExchange(stream, format);
+  if (protocol === 'grpc-web') return createGrpcWebExchange(stream, format);
+  return createGrpcExchange({ stream, contentType: contentTypeOf(format), gzip });
 }
 
 /** Each method's messages per format, made at its first call (its serializers do not change). */
@@ -266,7 +296,8 @@ export function serveGrpcCall(
     );
     return;
   }
-  const { connect, format } = requestKindOf(headers['content-type']);
+  const { protocol, format } = requestKindOf(headers['content-type']);
+  const connect = protocol === 'connect' || protocol === 'connect-stream';
   if (headers[':method'] !== 'POST' || format === null) {
     // not gRPC at all: HTTP's own answer (gRPC over HTTP/2: 415 for a content type that is not gRPC)
     const status = headers[':method'] !== 'POST' ? 405 : 415;
@@ -282,17 +313,17 @@ export function serveGrpcCall(
     if (!stream.readableEnded) stream.close(NO_ERROR);
     return;
   }
-  const encoding = headers['grpc-encoding'] ?? 'identity';
+  // Connect's streams name their messages' compression in a header of their own
+  const encoding =
+    (protocol === 'connect-stream' ? headers['connect-content-encoding'] : headers['grpc-encoding']) ??
+    'identity';
   const gzip = encoding === 'gzip';
-  const exchange =
-    connect === undefined
-      ? createGrpcExchange({ stream, contentType: contentTypeOf(format ?? 'proto'), gzip })
-      : createConnectExchange(stream, connect);
+  const exchange = exchangeFor(protocol, stream, format ?? 'proto', gzip);
   if (format === undefined) {
     refuse(
       exchange,
       'MethodNotFound',
-      `content-type ${headers['content-type']} is not served: application/grpc, application/grpc+proto or application/grpc+json`,
+      `content-type ${headers['content-type']} is not served: application/grpc[-web][+proto|+json], application/connect+proto|+json, application/proto or application/json`,
     );
     return;
   }
@@ -310,16 +341,15 @@ export function serveGrpcCall(
     if (!stream.readableEnded) stream.close(NO_ERROR);
     return;
   }
-  const timeoutMs =
-    connect === undefined
-      ? parseGrpcTimeout(headers['grpc-timeout'] as string | undefined)
-      : parseConnectTimeout(headers['connect-timeout-ms'] as string | undefined);
+  const timeoutMs = !connect
+    ? parseGrpcTimeout(headers['grpc-timeout'] as string | undefined)
+    : parseConnectTimeout(headers['connect-timeout-ms'] as string | undefined);
   if (timeoutMs instanceof Error) {
     ctx.onRefused(peer.remote, timeoutMs.message);
     refuse(exchange, 'BadRequest', timeoutMs.message);
     return;
   }
-  const builtin = connect === undefined ? ctx.builtins.get(path) : undefined;
+  const builtin = protocol !== 'connect' ? ctx.builtins.get(path) : undefined;
   if (builtin !== undefined) {
     const reading = readMessages(ctx.options, stream, gzip, (reason) => ctx.onRefused(peer.remote, reason));
     builtin({
@@ -350,11 +380,11 @@ export function serveGrpcCall(
     return;
   }
   const kind = method.declaration.stream;
-  if (connect !== undefined && kind !== undefined) {
+  if (protocol === 'connect' && kind !== undefined) {
     refuse(
       exchange,
       'MethodNotFound',
-      `${method.label} is a ${kind} stream: call it over gRPC (Connect streams are not served)`,
+      `${method.label} is a ${kind} stream: call it with a streaming content type (application/connect+proto or +json, or gRPC)`,
     );
     return;
   }
@@ -383,7 +413,7 @@ export function serveGrpcCall(
     headers,
     deadline: timeoutMs !== undefined ? receivedAt + timeoutMs : 0,
   });
-  if (connect === undefined) {
+  if (protocol !== 'connect') {
     readMessagesInto(stream, {
       maxMessageBytes: ctx.options.maxMessageBytes,
       gzip,
