@@ -49,10 +49,12 @@ function endOfStream(end: GrpcEnd): Buffer {
 export function createConnectStreamExchange(
   stream: http2.ServerHttp2Stream,
   format: GrpcFormat,
+  extraHeaders?: http2.OutgoingHttpHeaders,
 ): GrpcExchange {
   return createEnvelopedExchange({
     stream,
     headers: {
+      ...extraHeaders,
       ':status': 200,
       'content-type': format === 'proto' ? 'application/connect+proto' : 'application/connect+json',
       'connect-accept-encoding': 'identity,gzip',

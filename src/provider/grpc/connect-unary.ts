@@ -48,7 +48,11 @@ export const connectCode = (status: number): string =>
   status === GrpcStatus.CANCELLED ? 'canceled' : grpcStatusName(status).toLowerCase();
 
 /** A Connect unary answer, written once: the one message sent, then `end`. */
-export function createConnectExchange(stream: http2.ServerHttp2Stream, format: GrpcFormat): GrpcExchange {
+export function createConnectExchange(
+  stream: http2.ServerHttp2Stream,
+  format: GrpcFormat,
+  extraHeaders?: http2.OutgoingHttpHeaders,
+): GrpcExchange {
   let message: Uint8Array | undefined;
   let ended = false;
   const gone = (): boolean => ended || stream.destroyed || stream.closed;
@@ -71,7 +75,7 @@ export function createConnectExchange(stream: http2.ServerHttp2Stream, format: G
       ended = true;
       const trailers: http2.OutgoingHttpHeaders = {};
       addAttachmentHeaders(trailers, end.attachments);
-      const headers: http2.OutgoingHttpHeaders = {};
+      const headers: http2.OutgoingHttpHeaders = { ...extraHeaders };
       for (const [name, value] of Object.entries(trailers)) headers[`trailer-${name}`] = value;
       if (end.status === GrpcStatus.OK) {
         stream.respond({ ':status': 200, 'content-type': contentType, ...headers });

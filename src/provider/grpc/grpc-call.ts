@@ -27,6 +27,7 @@ import type { ServerInvocation } from '../server-invocation.js';
 import type { ExportedMethod } from '../service-table.js';
 import { connectStreamFormatOf, createConnectStreamExchange } from './connect-stream.js';
 import { connectFormatOf, createConnectExchange } from './connect-unary.js';
+import type { GrpcCors } from './grpc-cors.js';
 import { grpcEndFor } from './grpc-errors.js';
 import { createGrpcExchange, type GrpcExchange } from './grpc-exchange.js';
 import {
@@ -82,6 +83,8 @@ export interface GrpcCallContext {
   readonly decodeLimits: { readonly maxElements: number };
   readonly reader: ArgumentsReader;
   readonly builtins: ReadonlyMap<string, GrpcBuiltin>;
+  /** Cross-origin calls from web pages, when `server.grpc.corsOrigins` lists any (grpc-cors.ts). */
+  readonly cors: GrpcCors | undefined;
   /** A request refused for what it carries (logged, rate-limited, naming the peer). */
   onRefused(remote: string, reason: string): void;
   /** A filter or the handler read the call's signal: the entry then watches for the client going away. */
@@ -141,17 +144,23 @@ function requestKindOf(contentType: string | undefined): RequestKind {
   return { protocol: 'grpc', format: formatOf(contentType) };
 }
 
-/** The exchange that writes the answer in `protocol`. */
-function exchangeFor(
-  protocol: WireProtocol,
-  stream: http2.ServerHttp2Stream,
-  format: GrpcFormat,
-  gzip: boolean,
-): GrpcExchange {
-  if (protocol === 'connect') return createConnectExchange(stream, format);
-  if (protocol === 'connect-stream') return createConnectStreamExchange(stream, format);
-  if (protocol === 'grpc-web') return createGrpcWebExchange(stream, format);
-  return createGrpcExchange({ stream, contentType: contentTypeOf(format), gzip });
+/** What the exchange of a call is made for. */
+interface ExchangeInit {
+  readonly protocol: WireProtocol;
+  readonly stream: http2.ServerHttp2Stream;
+  readonly format: GrpcFormat;
+  readonly gzip: boolean;
+  /** Headers every answer carries (CORS), if any. */
+  readonly headers: http2.OutgoingHttpHeaders | undefined;
+}
+
+/** The exchange that writes the answer in its protocol. */
+function exchangeFor(init: ExchangeInit): GrpcExchange {
+  const { protocol, stream, format, gzip, headers } = init;
+  if (protocol === 'connect') return createConnectExchange(stream, format, headers);
+  if (protocol === 'connect-stream') return createConnectStreamExchange(stream, format, headers);
+  if (protocol === 'grpc-web') return createGrpcWebExchange(stream, format, headers);
+  return createGrpcExchange({ stream, contentType: contentTypeOf(format), gzip, headers });
 }
 
 /** Each method's messages per format, made at its first call (its serializers do not change). */
@@ -296,6 +305,10 @@ export function serveGrpcCall(
     );
     return;
   }
+  if (headers[':method'] === 'OPTIONS' && ctx.cors !== undefined) {
+    ctx.cors.preflight(stream, headers);
+    return;
+  }
   const { protocol, format } = requestKindOf(headers['content-type']);
   const connect = protocol === 'connect' || protocol === 'connect-stream';
   if (headers[':method'] !== 'POST' || format === null) {
@@ -318,7 +331,13 @@ export function serveGrpcCall(
     (protocol === 'connect-stream' ? headers['connect-content-encoding'] : headers['grpc-encoding']) ??
     'identity';
   const gzip = encoding === 'gzip';
-  const exchange = exchangeFor(protocol, stream, format ?? 'proto', gzip);
+  const exchange = exchangeFor({
+    protocol,
+    stream,
+    format: format ?? 'proto',
+    gzip,
+    headers: ctx.cors?.headersFor(headers.origin),
+  });
   if (format === undefined) {
     refuse(
       exchange,

@@ -35,6 +35,7 @@ import type { ServerInvocation } from '../server-invocation.js';
 import type { ServiceTable } from '../service-table.js';
 import type { Serving } from '../serving.js';
 import { type GrpcBuiltin, type GrpcCallState, type GrpcPeer, serveGrpcCall } from './grpc-call.js';
+import { createGrpcCors } from './grpc-cors.js';
 import { grpcEndOf } from './grpc-errors.js';
 import { GRPC_OK } from './grpc-exchange.js';
 import { createGrpcHealth, type GrpcHealth } from './grpc-health.js';
@@ -262,6 +263,7 @@ export function createGrpcEntry(parts: GrpcEntryParts): GrpcEntry {
     decodeLimits: parts.decodeLimits,
     reader,
     builtins,
+    cors: createGrpcCors(options.corsOrigins),
     onRefused: parts.onRefused,
     onSignal: watchClose,
   };

@@ -39,6 +39,13 @@ export const grpcConfigSchema = z.strictObject({
   health: z.boolean(),
   /** Serve gRPC server reflection (grpc.reflection.v1 and v1alpha) for the services declared with protobuf, so that grpcurl and similar tools can list and call them. Default true. */
   reflection: z.boolean(),
+  /** Origins whose web pages may call the entry (gRPC-Web and Connect from a browser, CORS): each exactly as browsers send it in `Origin` (`https://app.example.com`, a port if not the scheme's), or '*' for any page. Default [] (no cross-origin calls). */
+  corsOrigins: z.array(
+    z.union([
+      z.literal('*'),
+      z.string().regex(/^https?:\/\/[^/\s?#]+$/, 'an origin such as https://app.example.com'),
+    ]),
+  ),
 });
 
 export type GrpcConfig = z.infer<typeof grpcConfigSchema>;
@@ -56,6 +63,7 @@ export const DEFAULT_GRPC_CONFIG: GrpcConfig = {
   stalledStreamTimeoutMs: 60_000,
   health: true,
   reflection: true,
+  corsOrigins: [],
 };
 
 /** What the gRPC entry is built with; undefined in ServerOptions when `server.grpc.enabled` is false. */
@@ -73,6 +81,8 @@ export interface GrpcOptions {
   readonly stalledStreamTimeoutMs: number;
   readonly health: boolean;
   readonly reflection: boolean;
+  /** Origins whose pages may call (CORS); empty: none. */
+  readonly corsOrigins: readonly string[];
 }
 
 /** The entry's options, or undefined when it is off; `serverHost` is `server.host`. */

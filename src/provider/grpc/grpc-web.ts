@@ -40,10 +40,15 @@ function trailerLines(end: GrpcEnd): Buffer {
 }
 
 /** The answer on `stream`: headers, the messages, then the end as its last message. */
-export function createGrpcWebExchange(stream: http2.ServerHttp2Stream, format: GrpcFormat): GrpcExchange {
+export function createGrpcWebExchange(
+  stream: http2.ServerHttp2Stream,
+  format: GrpcFormat,
+  extraHeaders?: http2.OutgoingHttpHeaders,
+): GrpcExchange {
   return createEnvelopedExchange({
     stream,
     headers: {
+      ...extraHeaders,
       ':status': 200,
       'content-type': format === 'proto' ? 'application/grpc-web+proto' : 'application/grpc-web+json',
       'grpc-accept-encoding': 'identity,gzip',
