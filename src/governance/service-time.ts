@@ -68,6 +68,8 @@ class ServiceTimeWindow implements ServiceTime {
   readonly #durations: Float64Array;
   readonly #times: Float64Array;
   readonly #busy: Uint8Array;
+  /** The recent durations, sorted in place when the estimate is recomputed (no array per recompute). */
+  readonly #scratch: Float64Array;
   /** How many of the filled samples were taken while the loop was busy. */
   #busyCount = 0;
   #next = 0;
@@ -83,6 +85,7 @@ class ServiceTimeWindow implements ServiceTime {
     this.#durations = new Float64Array(options.samples);
     this.#times = new Float64Array(options.samples);
     this.#busy = new Uint8Array(options.samples);
+    this.#scratch = new Float64Array(options.samples);
   }
 
   record(durationMs: number, nowMs: number, busy = false): void {
@@ -128,16 +131,19 @@ class ServiceTimeWindow implements ServiceTime {
     const { maxAgeMs, minSamples, quantile } = this.#options;
     this.#fresh = 0;
     this.#computedAt = nowMs;
-    const recent: number[] = [];
+    const scratch = this.#scratch;
+    let count = 0;
     for (let i = 0; i < this.#filled; i++) {
-      if (nowMs - this.#times[i]! <= maxAgeMs) recent.push(this.#durations[i]!);
+      if (nowMs - this.#times[i]! <= maxAgeMs) scratch[count++] = this.#durations[i]!;
     }
-    if (recent.length < minSamples) {
+    if (count < minSamples) {
       this.#estimate = 0;
       return;
     }
-    recent.sort((a, b) => a - b);
-    this.#estimate = recent[Math.floor(quantile * (recent.length - 1))]!;
+    // a typed array sorts numerically in native code: no comparator called from it (it was a fifth of
+    // a microsecond per call, amortized, with a JS array and a comparator)
+    const recent = scratch.subarray(0, count).sort();
+    this.#estimate = recent[Math.floor(quantile * (count - 1))]!;
   }
 }
 
