@@ -2,12 +2,17 @@
  * Encodes frames straight into a per-connection batch buffer and hands the batch to the socket once
  * per tick (one `write` for every frame produced in that tick). Nothing is concatenated per frame.
  *
- * A frame that does not fit the batch and is larger than {@link LARGE_FRAME_BYTES} gets a buffer of
- * its own, of the exact size of what was batched before it and itself: it is written into it once and
- * that buffer goes to the socket as it is. So a 1 MiB body costs one allocation and one copy, instead
- * of growing the batch by doubling (each growth a copy), copying the batch out at the flush and
- * dropping the grown batch. The body is still copied (not handed to the socket by reference): a
- * serializer may reuse its output buffer once `encode` returned.
+ * A request or response whose body is larger than {@link LARGE_FRAME_BYTES} is not copied at all: its
+ * header and metadata end the batch, the batch is written, and the body goes to the socket as it is,
+ * right after it. A body is what a serializer's `encode` (or a compressor) returned, and a serializer
+ * never writes into bytes it returned (serialization/serializer.ts), so the socket may hold them until
+ * they are sent. So a 1 MiB answer costs no allocation and no copy here.
+ *
+ * Any other frame that does not fit the batch and is larger than LARGE_FRAME_BYTES (a large stream
+ * message) gets a buffer of its own, of the exact size of what was batched before it and itself: it is
+ * written into it once and that buffer goes to the socket as it is: one allocation and one copy,
+ * instead of growing the batch by doubling (each growth a copy), copying the batch out at the flush and
+ * dropping the grown batch.
  */
 import type { Attachments } from '../core/invocation.js';
 import {
@@ -165,10 +170,20 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
     if (body.length > 0) batch.set(body, at);
   };
 
+  /** Whether a request's or response's body is sent as it is, after the frame's header (no copy). */
+  const lends = (body: Uint8Array): boolean => body.length > LARGE_FRAME_BYTES;
+
+  /** After a lent body's header and metadata: the batch goes now, the body right after it, as it is. */
+  const sendLent = (body: Uint8Array): void => {
+    flush();
+    sink.write(Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+  };
+
   return {
     request({ requestId, flags, serializer, compressor, routePrefix, timeoutMs, attachments, callId, body }) {
       const metaLength = routePrefix.length + 4 + attachmentsByteLength(attachments, callId);
-      const at = reserve(HEADER_BYTES + metaLength + body.length);
+      const lent = lends(body);
+      const at = reserve(HEADER_BYTES + metaLength + (lent ? 0 : body.length));
       head(at, FrameKind.Request, flags, serializer, STATUS_OK);
       if (compressor !== undefined) batch[at + 7] = compressor;
       lengths(at, requestId, metaLength, body.length);
@@ -176,16 +191,19 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
       offset += routePrefix.copy(batch, offset);
       offset = batch.writeUInt32BE(timeoutMs, offset);
       offset = writeAttachments(batch, offset, attachments, callId);
-      copyBody(body, offset);
+      if (lent) sendLent(body);
+      else copyBody(body, offset);
     },
     response({ requestId, serializer, status, body, flags = 0, compressor, attachments }) {
       const metaLength = attachments === undefined ? 0 : attachmentsByteLength(attachments);
-      const at = reserve(HEADER_BYTES + metaLength + body.length);
+      const lent = lends(body);
+      const at = reserve(HEADER_BYTES + metaLength + (lent ? 0 : body.length));
       head(at, FrameKind.Response, flags, serializer, status);
       if (compressor !== undefined) batch[at + 7] = compressor;
       lengths(at, requestId, metaLength, body.length);
       if (attachments !== undefined) writeAttachments(batch, at + HEADER_BYTES, attachments);
-      copyBody(body, at + HEADER_BYTES + metaLength);
+      if (lent) sendLent(body);
+      else copyBody(body, at + HEADER_BYTES + metaLength);
     },
     heartbeat(requestId, pong, attachments) {
       const metaLength = attachments === undefined ? 0 : attachmentsByteLength(attachments);

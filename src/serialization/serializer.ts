@@ -16,7 +16,10 @@ export interface Serializer {
   readonly id: number;
   /** Name used in configuration (`serializer: 'msgpack'`). */
   readonly name: string;
-  /** Encodes a value. The returned bytes must stay valid after the next call to `encode`. */
+  /**
+   * Encodes a value. The returned bytes are never written again by the serializer (later calls write
+   * elsewhere): a connection may hand a large body to the socket as it is, until it is sent.
+   */
   encode(value: unknown): Uint8Array;
   /**
    * Decodes bytes produced by `encode` (possibly by another process). Must never hand out an object

@@ -1,8 +1,9 @@
 /**
- * The frame writer's batches: small frames of one tick go out in one write; a large frame that does
- * not fit the batch gets a buffer of its own holding what was batched before it and itself (one
- * allocation, one copy: no doubling of the batch, no copy out at the flush), and what follows it in the
- * same tick goes in a batch after it, in order.
+ * The frame writer's batches: small frames of one tick go out in one write; a request or response with
+ * a large body goes out as the batch ending with its header, then the body itself, not copied; any
+ * other large frame that does not fit the batch gets a buffer of its own holding what was batched
+ * before it and itself (one allocation, one copy); what follows in the same tick goes in a batch after
+ * it, in order.
  */
 import { describe, expect, it } from 'vitest';
 import { type Frame, HEADER_BYTES } from '../../src/protocol/frame.js';
@@ -35,11 +36,40 @@ describe('frame writer', () => {
     expect(decodeAll(batches).map((frame) => frame.requestId)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   });
 
-  it('gives a large frame a buffer of its own, exactly its size with what came before it, in order', () => {
+  it('sends a large response or request body as it is, right after its header, in order', () => {
+    const { writer, batches } = writerWithBatches();
+    const large = Buffer.alloc(LARGE_FRAME_BYTES * 16, 9);
+    const request = Buffer.alloc(LARGE_FRAME_BYTES + 1, 7);
+    writer.response({ requestId: 1, serializer: 2, status: 0, body: Buffer.alloc(100, 1) });
+    writer.response({ requestId: 2, serializer: 2, status: 0, body: large });
+    writer.request({
+      requestId: 3,
+      flags: 0,
+      serializer: 2,
+      routePrefix: Buffer.from([0, 1, 0x61, 0, 0, 0, 0, 0, 1, 0x6d]),
+      timeoutMs: 0,
+      attachments: undefined,
+      body: request,
+    });
+    writer.response({ requestId: 4, serializer: 2, status: 0, body: Buffer.alloc(100, 4) });
+    writer.flush();
+    // the small frame and the large one's header; the large body itself; the request's header; its
+    // body; the last frame
+    expect(batches).toHaveLength(5);
+    expect(batches[1]).toBe(large);
+    expect(batches[3]).toBe(request);
+    const frames = decodeAll(batches);
+    expect(frames.map((frame) => frame.requestId)).toEqual([1, 2, 3, 4]);
+    expect(frames[1]!.body.equals(large)).toBe(true);
+    expect(frames[2]!.body.equals(request)).toBe(true);
+    expect(frames[3]!.body.equals(Buffer.alloc(100, 4))).toBe(true);
+  });
+
+  it('gives any other large frame a buffer of its own, exactly its size with what came before it, in order', () => {
     const { writer, batches } = writerWithBatches();
     const large = Buffer.alloc(LARGE_FRAME_BYTES * 16, 9);
     writer.response({ requestId: 1, serializer: 2, status: 0, body: Buffer.alloc(100, 1) });
-    writer.response({ requestId: 2, serializer: 2, status: 0, body: large });
+    writer.streamMessage(2, 2, large);
     writer.response({ requestId: 3, serializer: 2, status: 0, body: Buffer.alloc(100, 3) });
     writer.flush();
     expect(batches).toHaveLength(2);
@@ -53,10 +83,10 @@ describe('frame writer', () => {
     expect(frames[2]!.body.equals(Buffer.alloc(100, 3))).toBe(true);
   });
 
-  it('copies the body: a serializer may reuse its buffer once the frame is written', () => {
+  it('copies a stream message’s body into its frame', () => {
     const { writer, batches } = writerWithBatches();
     const body = Buffer.alloc(LARGE_FRAME_BYTES * 2, 5);
-    writer.response({ requestId: 1, serializer: 2, status: 0, body });
+    writer.streamMessage(1, 2, body);
     body.fill(0);
     writer.flush();
     expect(decodeAll(batches)[0]!.body.equals(Buffer.alloc(LARGE_FRAME_BYTES * 2, 5))).toBe(true);
