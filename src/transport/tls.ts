@@ -10,7 +10,8 @@
  *   a connection counts as open (`connect`) only once the handshake verified the provider's certificate,
  *   and a failed handshake says why (expired, unknown CA, wrong host name, a plaintext port);
  * - an accepted connection carries the client certificate it presented (`peerCertificate` on the
- *   stream, mutual TLS): the identity belongs to that connection object, never to its address.
+ *   stream, mutual TLS): the identity belongs to that connection object, never to its address, and
+ *   stays the one of its handshake (renegotiation is refused);
  *
  * Server sockets are handed up as they are (a TLSSocket is a ByteStream); client sockets are wrapped, so
  * that `connect` means "handshake done".
@@ -253,6 +254,10 @@ export function createTlsTransport(parts: TlsTransportParts = {}): TlsTransport 
       });
       server.on('secureConnection', (socket) => {
         socket.setNoDelay(true);
+        // The identity a connection proved is the one of its handshake, for all its life. OpenSSL 3
+        // already refuses a client's TLS 1.2 renegotiation (TLS 1.3 has none); this keeps it so under an
+        // OpenSSL configured otherwise: an attempt is an error that closes the connection.
+        socket.disableRenegotiation();
         const admitted = guard.take(socket);
         const stream: tls.TLSSocket & { peerCertificate?: PeerCertificate | undefined } = socket;
         // the certificate belongs to this socket object: whoever serves it reads it from here
