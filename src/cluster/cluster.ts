@@ -7,6 +7,7 @@
  * Everything a strategy touches is typed here: the call (`ClusterInvocation`), a provider
  * (`ClusterEndpoint`), an attempt's outcome (`AttemptListener`). Strategies need no cast.
  */
+import type { Hook } from '../core/filter.js';
 import type { Attachments, Invocation } from '../core/invocation.js';
 import type { RpcError } from '../core/rpc-error.js';
 import type { Endpoint } from '../loadbalance/load-balancer.js';
@@ -52,6 +53,28 @@ export interface ClusterInvocation extends Invocation {
    * only, so a strategy sends no second one (cluster/retry-layer.ts). Undefined: false.
    */
   readonly underRetry?: boolean | undefined;
+  /**
+   * @internal The per-call filters' end hooks, for a strategy that settles the call itself to run just
+   * before it settles (claimSettleHooks): then the per-call position adds no promise of its own.
+   */
+  settleHooks?: readonly Hook<ClusterInvocation>[] | undefined;
+}
+
+/** What `settleHooks` holds once a strategy claimed them. */
+export const CLAIMED_SETTLE_HOOKS: readonly Hook<ClusterInvocation>[] = Object.freeze([]);
+
+/**
+ * Takes the invocation's per-call end hooks, which the strategy then runs as the call settles, just
+ * before it resolves or rejects (consumer/call-chain.ts leaves them to it when it claimed them in the
+ * same run as the call started; otherwise it runs them itself, after the strategy's promise).
+ */
+export function claimSettleHooks(
+  invocation: ClusterInvocation,
+): readonly Hook<ClusterInvocation>[] | undefined {
+  const hooks = invocation.settleHooks;
+  if (hooks === undefined || hooks === CLAIMED_SETTLE_HOOKS) return undefined;
+  invocation.settleHooks = CLAIMED_SETTLE_HOOKS;
+  return hooks;
 }
 
 /** A provider as a strategy sees it. */

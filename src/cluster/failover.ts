@@ -1,11 +1,13 @@
+import { endHooks } from '../core/filter.js';
 import { RpcError } from '../core/rpc-error.js';
 import { shedReasonOf } from '../core/shed.js';
-import type {
-  AttemptListener,
-  ClusterContext,
-  ClusterEndpoint,
-  ClusterFactory,
-  ClusterInvocation,
+import {
+  type AttemptListener,
+  type ClusterContext,
+  type ClusterEndpoint,
+  type ClusterFactory,
+  type ClusterInvocation,
+  claimSettleHooks,
 } from './cluster.js';
 import { sleep } from './sleep.js';
 
@@ -26,7 +28,28 @@ import { sleep } from './sleep.js';
 export const failover: ClusterFactory = (context) => (invocation) =>
   new Promise<unknown>((resolve, reject) => {
     context.recordCall();
-    new FailoverCall(context, invocation, resolve, reject).next();
+    // the per-call filters' end hooks run here, as the call settles (no promise of their own)
+    const hooks = claimSettleHooks(invocation);
+    const call =
+      hooks === undefined
+        ? new FailoverCall(context, invocation, resolve, reject)
+        : new FailoverCall(
+            context,
+            invocation,
+            (value) => {
+              endHooks(hooks, invocation, undefined);
+              resolve(value);
+            },
+            (error) => {
+              endHooks(hooks, invocation, error);
+              reject(error);
+            },
+          );
+    try {
+      call.next();
+    } catch (error) {
+      call.reject(error);
+    }
   });
 
 class FailoverCall implements AttemptListener {

@@ -2,7 +2,8 @@
  * The per-call position: a method's call filters (the app's, the reference's, the method's, and `mock`
  * with `mock: 'fail'`) around its cluster strategy, and the mock answers of `mock` modes.
  */
-import { type CompiledChain, endHooks, startHooks } from '../core/filter.js';
+import { CLAIMED_SETTLE_HOOKS, type ClusterInvocation } from '../cluster/cluster.js';
+import { type CompiledChain, endHooks, type Hook, startHooks } from '../core/filter.js';
 import type { Invoker } from '../core/invocation.js';
 import type { MethodDeclaration } from '../service/define-service.js';
 import type { ClientInvocation } from './client-invocation.js';
@@ -22,6 +23,9 @@ export function runCallChain(chain: CompiledChain<ClientInvocation>): Invoker {
       }
     };
   }
+  // offered to the strategy only when nothing wraps it: a wrapping filter (cache, mock fallback) may
+  // still change the outcome after the strategy settled
+  const settleHooks = chain.direct ? (hooks as readonly Hook<ClusterInvocation>[]) : undefined;
   return (invocation) => {
     const call = invocation as ClientInvocation;
     try {
@@ -30,12 +34,21 @@ export function runCallChain(chain: CompiledChain<ClientInvocation>): Invoker {
       return Promise.reject(error);
     }
     let result: unknown;
+    // a strategy that settles the call itself (failover) claims the end hooks and runs them as it
+    // settles: no promise of ours (cluster/cluster.ts, claimSettleHooks)
+    call.settleHooks = settleHooks;
     try {
       result = rest(call);
     } catch (error) {
+      if (call.settleHooks === CLAIMED_SETTLE_HOOKS) return Promise.reject(error);
+      call.settleHooks = undefined;
       endHooks(hooks, call, error);
       return Promise.reject(error);
     }
+    if (call.settleHooks === CLAIMED_SETTLE_HOOKS) return result as Promise<unknown>;
+    // not claimed in this run (a mock answered, the directory was not ready, another strategy): none
+    // may claim them later; they run after the promise
+    call.settleHooks = undefined;
     return Promise.resolve(result).then(
       (value) => {
         endHooks(hooks, call, undefined);

@@ -84,6 +84,8 @@ export class ClientInvocation implements ClusterInvocation, OutboundCall {
    * makes one attempt only, unless the request never left this process (cluster/retry-layer.ts).
    */
   readonly underRetry: boolean;
+  /** @internal The per-call filters' end hooks while a strategy may claim them (consumer/call-chain.ts). */
+  settleHooks: readonly Hook<ClusterInvocation>[] | undefined = undefined;
 
   /** @internal */
   constructor(init: ClientInvocationInit) {

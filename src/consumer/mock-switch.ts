@@ -37,6 +37,8 @@ export function callWithMockSwitch(
       return Promise.reject(error);
     }
   }
+  // the mock may still answer after the strategy failed: the per-call end hooks wait for that
+  (invocation as { settleHooks?: unknown }).settleHooks = undefined;
   return call(invocation).catch((error: unknown) => {
     if (RpcError.is(error) && error.code === 'ProviderError') throw error;
     return answer(invocation.args);

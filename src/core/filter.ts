@@ -159,6 +159,8 @@ export interface CompiledChain<I extends Invocation = Invocation> {
   readonly rest: Step<I>;
   /** Names in running order, for docs and tests. */
   readonly names: readonly string[];
+  /** Whether `rest` is the terminal itself (no wrapping filter between the hooks and it). */
+  readonly direct: boolean;
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
@@ -240,7 +242,12 @@ export function compileChain<I extends Invocation>(
     rest = hooksAsStep(ordered.slice(first, i + 1).map(hookOf), rest);
     i = first - 1;
   }
-  return { hooks: ordered.slice(0, head).map(hookOf), rest, names: ordered.map((filter) => filter.name) };
+  return {
+    hooks: ordered.slice(0, head).map(hookOf),
+    rest,
+    names: ordered.map((filter) => filter.name),
+    direct: rest === terminal,
+  };
 }
 
 /** Runs the start hooks; on a refusal, the end hooks of those that started (in reverse), then rethrows. */
