@@ -132,6 +132,47 @@ describe('gRPC entry: routes, Triple headers, formats', () => {
       Buffer.from('[2,3]'),
     );
     expect(notGrpc.status).toBe(415);
+    // parameters and case do not matter; a served protocol's format that is not served is UNIMPLEMENTED
+    // naming the ones that are, and each protocol answers in its own way
+    const spelled = await call(
+      port,
+      '/plain.Adder/add',
+      { 'content-type': 'Application/GRPC+JSON; charset=utf-8' },
+      json([4, 5]),
+    );
+    expect(JSON.parse(spelled.messages[0]!.toString())).toEqual({ sum: 9 });
+    const served = /is not served: application\/grpc\[-web\]/;
+    const grpcUnserved = await call(
+      port,
+      '/plain.Adder/add',
+      { 'content-type': 'application/grpc+cbor' },
+      json([2, 3]),
+    );
+    expect(grpcUnserved.grpcStatus).toBe('12');
+    expect(grpcUnserved.grpcMessage).toMatch(served);
+    // gRPC-Web and Connect's streams end in a last message: trailer lines, or JSON
+    const webUnserved = await call(
+      port,
+      '/plain.Adder/add',
+      { 'content-type': 'application/grpc-web-text' },
+      json([2, 3]),
+    );
+    expect(webUnserved.status).toBe(200);
+    const trailers = webUnserved.messages.at(-1)!.toString('latin1');
+    expect(trailers).toMatch(/^grpc-status: 12\r\n/);
+    expect(decodeURIComponent(trailers)).toMatch(served);
+    const connectUnserved = await call(
+      port,
+      '/plain.Adder/add',
+      { 'content-type': 'application/connect+cbor' },
+      json([2, 3]),
+    );
+    expect(connectUnserved.status).toBe(200);
+    const end = JSON.parse(connectUnserved.messages.at(-1)!.toString()) as {
+      error: { code: string; message: string };
+    };
+    expect(end.error.code).toBe('unimplemented');
+    expect(end.error.message).toMatch(served);
     // application/json is the Connect protocol's unary call: the bare JSON body, the bare answer
     const connect = await rawCall(
       port,

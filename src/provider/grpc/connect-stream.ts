@@ -18,15 +18,6 @@ import { createEnvelopedExchange } from './enveloped-exchange.js';
 import type { GrpcEnd, GrpcExchange } from './grpc-exchange.js';
 import type { GrpcFormat } from './grpc-messages.js';
 
-/** The Connect streaming format a `content-type` names: a format, undefined for one not served, null for none. */
-export function connectStreamFormatOf(contentType: string | undefined): GrpcFormat | undefined | null {
-  const type = (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();
-  if (type === 'application/connect+proto') return 'proto';
-  if (type === 'application/connect+json') return 'json';
-  if (type.startsWith('application/connect+')) return undefined;
-  return null;
-}
-
 /** The end-of-stream message's JSON body. */
 function endOfStream(end: GrpcEnd): Buffer {
   const headers: http2.OutgoingHttpHeaders = {};

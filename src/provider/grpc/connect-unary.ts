@@ -15,14 +15,6 @@ import { GrpcStatus, grpcStatusName } from '../../protocol/grpc/status.js';
 import type { GrpcEnd, GrpcExchange } from './grpc-exchange.js';
 import type { GrpcFormat } from './grpc-messages.js';
 
-/** The Connect unary format a `content-type` names, or undefined when it is not one. */
-export function connectFormatOf(contentType: string | undefined): GrpcFormat | undefined {
-  const type = (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();
-  if (type === 'application/proto') return 'proto';
-  if (type === 'application/json') return 'json';
-  return undefined;
-}
-
 /** Connect's HTTP status for each gRPC status (its error codes are the gRPC names, lowercase). */
 const HTTP_STATUS: Readonly<Record<number, number>> = {
   [GrpcStatus.CANCELLED]: 499,

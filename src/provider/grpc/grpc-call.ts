@@ -1,7 +1,7 @@
 /**
  * One gRPC request (one HTTP/2 stream) as the entry reads it, up to the call of the provider entry
- * (provider/entry.ts): the method from `:path` (grpc-routes.ts), the message format from
- * `content-type` (grpc-messages.ts), `grpc-timeout` as the call's deadline, metadata as attachments
+ * (provider/entry.ts): the method from `:path` (grpc-routes.ts), the protocol and message format from
+ * `content-type` (requestKindOf), `grpc-timeout` as the call's deadline, metadata as attachments
  * (`authorization` for the auth filter, `traceparent` for the tracing filter), `grpc-encoding` gzip.
  * Every length prefix is checked against `maxMessageBytes` before a byte of its message is buffered,
  * and a gzip message is inflated to at most that many bytes.
@@ -25,18 +25,12 @@ import type { EntryCallInit, ProviderEntry } from '../entry.js';
 import type { PeerSlot } from '../peer-limits.js';
 import type { ServerInvocation } from '../server-invocation.js';
 import type { ExportedMethod } from '../service-table.js';
-import { connectStreamFormatOf, createConnectStreamExchange } from './connect-stream.js';
-import { connectFormatOf, createConnectExchange } from './connect-unary.js';
+import { createConnectStreamExchange } from './connect-stream.js';
+import { createConnectExchange } from './connect-unary.js';
 import type { GrpcCors } from './grpc-cors.js';
 import { grpcEndFor } from './grpc-errors.js';
 import { createGrpcExchange, type GrpcExchange } from './grpc-exchange.js';
-import {
-  contentTypeOf,
-  formatOf,
-  type GrpcFormat,
-  type GrpcMessages,
-  grpcMessagesOf,
-} from './grpc-messages.js';
+import { contentTypeOf, type GrpcFormat, type GrpcMessages, grpcMessagesOf } from './grpc-messages.js';
 import type { GrpcOptions } from './grpc-options.js';
 import {
   headerListBytes,
@@ -49,7 +43,7 @@ import {
 import type { GrpcRoutes, GrpcTarget } from './grpc-routes.js';
 import { TRI_GROUP_HEADER, TRI_VERSION_HEADER } from './grpc-routes.js';
 import { createGrpcStreamPort, type GrpcStreamPort } from './grpc-stream-port.js';
-import { createGrpcWebExchange, grpcWebFormatOf } from './grpc-web.js';
+import { createGrpcWebExchange } from './grpc-web.js';
 
 /** What the entry keeps on an invocation it entered (`invocation.origin`). */
 export interface GrpcCallState {
@@ -132,16 +126,27 @@ const KNOWN_TYPES: ReadonlyMap<string, RequestKind> = new Map<string, RequestKin
   ['application/connect+json', { protocol: 'connect-stream', format: 'json' }],
 ]);
 
+/** Types of the protocols served here in a format that is not: refused naming the ones that are. */
+const UNSERVED_FORMATS: ReadonlyArray<readonly [prefix: string, protocol: WireProtocol]> = [
+  ['application/grpc-web', 'grpc-web'],
+  ['application/connect+', 'connect-stream'],
+  ['application/grpc+', 'grpc'],
+];
+
+const NOT_GRPC: RequestKind = Object.freeze({ protocol: 'grpc', format: null });
+
 function requestKindOf(contentType: string | undefined): RequestKind {
-  const known = contentType === undefined ? undefined : KNOWN_TYPES.get(contentType);
+  if (contentType === undefined) return NOT_GRPC;
+  const known = KNOWN_TYPES.get(contentType);
   if (known !== undefined) return known;
-  const connect = connectFormatOf(contentType);
-  if (connect !== undefined) return { protocol: 'connect', format: connect };
-  const connectStream = connectStreamFormatOf(contentType);
-  if (connectStream !== null) return { protocol: 'connect-stream', format: connectStream };
-  const web = grpcWebFormatOf(contentType);
-  if (web !== null) return { protocol: 'grpc-web', format: web };
-  return { protocol: 'grpc', format: formatOf(contentType) };
+  // parameters (`; charset=utf-8`) and case do not matter
+  const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
+  const bare = KNOWN_TYPES.get(type);
+  if (bare !== undefined) return bare;
+  for (const [prefix, protocol] of UNSERVED_FORMATS) {
+    if (type.startsWith(prefix)) return { protocol, format: undefined };
+  }
+  return NOT_GRPC;
 }
 
 /** What the exchange of a call is made for. */

@@ -31,20 +31,6 @@ export interface GrpcMessages {
   encodeOutput(value: unknown): Uint8Array;
 }
 
-/**
- * The format a `content-type` names: `proto` for `application/grpc` and `application/grpc+proto`,
- * `json` for `application/grpc+json` (parameters such as `; charset=utf-8` ignored); undefined for
- * `application/grpc+<other>`; null for a type that is not gRPC at all (answered HTTP 415).
- */
-export function formatOf(contentType: string | undefined): GrpcFormat | undefined | null {
-  if (contentType === undefined) return null;
-  const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
-  if (type === 'application/grpc' || type === 'application/grpc+proto') return 'proto';
-  if (type === 'application/grpc+json') return 'json';
-  if (type.startsWith('application/grpc+')) return undefined;
-  return null;
-}
-
 /** The content type answers are written with for `format`. */
 export function contentTypeOf(format: GrpcFormat): string {
   return format === 'proto' ? 'application/grpc+proto' : 'application/grpc+json';

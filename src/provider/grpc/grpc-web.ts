@@ -5,7 +5,8 @@
  * same `grpc-timeout`, metadata and routing); the answer differs in one thing only: its status and
  * trailers travel as a last length-prefixed message whose flag has bit 7 set, its body the trailers as
  * HTTP/1 header lines (`grpc-status: 0\r\n…`), since browsers cannot read HTTP trailers. Unary calls and
- * server streams (what gRPC-Web clients can make); `application/grpc-web-text` (base64) is not served.
+ * every stream kind (over HTTP/2 a gRPC-Web client can send client streams too);
+ * `application/grpc-web-text` (base64) is not served.
  * Answers are not compressed (a client may send gzip-compressed messages).
  */
 import type http2 from 'node:http2';
@@ -15,15 +16,6 @@ import { encodeStatusMessage } from '../../protocol/grpc/status-message.js';
 import { createEnvelopedExchange } from './enveloped-exchange.js';
 import type { GrpcEnd, GrpcExchange } from './grpc-exchange.js';
 import type { GrpcFormat } from './grpc-messages.js';
-
-/** The gRPC-Web format a `content-type` names: a format, undefined for one not served, null for none. */
-export function grpcWebFormatOf(contentType: string | undefined): GrpcFormat | undefined | null {
-  const type = (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();
-  if (type === 'application/grpc-web' || type === 'application/grpc-web+proto') return 'proto';
-  if (type === 'application/grpc-web+json') return 'json';
-  if (type.startsWith('application/grpc-web')) return undefined;
-  return null;
-}
 
 /** The trailers message's body: `name: value\r\n` per trailer, status first. */
 function trailerLines(end: GrpcEnd): Buffer {
