@@ -47,10 +47,7 @@ export function credentialsFilter(source: CredentialSource): NamedFilter {
       const value = fixed ?? bearer((source as () => string)());
       if (present === value) return;
       const rest = present === undefined ? attachments : attachmentsWithoutCredentials(attachments)!;
-      const next =
-        nonEmptyAttachments(rest) === undefined
-          ? { [AUTH_ATTACHMENT]: value }
-          : { ...rest, [AUTH_ATTACHMENT]: value };
+      const next = { ...rest, [AUTH_ATTACHMENT]: value };
       markConnectionCredentials(next, rest);
       invocation.attachments = next;
     },
