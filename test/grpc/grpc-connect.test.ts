@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import { createFileRegistry, type DescService, fromBinary } from '@bufbuild/protobuf';
 import { FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
-import { Code, ConnectError, createClient } from '@connectrpc/connect';
+import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
 import {
   createConnectTransport,
   createGrpcTransport,
@@ -43,15 +43,18 @@ function greeterService(): DescService {
   return registry.getService('callisto.test.Greeter')!;
 }
 
+/** A connect-node client of the Greeter over `transport` (its descriptor built at run time: untyped). */
+// biome-ignore lint/suspicious/noExplicitAny: a client of a descriptor built at run time
+function greeterClient(transport: Transport): any {
+  return createClient(greeterService(), transport);
+}
+
 describe('gRPC entry: connect-node as the client (gRPC protocol)', () => {
   it('unary, server stream, two-way stream and an error status', async () => {
     const app = await testApp();
     app.provide(GreeterDef, greeterImpl(newSeen()));
     await app.start();
-    const service = greeterService();
-    const transport = createGrpcTransport({ baseUrl: `http://127.0.0.1:${app.grpcPort}` });
-    // biome-ignore lint/suspicious/noExplicitAny: a client of a descriptor built at run time
-    const client = createClient(service, transport) as any;
+    const client = greeterClient(createGrpcTransport({ baseUrl: `http://127.0.0.1:${app.grpcPort}` }));
     const reply = await client.sayHello({ name: 'connect' });
     expect(reply.message).toBe('hello connect');
     const counted: number[] = [];
@@ -78,8 +81,7 @@ describe('gRPC entry: connect-node as the client (gRPC protocol)', () => {
       httpVersion: '2',
       useBinaryFormat: true,
     });
-    // biome-ignore lint/suspicious/noExplicitAny: a client of a descriptor built at run time
-    const client = createClient(greeterService(), transport) as any;
+    const client = greeterClient(transport);
     expect((await client.sayHello({ name: 'connect-protocol' })).message).toBe('hello connect-protocol');
     const failed = await client.fail({ code: 'Unauthorized' }).catch((error: unknown) => error);
     expect((failed as ConnectError).code).toBe(Code.Unauthenticated);
@@ -99,8 +101,7 @@ describe('gRPC entry: connect-node as the client (gRPC protocol)', () => {
       httpVersion: '2',
       useBinaryFormat: true,
     });
-    // biome-ignore lint/suspicious/noExplicitAny: a client of a descriptor built at run time
-    const client = createClient(greeterService(), transport) as any;
+    const client = greeterClient(transport);
     expect((await client.sayHello({ name: 'grpc-web' })).message).toBe('hello grpc-web');
     const counted: number[] = [];
     for await (const count of client.countTo({ n: 5 })) counted.push(count.value);
@@ -131,8 +132,7 @@ describe('gRPC entry: connect-node as the client (gRPC protocol)', () => {
       baseUrl: `http://127.0.0.1:${app.grpcPort}`,
       httpVersion: '2',
     });
-    // biome-ignore lint/suspicious/noExplicitAny: a client of a descriptor built at run time
-    const client = createClient(greeterService(), transport) as any;
+    const client = greeterClient(transport);
     async function* values() {
       yield { value: 1 };
       yield { value: 2 };
@@ -164,8 +164,7 @@ describe('gRPC entry: connect-node as the client (gRPC protocol)', () => {
       ['grpc-web', createGrpcWebTransport({ ...common, useBinaryFormat: true })],
       ['connect', createConnectTransport({ ...common, useBinaryFormat: true })],
     ] as const) {
-      // biome-ignore lint/suspicious/noExplicitAny: a client of a descriptor built at run time
-      const client = createClient(greeterService(), transport) as any;
+      const client = greeterClient(transport);
       const headers = { authorization: `Bearer ${TOKEN}` };
       expect((await client.whoami({}, { headers })).message, name).toBe('token:orders');
       const refused = await client.whoami({}).catch((error: unknown) => error);
@@ -183,8 +182,7 @@ describe('gRPC entry: connect-node as the client (gRPC protocol)', () => {
       httpVersion: '2',
       useBinaryFormat: true,
     });
-    // biome-ignore lint/suspicious/noExplicitAny: a client of a descriptor built at run time
-    const client = createClient(greeterService(), transport) as any;
+    const client = greeterClient(transport);
     const counted: number[] = [];
     for await (const count of client.countTo({ n: 4 })) counted.push(count.value);
     expect(counted).toEqual([1, 2, 3, 4]);
