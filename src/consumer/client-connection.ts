@@ -333,8 +333,9 @@ export function createClientConnection(
     const value = attachments[AUTH_ATTACHMENT];
     if (value !== presentedValue) {
       const token = credentialsOf(value);
-      if (token === undefined || Buffer.byteLength(token) > MAX_PRESENTED_TOKEN_BYTES) return attachments;
-      writer.event(EventName.Authenticate, 0, Buffer.from(token, 'utf8'));
+      const bytes = token === undefined ? undefined : Buffer.from(token, 'utf8');
+      if (bytes === undefined || bytes.length > MAX_PRESENTED_TOKEN_BYTES) return attachments;
+      writer.event(EventName.Authenticate, 0, bytes);
       presentedValue = value;
     }
     return credentialsTaken ? rest : attachments;
