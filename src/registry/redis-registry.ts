@@ -204,7 +204,13 @@ function createRedisDriver(Redis: RedisClass, context: RegistryContext): Registr
   const backoff = createBackoff(maxBackoffMs);
   const subBackoff = createBackoff(maxBackoffMs);
   const cmd: RedisClient = new Redis(connectionOptions(() => backoff.next()));
-  const sub: RedisClient = new Redis(connectionOptions(() => subBackoff.next()));
+  // ioredis's own resubscribe after a reconnect leaves its promise unhandled (redis/ioredis#2187): a
+  // connection that drops again before the reply would reject it with nobody listening, which ends a
+  // Node process. The channels are subscribed again here instead, on 'ready', with the error kept.
+  const sub: RedisClient = new Redis({
+    ...connectionOptions(() => subBackoff.next()),
+    autoResubscribe: false,
+  });
   const follows = new Map<string, Follow>();
   const pendingRemovals = new Set<string>();
   const connected = createGate();
@@ -318,10 +324,19 @@ function createRedisDriver(Redis: RedisClass, context: RegistryContext): Registr
   cmd.on('close', () => {
     if (!closed) context.setStatus('disconnected', lastError || 'connection closed');
   });
+  const subscribeFollowed = (): Promise<unknown> => {
+    const channels = [...follows.keys()].map((segment) => providersPath(options.root, segment));
+    if (channels.length === 0) return Promise.resolve();
+    return sub.subscribe(...channels).catch((error: unknown) => {
+      lastError = describeError(error);
+    });
+  };
   sub.on('ready', () => {
     subBackoff.reset();
-    // messages may have been missed while the subscriber was away
-    for (const [segment, follow] of follows) void resync(segment, follow);
+    // subscribed again first; then every list re-read, as messages may have been missed meanwhile
+    void subscribeFollowed().then(() => {
+      for (const [segment, follow] of follows) void resync(segment, follow);
+    });
   });
   sub.on('message', (channel: string) => {
     const prefix = `${options.root}/`;
