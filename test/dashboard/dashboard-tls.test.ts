@@ -14,8 +14,10 @@ import { waitFor } from '../support/wait-for.js';
 import {
   launchBrowser,
   type ProviderProcess,
+  pageTrouble,
   rawRequest,
   SEE_MS,
+  see,
   startDashboard,
   startProvider,
   tempRegistry,
@@ -103,16 +105,27 @@ describe('over HTTPS', () => {
     const context = await browser.newContext({ ignoreHTTPSErrors: true });
     try {
       expect(dashboard.url).toMatch(/^https:\/\/127\.0\.0\.1:/);
+      // the provider is listed by the dashboard itself first (its registry entry lives by heartbeats)
+      const ca = fs.readFileSync(pki.ca, 'utf8');
+      const listed = async () => {
+        const api = await rawRequest(dashboard.url, '/api/overview', {
+          ca,
+          headers: { authorization: `Bearer ${TOKEN}` },
+        });
+        return api.body.includes('"shop.Inventory"');
+      };
+      await waitFor(listed, SEE_MS, { message: 'the dashboard lists shop.Inventory' });
       const page = await context.newPage();
+      const trouble = pageTrouble(page);
       await page.goto(`${dashboard.url}#token=${TOKEN}`);
-      await page.locator('table.services').getByText('shop.Inventory').waitFor({ timeout: SEE_MS });
+      await see(page.locator('table.services').getByText('shop.Inventory'), trouble);
       await page.goto(`${dashboard.url}#/service/shop.Inventory/try`);
       await page.getByLabel('Method').fill('stock');
       await page.getByLabel(/Arguments/).fill('["kiwi"]');
       await page.getByRole('button', { name: 'Call' }).click();
       const output = page.locator('#try-output');
       // the answer, or the error the page shows instead (named in the failure, not a bare timeout)
-      await page.locator('#try-output, #try-error').first().waitFor({ timeout: SEE_MS });
+      await see(page.locator('#try-output, #try-error').first(), trouble);
       const shownError = page.locator('#try-error');
       if ((await shownError.count()) > 0) expect.fail(`Try it answered: ${await shownError.textContent()}`);
       expect(JSON.parse((await output.textContent()) ?? '')).toMatchObject({ sku: 'kiwi', count: 28 });

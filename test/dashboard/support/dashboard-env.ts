@@ -9,7 +9,7 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import { createDashboard, type Dashboard, type DashboardOptions } from '../../../src/dashboard/index.js';
 import type { RegistryControl } from '../../../src/dashboard/sources.js';
 import { type CallistoApp, callisto, defineService } from '../../../src/index.js';
@@ -103,6 +103,42 @@ export async function openPage(browser: Browser, url: string, size = { width: 12
   });
   await page.goto(url);
   return { page, problems, close: () => context.close() };
+}
+
+/** What goes wrong on `page` from now on: its errors, failed requests, and answers of 400 and up. */
+export function pageTrouble(page: Page): string[] {
+  const trouble: string[] = [];
+  page.on('pageerror', (error) => trouble.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') trouble.push(`console: ${message.text()}`);
+  });
+  page.on('requestfailed', (request) =>
+    trouble.push(`${request.method()} ${request.url()} failed: ${request.failure()?.errorText}`),
+  );
+  page.on('response', (response) => {
+    if (response.status() >= 400) trouble.push(`${response.status()} for ${response.url()}`);
+  });
+  return trouble;
+}
+
+/**
+ * Waits until `locator` is visible; when it is not in time, fails with what the page shows and what
+ * `trouble` (pageTrouble) saw go wrong, rather than with a bare timeout.
+ */
+export async function see(locator: Locator, trouble: readonly string[], timeout = SEE_MS): Promise<void> {
+  try {
+    await locator.waitFor({ timeout });
+  } catch (error) {
+    const page = locator.page();
+    const shown = await page
+      .locator('body')
+      .textContent()
+      .catch((reason: unknown) => `(unreadable: ${String(reason)})`);
+    throw new Error(
+      `${String((error as Error).message).split('\n')[0]}\nat ${page.url()} the page shows: ${(shown ?? '').slice(0, 800)}\n` +
+        `what went wrong on it: ${trouble.join('; ') || 'nothing reported'}`,
+    );
+  }
 }
 
 /** shop.Inventory as a consumer sees it (fixtures/provider.ts). */
