@@ -3,12 +3,12 @@
  * a large body goes out as the batch ending with its header, then the body itself, not copied; any
  * other large frame that does not fit the batch gets a buffer of its own holding what was batched
  * before it and itself (one allocation, one copy); what follows in the same tick goes in a batch after
- * it, in order.
+ * it, in order; a batch that reaches EARLY_FLUSH_BYTES is written at once, before the tick ends.
  */
 import { describe, expect, it } from 'vitest';
 import { type Frame, HEADER_BYTES } from '../../src/protocol/frame.js';
 import { createFrameDecoder } from '../../src/protocol/frame-decoder.js';
-import { createFrameWriter, LARGE_FRAME_BYTES } from '../../src/protocol/frame-writer.js';
+import { createFrameWriter, EARLY_FLUSH_BYTES, LARGE_FRAME_BYTES } from '../../src/protocol/frame-writer.js';
 
 function writerWithBatches() {
   const batches: Buffer[] = [];
@@ -34,6 +34,23 @@ describe('frame writer', () => {
     writer.flush();
     expect(batches).toHaveLength(1);
     expect(decodeAll(batches).map((frame) => frame.requestId)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it('writes a batch as soon as it holds EARLY_FLUSH_BYTES, without waiting for the end of the tick', () => {
+    const { writer, batches } = writerWithBatches();
+    const frameBytes = HEADER_BYTES + 100;
+    const perBatch = Math.ceil(EARLY_FLUSH_BYTES / frameBytes);
+    const frames = perBatch * 3 + 5;
+    for (let id = 1; id <= frames; id++) {
+      writer.response({ requestId: id, serializer: 2, status: 0, body: Buffer.alloc(100, id % 256) });
+    }
+    // three full batches are out already, in this tick; the rest waits for the flush
+    expect(batches.map((batch) => batch.length)).toEqual([1, 2, 3].map(() => perBatch * frameBytes));
+    writer.flush();
+    expect(batches).toHaveLength(4);
+    const decoded = decodeAll(batches);
+    expect(decoded.map((frame) => frame.requestId)).toEqual(Array.from({ length: frames }, (_, i) => i + 1));
+    expect(decoded.every((frame) => frame.body.every((byte) => byte === frame.requestId % 256))).toBe(true);
   });
 
   it('sends a large response or request body as it is, right after its header, in order', () => {
