@@ -6,7 +6,7 @@
  */
 import type { ClusterInvoker } from '../cluster/cluster.js';
 import { compileChain, orderFilters } from '../core/filter.js';
-import type { Invocation, Invoker } from '../core/invocation.js';
+import type { Invoker } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import { createConsumerLimitState } from '../filters/consumer-limit.js';
 import type { OutcomeRecorder } from '../filters/outlier.js';
@@ -82,7 +82,7 @@ export function createMethodRuntime(init: MethodRuntimeInit): MethodRuntime {
     const mockOf = hasMock(options.mockImpl, name, declaration) ? mock : undefined;
     // An operator's mock switch for this method (runtime control), read per call.
     const switched = (switch_: MockMode | undefined, call: ClientInvocation) =>
-      callWithMockSwitch(switch_, call, cluster as (i: Invocation) => Promise<unknown>, mockOf?.());
+      callWithMockSwitch(switch_, call, cluster!, mockOf?.());
     return (invocation) => {
       if (reference.holds.released) {
         return Promise.reject(new RpcError('Shutdown', `this reference to ${definition.name} was released`));

@@ -9,14 +9,14 @@
  *   a mock, the failure stays as it is).
  * The directory keeps the switches (undefined when there are none, so a call pays one property read).
  */
-import type { Invocation } from '../core/invocation.js';
+import type { ClusterInvocation } from '../cluster/cluster.js';
 import { RpcError } from '../core/rpc-error.js';
 import type { MockMode } from '../registry/override-record.js';
 
 export function callWithMockSwitch(
   mode: MockMode | undefined,
-  invocation: Invocation,
-  call: (invocation: Invocation) => Promise<unknown>,
+  invocation: ClusterInvocation,
+  call: (invocation: ClusterInvocation) => Promise<unknown>,
   /** The method's mock; undefined when the reference has none. */
   answer: ((args: unknown[]) => unknown) | undefined,
 ): Promise<unknown> {
@@ -38,7 +38,7 @@ export function callWithMockSwitch(
     }
   }
   // the mock may still answer after the strategy failed: the per-call end hooks wait for that
-  (invocation as { settleHooks?: unknown }).settleHooks = undefined;
+  invocation.settleHooks = undefined;
   return call(invocation).catch((error: unknown) => {
     if (RpcError.is(error) && error.code === 'ProviderError') throw error;
     return answer(invocation.args);
