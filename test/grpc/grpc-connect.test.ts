@@ -32,7 +32,11 @@ afterAll(() => pki.remove());
 
 const TOKEN = 'orders-secret-token-0123456789';
 
+let greeter: DescService | undefined;
+
+/** The Greeter's descriptor, built once from the .proto. */
 function greeterService(): DescService {
+  if (greeter !== undefined) return greeter;
   const root = protobuf.loadSync(GREETER_PROTO);
   // biome-ignore lint/suspicious/noExplicitAny: toDescriptor is added by protobufjs/ext/descriptor
   const set = (root as any).toDescriptor('proto3');
@@ -40,7 +44,16 @@ function greeterService(): DescService {
     set,
   ).finish();
   const registry = createFileRegistry(fromBinary(FileDescriptorSetSchema, bytes));
-  return registry.getService('callisto.test.Greeter')!;
+  greeter = registry.getService('callisto.test.Greeter')!;
+  return greeter;
+}
+
+/** A provider of the Greeter (recording into `seen`); returns its gRPC entry's h2c address. */
+async function startGreeter(seen = newSeen()): Promise<string> {
+  const app = await testApp();
+  app.provide(GreeterDef, greeterImpl(seen));
+  await app.start();
+  return `http://127.0.0.1:${app.grpcPort}`;
 }
 
 /** A connect-node client of the Greeter over `transport` (its descriptor built at run time: untyped). */
@@ -51,10 +64,8 @@ function greeterClient(transport: Transport): any {
 
 describe('gRPC entry: connect-node as the client (gRPC protocol)', () => {
   it('unary, server stream, two-way stream and an error status', async () => {
-    const app = await testApp();
-    app.provide(GreeterDef, greeterImpl(newSeen()));
-    await app.start();
-    const client = greeterClient(createGrpcTransport({ baseUrl: `http://127.0.0.1:${app.grpcPort}` }));
+    const baseUrl = await startGreeter();
+    const client = greeterClient(createGrpcTransport({ baseUrl }));
     const reply = await client.sayHello({ name: 'connect' });
     expect(reply.message).toBe('hello connect');
     const counted: number[] = [];
@@ -73,11 +84,9 @@ describe('gRPC entry: connect-node as the client (gRPC protocol)', () => {
   });
 
   it('the Connect protocol (unary, binary) on the same port: an answer, a deadline and an error status', async () => {
-    const app = await testApp();
-    app.provide(GreeterDef, greeterImpl(newSeen()));
-    await app.start();
+    const baseUrl = await startGreeter();
     const transport = createConnectTransport({
-      baseUrl: `http://127.0.0.1:${app.grpcPort}`,
+      baseUrl,
       httpVersion: '2',
       useBinaryFormat: true,
     });
@@ -92,12 +101,10 @@ describe('gRPC entry: connect-node as the client (gRPC protocol)', () => {
 
   it('the gRPC-Web protocol on the same port: unary, a server stream, error codes, a deadline, trailers as the last message', async () => {
     const seen = newSeen();
-    const app = await testApp();
-    app.provide(GreeterDef, greeterImpl(seen));
-    await app.start();
+    const baseUrl = await startGreeter(seen);
     // binary: the entry's +json is the JSON array of the arguments, not protobuf's JSON mapping
     const transport = createGrpcWebTransport({
-      baseUrl: `http://127.0.0.1:${app.grpcPort}`,
+      baseUrl,
       httpVersion: '2',
       useBinaryFormat: true,
     });
@@ -125,11 +132,9 @@ describe('gRPC entry: connect-node as the client (gRPC protocol)', () => {
   });
 
   it('over HTTP/2, gRPC-Web carries client and two-way streams too', async () => {
-    const app = await testApp();
-    app.provide(GreeterDef, greeterImpl(newSeen()));
-    await app.start();
+    const baseUrl = await startGreeter();
     const transport = createGrpcWebTransport({
-      baseUrl: `http://127.0.0.1:${app.grpcPort}`,
+      baseUrl,
       httpVersion: '2',
     });
     const client = greeterClient(transport);
@@ -174,11 +179,9 @@ describe('gRPC entry: connect-node as the client (gRPC protocol)', () => {
 
   it('the Connect protocol’s streams: server, client and two-way, an error after messages, a deadline', async () => {
     const seen = newSeen();
-    const app = await testApp();
-    app.provide(GreeterDef, greeterImpl(seen));
-    await app.start();
+    const baseUrl = await startGreeter(seen);
     const transport = createConnectTransport({
-      baseUrl: `http://127.0.0.1:${app.grpcPort}`,
+      baseUrl,
       httpVersion: '2',
       useBinaryFormat: true,
     });
