@@ -139,7 +139,8 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
 
   /** Makes room for `bytes` more and schedules the flush; returns the write offset. */
   const reserve = (bytes: number): number => {
-    // a large frame's own buffer is full: it goes out before anything is written after it
+    // a large frame's own buffer is full, or the batch holds EARLY_FLUSH_BYTES: it goes out before
+    // anything is written after it
     if (kept !== undefined || used >= EARLY_FLUSH_BYTES) writeBatch();
     if (used + bytes > batch.length) {
       if (bytes > LARGE_FRAME_BYTES) {

@@ -324,8 +324,9 @@ function createRedisDriver(Redis: RedisClass, context: RegistryContext): Registr
   cmd.on('close', () => {
     if (!closed) context.setStatus('disconnected', lastError || 'connection closed');
   });
-  const subscribeFollowed = (): Promise<unknown> => {
-    const channels = [...follows.keys()].map((segment) => providersPath(options.root, segment));
+  /** Subscribes the providers channels of `segments`, keeping the error (the next 'ready' retries). */
+  const subscribe = (segments: Iterable<string>): Promise<unknown> => {
+    const channels = [...segments].map((segment) => providersPath(options.root, segment));
     if (channels.length === 0) return Promise.resolve();
     return sub.subscribe(...channels).catch((error: unknown) => {
       lastError = describeError(error);
@@ -334,7 +335,7 @@ function createRedisDriver(Redis: RedisClass, context: RegistryContext): Registr
   sub.on('ready', () => {
     subBackoff.reset();
     // subscribed again first; then every list re-read, as messages may have been missed meanwhile
-    void subscribeFollowed().then(() => {
+    void subscribe(follows.keys()).then(() => {
       for (const [segment, follow] of follows) void resync(segment, follow);
     });
   });
@@ -395,9 +396,7 @@ function createRedisDriver(Redis: RedisClass, context: RegistryContext): Registr
       if (closed || follows.has(segment)) return;
       const follow: Follow = { timer: undefined, running: false, dirty: false };
       follows.set(segment, follow);
-      sub.subscribe(providersPath(options.root, segment)).catch((error: unknown) => {
-        lastError = describeError(error);
-      });
+      void subscribe([segment]);
       void resync(segment, follow);
     },
     async inventory(match) {
