@@ -1,10 +1,9 @@
 /**
- * The Redis registry's subscriber connection across a reconnect, through a proxy of the test's own in
- * front of the shared Redis: the channels are subscribed again (a change arrives by message, long
+ * The Redis registry's subscriber connection across a reconnect, through the tests' TCP proxy
+ * (support/tcp-proxy.ts) in front of the shared Redis: the channels are subscribed again (a change arrives by message, long
  * before the periodic re-read), and a resubscribe still pending when the registry closes is settled
  * with nobody's promise left unhandled (ioredis's own resubscribe left it so: redis/ioredis#2187).
  */
-import net from 'node:net';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRegistry } from '../../src/registry/create-registry.js';
@@ -12,6 +11,7 @@ import { servicePathSegment } from '../../src/registry/provider-record.js';
 import type { Registry } from '../../src/registry/registry.js';
 import { providersPath } from '../../src/registry/registry-paths.js';
 import { sharedServerAddress } from '../setup/shared-servers.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
 import { waitFor } from '../support/wait-for.js';
 import { follow } from './fixtures/follower.js';
 import { providerRecord, uniqueServiceKey } from './fixtures/records.js';
@@ -34,49 +34,32 @@ interface RedisProxy {
 }
 
 async function startRedisProxy(target: string): Promise<RedisProxy> {
-  const [host, port] = target.split(':');
-  const sockets = new Set<net.Socket>();
   let holding = false;
   let held = 0;
-  const server = net.createServer((client) => {
-    const upstream = net.connect({ host: host!, port: Number(port) });
-    let silent = false;
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => {});
-      socket.on('close', () => {
-        sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.on('data', (chunk: Buffer) => {
-      if (!silent && holding && /\bsubscribe\b/i.test(chunk.toString('latin1'))) {
-        silent = true;
-        held++;
-      }
-      if (silent) return;
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk: Buffer) => client.write(chunk));
+  const proxy = await startTcpProxy(target, {
+    tap: () => {
+      let silent = false;
+      return {
+        passes(chunk) {
+          if (!silent && holding && /\bsubscribe\b/i.test(chunk.toString('latin1'))) {
+            silent = true;
+            held++;
+          }
+          return !silent;
+        },
+      };
+    },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    address: `127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    address: proxy.address,
     get heldSubscribes() {
       return held;
     },
     holdSubscribes() {
       holding = true;
     },
-    dropAll() {
-      for (const socket of sockets) socket.destroy();
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    dropAll: () => proxy.dropAll(),
+    close: () => proxy.close(),
   };
 }
 

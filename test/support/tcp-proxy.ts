@@ -3,7 +3,8 @@
  * chunk to a `tap`, e.g. a frame decoder, when asked), can hold every chunk for a fixed delay (in order), so tests can see what travels on the wire (compression) or give
  * one provider a longer round trip (latency-aware balancing). `silence()` cuts the link the way a
  * partition does: nothing goes through either way, the sockets stay open, and what was sent meanwhile is
- * delivered, in order, at `speak()` (as TCP retransmits once a link heals). Closed by `close()`.
+ * delivered, in order, at `speak()` (as TCP retransmits once a link heals). `dropAll()` ends every
+ * connection, as a restarted server does; a tap may keep a chunk from the target. Closed by `close()`.
  */
 import net from 'node:net';
 
@@ -18,13 +19,17 @@ export interface TcpProxy {
   silence(): void;
   /** Lets traffic through again, delivering what was held, in order. */
   speak(): void;
+  /** Ends every connection it carries (new ones are still accepted). */
+  dropAll(): void;
   close(): Promise<void>;
 }
 
 /** What a test sees of one proxied connection: each chunk as it passes, each way (e.g. to decode frames). */
 export interface ConnectionTap {
-  up(chunk: Buffer): void;
-  down(chunk: Buffer): void;
+  /** Whether a chunk from the consumer goes on to the target (default: every one); one kept is never sent. */
+  passes?(chunk: Buffer): boolean;
+  up?(chunk: Buffer): void;
+  down?(chunk: Buffer): void;
 }
 
 export interface TcpProxyOptions {
@@ -43,9 +48,10 @@ export async function startTcpProxy(target: string, options: TcpProxyOptions = {
   let silent = false;
   const held: Array<() => void> = [];
 
-  const forward = (from: net.Socket, to: net.Socket, seen: (chunk: Buffer) => void): void => {
+  /** `seen` says whether the chunk is forwarded. */
+  const forward = (from: net.Socket, to: net.Socket, seen: (chunk: Buffer) => boolean): void => {
     from.on('data', (chunk: Buffer) => {
-      seen(chunk);
+      if (!seen(chunk)) return;
       if (silent) held.push(() => to.destroyed || to.write(chunk));
       else if (delayMs === 0) to.write(chunk);
       else setTimeout(() => to.destroyed || to.write(chunk), delayMs);
@@ -63,12 +69,15 @@ export async function startTcpProxy(target: string, options: TcpProxyOptions = {
     upstream.on('close', () => sockets.delete(upstream));
     const tap = options.tap?.();
     forward(client, upstream, (chunk) => {
+      if (tap?.passes?.(chunk) === false) return false;
       upstreamBytes += chunk.length;
-      tap?.up(chunk);
+      tap?.up?.(chunk);
+      return true;
     });
     forward(upstream, client, (chunk) => {
       downstreamBytes += chunk.length;
-      tap?.down(chunk);
+      tap?.down?.(chunk);
+      return true;
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -87,6 +96,9 @@ export async function startTcpProxy(target: string, options: TcpProxyOptions = {
     speak() {
       silent = false;
       for (const deliver of held.splice(0)) deliver();
+    },
+    dropAll() {
+      for (const socket of sockets) socket.destroy();
     },
     close() {
       for (const socket of sockets) socket.destroy();
