@@ -234,7 +234,13 @@ async function limitRound(): Promise<Array<[string, boolean]>> {
   const admin = `http://127.0.0.1:${after.adminPort}`;
   const metrics = parsePrometheus(await (await fetch(`${admin}/metrics`)).text());
   const gauge = (name: string) => Number(metrics.get(name)!.metrics[0]!.value);
-  expect(gauge('callisto_adaptive_limit')).toBe(after.limit);
+  const stats = (await (await fetch(`${admin}/stats`)).json()) as {
+    adaptiveLimit: { limit: number; refused: number; overloaded: boolean; admitted: number };
+  };
+  // the report() call itself ends after it read the limit, and its latency may close a window and
+  // move the limit: the gauge is compared with /stats, read after it with no call in between
+  expect(gauge('callisto_adaptive_limit')).toBe(stats.adaptiveLimit.limit);
+  const limit = stats.adaptiveLimit.limit;
   expect(gauge('callisto_adaptive_inflight')).toBeLessThanOrEqual(1);
   expect(gauge('callisto_adaptive_admitted_total')).toBeGreaterThanOrEqual(after.admitted);
   expect([0, 1]).toContain(gauge('callisto_adaptive_overloaded'));
@@ -243,18 +249,15 @@ async function limitRound(): Promise<Array<[string, boolean]>> {
     .get('callisto_shed_total')
     ?.metrics.find((m) => m.labels?.['reason'] === 'limit' && m.labels?.['method'] === 'burn');
   expect(Number(shed?.value ?? 0)).toBe(outcomes.limit);
-  const stats = (await (await fetch(`${admin}/stats`)).json()) as {
-    adaptiveLimit: { limit: number; refused: number; overloaded: boolean; admitted: number };
-  };
-  expect(stats.adaptiveLimit).toMatchObject({ limit: after.limit, refused: outcomes.limit });
+  expect(stats.adaptiveLimit.refused).toBe(outcomes.limit);
   expect(stats.adaptiveLimit.admitted).toBeGreaterThanOrEqual(after.admitted);
   expect(typeof stats.adaptiveLimit.overloaded).toBe('boolean');
 
-  const figures = `limit ${after.limit}, refused ${outcomes.limit} of ${offered}, ok ${outcomes.ok}`;
+  const figures = `limit ${limit}, refused ${outcomes.limit} of ${offered}, ok ${outcomes.ok}`;
   console.log(`[overload] adaptive limit round: ${figures}`);
   return [
-    [`limit below 100 (${figures})`, after.limit < 100],
-    [`limit at least 20 (${figures})`, after.limit >= 20],
+    [`limit below 100 (${figures})`, limit < 100],
+    [`limit at least 20 (${figures})`, limit >= 20],
     [`more than 20 % refused (${figures})`, outcomes.limit > offered * 0.2],
     // the admitted calls (5 s deadlines) succeed
     [`admitted calls answered ≥ 95 % (${figures})`, outcomes.ok >= admitted * 0.95],
