@@ -26,6 +26,7 @@ import { RpcError } from '../core/rpc-error.js';
 import type { LoadBalancer } from '../loadbalance/load-balancer.js';
 import { channels, type RetriesExhaustedMessage } from '../observability/channels.js';
 import { callLogFields, type LogFields } from '../observability/logger.js';
+import { createRateLimitedLog } from '../observability/rate-limited-log.js';
 import { ClientInvocation } from './client-invocation.js';
 import type { Directory } from './directory.js';
 import type { ProviderEndpoint } from './endpoint.js';
@@ -72,6 +73,8 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
   let stickyEndpoint: ProviderEndpoint | undefined;
   const hook = parts.onRetriesExhausted;
   const oneRetryLayer = parts.oneRetryLayer ?? true;
+  // an overload refuses retries by the thousand: one line per 10 s says so, with how many it left out
+  const budgetLog = createRateLimitedLog((message, fields) => parts.log('warn', message, fields));
 
   /** A call with retries failed, none left: the hook and the channel hear it, once per call. */
   const exhausted = (
@@ -200,8 +203,8 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
     });
     if (delay === undefined) return exhausted(error, invocation, attempts, 'attempts');
     if (!budget.tryAcquireRetry()) {
-      parts.log(
-        'warn',
+      budgetLog.warn(
+        'budget',
         `${parts.label}: retry budget exhausted, not retrying: ${error.message}`,
         callLogFields(parts.label, invocation),
       );

@@ -12,7 +12,7 @@
  * - any other error travels with its name and message only.
  * With `exposeErrors: 'all'` (trusted setups) every error travels with all its own fields, as thrown.
  */
-import { ErrorCode, type ErrorCodeName, errorCodeName, RpcError } from './rpc-error.js';
+import { ErrorCode, type ErrorCodeName, errorCodeName, RpcError, rpcErrorWithoutStack } from './rpc-error.js';
 
 export interface ErrorPayload {
   name: string;
@@ -194,12 +194,15 @@ export function toErrorPayload(
   };
 }
 
-/** Rebuilds the caller-side error from a failed response. */
+/**
+ * Rebuilds the caller-side error from a failed response. Without a local stack: here it would show the
+ * frame decoder, not the caller (the provider's own stack, when it sends one, is `remoteStack`).
+ */
 export function fromErrorPayload(status: number, payload: unknown): RpcError {
   const code: ErrorCodeName = errorCodeName(status);
   const p = (typeof payload === 'object' && payload !== null ? payload : {}) as Partial<ErrorPayload>;
   const message = typeof p.message === 'string' ? p.message : 'remote error';
-  const error = new RpcError(code, message, {
+  const error = rpcErrorWithoutStack(code, message, {
     remote: true,
     remoteName: typeof p.name === 'string' ? p.name : undefined,
     details: typeof p.details === 'object' && p.details !== null ? { ...p.details } : {},

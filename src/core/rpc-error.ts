@@ -110,6 +110,26 @@ export class RpcError extends Error {
   }
 }
 
+/**
+ * An RpcError without a stack trace, for the errors made by the thousand when a process is overloaded
+ * (a call shed, an error answer decoded from the wire), whose stack would show only the framework's own
+ * frames (a filter, the frame decoder), never the caller's: capturing it cost about 8 µs of the refusal
+ * path, 1 µs without (docs/performance.md).
+ */
+export function rpcErrorWithoutStack(
+  code: ErrorCodeName,
+  message: string,
+  init: RpcErrorInit = {},
+): RpcError {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new RpcError(code, message, init);
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
 /** The message of anything thrown: an Error's message, else its string form. */
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -11,20 +11,20 @@
  * - `throttled`: refused by the consumer's adaptive throttling before it was sent, `Overloaded`;
  * - `limit`: refused by the provider's adaptive concurrency limit before it was decoded, `Overloaded`.
  */
-import { type ErrorCodeName, RpcError, type RpcErrorInit } from './rpc-error.js';
+import { type ErrorCodeName, RpcError, type RpcErrorInit, rpcErrorWithoutStack } from './rpc-error.js';
 
 export type ShedReason = 'deadline' | 'expired' | 'throttled' | 'limit';
 
 export const SHED_REASONS: readonly ShedReason[] = ['deadline', 'expired', 'throttled', 'limit'];
 
-/** An RpcError for a call shed for `reason` (`details.shed`). */
+/** An RpcError for a call shed for `reason` (`details.shed`), without a stack (rpcErrorWithoutStack). */
 export function shedError(
   code: ErrorCodeName,
   message: string,
   reason: ShedReason,
   init: RpcErrorInit = {},
 ): RpcError {
-  return new RpcError(code, message, { ...init, details: { ...init.details, shed: reason } });
+  return rpcErrorWithoutStack(code, message, { ...init, details: { ...init.details, shed: reason } });
 }
 
 /** Why `error` was shed here (never for an error that came from the other side), or undefined. */

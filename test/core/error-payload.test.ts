@@ -8,7 +8,8 @@ import {
   isSystemError,
   toErrorPayload,
 } from '../../src/core/error-payload.js';
-import { RpcError } from '../../src/core/rpc-error.js';
+import { RpcError, rpcErrorWithoutStack } from '../../src/core/rpc-error.js';
+import { shedError } from '../../src/core/shed.js';
 
 async function caught(work: () => Promise<unknown>): Promise<Error> {
   return work().then(
@@ -88,5 +89,34 @@ describe('declared errors', () => {
     const first = fromErrorPayload(status, payload);
     first.details.mutated = true;
     expect(fromErrorPayload(status, payload).details).toEqual({});
+  });
+});
+
+describe('errors made by the thousand under overload', () => {
+  // their stack would show only the framework's own frames; capturing it was most of a refusal's cost
+  const frames = (error: Error) => (error.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line));
+
+  it('a shed call and an error answer rebuilt from the wire carry no stack frames', () => {
+    expect(frames(new RpcError('Overloaded', 'ordinary'))).not.toHaveLength(0);
+    const shed = shedError('Overloaded', 'refused', 'limit');
+    expect(shed).toMatchObject({ code: 'Overloaded', message: 'refused', details: { shed: 'limit' } });
+    expect(frames(shed)).toEqual([]);
+    const remote = fromErrorPayload(14, { name: 'Error', message: 'boom', details: {} });
+    expect(remote).toMatchObject({ code: 'Internal', message: 'boom', remote: true });
+    expect(frames(remote)).toEqual([]);
+  });
+
+  it('rpcErrorWithoutStack leaves Error.stackTraceLimit as it found it, even when the constructor throws', () => {
+    const before = Error.stackTraceLimit;
+    rpcErrorWithoutStack('Internal', 'x');
+    expect(Error.stackTraceLimit).toBe(before);
+    expect(() =>
+      rpcErrorWithoutStack('Internal', 'x', {
+        get details(): Record<string, unknown> {
+          throw new Error('bad init');
+        },
+      }),
+    ).toThrow('bad init');
+    expect(Error.stackTraceLimit).toBe(before);
   });
 });
