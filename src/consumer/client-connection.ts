@@ -449,10 +449,11 @@ export function createClientConnection(
     ping: framed.ping,
     async close() {
       if (state.kind === 'closed') return;
-      fail(new RpcError('Network', `connection to ${address} closed by this side`), true);
       if (state.kind !== 'draining') state = { kind: 'draining', goneAway: false };
       if (pending.size > 0) await new Promise<void>((wake) => drainWaiters.push(wake));
       if (!stream.destroyed) {
+        // noted only now: a peer that goes away while the calls drain is what ends them, not this side
+        fail(new RpcError('Network', `connection to ${address} closed by this side`), true);
         await new Promise<void>((done) => {
           stream.once('close', () => done());
           framed.end();
