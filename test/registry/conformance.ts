@@ -62,8 +62,12 @@ export function runRegistryConformance(target: ConformanceTarget): void {
     ? (level: string, message: string) => console.error(`${new Date().toISOString()} [${level}] ${message}`)
     : undefined;
 
-  const open = async (address = target.address()): Promise<Registry> => {
-    const registry = await createRegistry(address, { ttlMs, log });
+  const open = async (address = target.address(), maxBackoffMs?: number): Promise<Registry> => {
+    const registry = await createRegistry(address, {
+      ttlMs,
+      log,
+      ...(maxBackoffMs === undefined ? {} : { maxBackoffMs }),
+    });
     later(() => registry.close());
     return registry;
   };
@@ -453,7 +457,9 @@ export function runRegistryConformance(target: ConformanceTarget): void {
         const dir = mkdtempSync(join(tmpdir(), 'callisto-snapshot-'));
         later(() => rmSync(dir, { recursive: true, force: true }));
         const snapshotPath = join(dir, 'service.json');
-        const provider = await open(server.url);
+        // reconnect attempts at most 1 s apart (default 5 s): after the restart the provider and the
+        // consumer each wait for their next attempt, on a loaded machine after a slow server start
+        const provider = await open(server.url, 1_000);
         await provider.register(providerRecord(key, 20_021));
 
         const first = await open(server.url);
@@ -469,7 +475,7 @@ export function runRegistryConformance(target: ConformanceTarget): void {
         await first.close();
 
         await server.stop();
-        const cold = await open(server.url);
+        const cold = await open(server.url, 1_000);
         let directory: RegistryLists | undefined;
         later(() => directory?.close());
         directory = followRegistryLists({
@@ -487,9 +493,9 @@ export function runRegistryConformance(target: ConformanceTarget): void {
         // the provider registers again after the restart; the directory then follows the registry
         await waitFor(
           () => directory?.source === 'registry' && directory.providers.map((r) => r.port).join() === '20021',
-          15_000,
+          25_000,
         );
-      });
+      }, 45_000);
 
       it('closes cleanly while the server is down, rejecting what was pending', async () => {
         const server = await privateServer();
