@@ -11,13 +11,6 @@
  * every call, one in 100 ms goes anyway, a probe that keeps the estimate learning). Every call the
  * method answered itself (a result, or anything its handler threw that is not an RpcError) teaches the
  * estimate how long it took from here to the end of the chain (queues after this filter included).
- *
- * With the adaptive limit, a call is also refused when the calls ahead of it would hold it for more
- * than half its remaining budget (`queueWaitMs`: the calls in flight over the rate calls ended at while
- * the loop was saturated). This is what bounds a step into overload before the limit's gate has seen
- * it: a loaded loop reads a whole socket's worth of requests in one poll and would start all of them,
- * to finish the last ones long after their callers gave up (at 4× the capacity, goodput 79–86 % of the
- * capacity without it, 86–89 % with it, bench/overload.ts O1, three runs each).
  */
 
 import { tickMonotonic } from '../core/clock.js';
@@ -53,13 +46,7 @@ export interface ProviderDeadlineOptions {
 }
 
 /** What deadline-aware admission reads of the adaptive limit (governance/concurrency-limiter.ts). */
-export type DeadlineLimitView = Pick<
-  ConcurrencyLimiter,
-  'shedByDeadline' | 'overloaded' | 'utilisation' | 'queueWaitMs'
->;
-
-/** A call is refused when the calls ahead of it would take more than this share of its remaining budget. */
-export const QUEUE_WAIT_SHARE = 0.5;
+export type DeadlineLimitView = Pick<ConcurrencyLimiter, 'shedByDeadline' | 'overloaded' | 'utilisation'>;
 
 /** The event loop's utilisation from which a call's measured time counts as holding a CPU queue. */
 export const BUSY_UTILISATION = 0.5;
@@ -97,16 +84,6 @@ export function providerDeadlineFilter(
       if (invocation.deadline > 0) {
         const remainingMs = invocation.deadline - now();
         if (remainingMs <= 0) throw deadlinePassed(invocation);
-        const waitMs = limit === undefined || invocation.oneway ? 0 : limit.queueWaitMs();
-        if (waitMs > remainingMs * QUEUE_WAIT_SHARE) {
-          limit?.shedByDeadline(at);
-          throw shedError(
-            'Timeout',
-            `${invocation.service.name}.${invocation.method}: ${Math.round(remainingMs)} ms left of the caller's budget, and the calls ahead of it would take about ${Math.round(waitMs)} ms (deadline-aware admission); not run`,
-            'deadline',
-            { details: { remainingMs, queueWaitMs: waitMs } },
-          );
-        }
         const queueGone = running === 0 && serviceTime.learntBusy() && !busy();
         if (
           !queueGone &&

@@ -79,12 +79,6 @@ export interface ConcurrencyLimiter {
    * sample (a result or the handler's own error).
    */
   release(rttMs: number | undefined, nowMs: number): void;
-  /**
-   * How long a call admitted now would wait behind the calls in flight, ms, by Little's law: the calls
-   * in flight over the rate calls ended at in the gate's last interval, when that interval kept the
-   * event loop saturated and served enough calls to say; 0 otherwise.
-   */
-  queueWaitMs(): number;
   /** Deadline-aware admission refused a call at `nowMs` (overload-gate.ts's `shedByDeadline`). */
   shedByDeadline(nowMs: number): void;
   close(): void;
@@ -92,8 +86,6 @@ export interface ConcurrencyLimiter {
 
 /** Departures in the interval that opened the gate below which its throughput is too thin to cap on. */
 const MIN_DEPARTURES_TO_CAP = 10;
-/** The event loop's utilisation over the gate's last interval from which its throughput is a capacity. */
-const SATURATED_FOR_QUEUE_WAIT = 0.9;
 
 class Limiter implements ConcurrencyLimiter {
   readonly #limit: AdaptiveLimit;
@@ -188,14 +180,6 @@ class Limiter implements ConcurrencyLimiter {
     if (rttMs === undefined) return;
     this.#limit.record(rttMs, inflight, nowMs);
     if (this.#limit.limit !== this.#seenLimit) this.#refresh();
-  }
-
-  queueWaitMs(): number {
-    const gate = this.#gate;
-    const perMs = gate.throughputPerMs;
-    if (gate.utilisation < SATURATED_FOR_QUEUE_WAIT || perMs * this.#intervalMs < MIN_DEPARTURES_TO_CAP)
-      return 0;
-    return this.inflight / perMs;
   }
 
   shedByDeadline(nowMs: number): void {

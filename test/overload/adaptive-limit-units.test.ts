@@ -170,26 +170,4 @@ describe('admission by priority', () => {
     // the 203 in flight: calls are refused until they drained under it
     expect(limiter.acquire(any, undefined, 201)).toBe(false);
   });
-
-  it("predicts a new call's wait behind the calls in flight by Little's law, only from a saturated interval", () => {
-    let utilisation = 1;
-    const limiter = createConcurrencyLimiter({ eventLoopDelay: false, utilisation: () => utilisation });
-    const any = () => 'default' as const;
-    // no interval judged yet: nothing to predict from
-    limiter.acquire(any, undefined, 0);
-    expect(limiter.queueWaitMs()).toBe(0);
-    // 100 calls end over 100 ms (1 per ms) while 300 arrive; the interval is judged at the next arrival
-    for (let i = 0; i < 300; i++) limiter.acquire(any, undefined, 50);
-    for (let i = 0; i < 100; i++) limiter.release(undefined, 100);
-    limiter.acquire(any, undefined, 100);
-    expect(limiter.inflight).toBe(202);
-    expect(limiter.queueWaitMs()).toBeCloseTo(202, 0);
-    // an interval whose loop was not saturated says nothing about the provider's capacity
-    utilisation = 0.5;
-    for (let i = 0; i < 100; i++) limiter.release(undefined, 150);
-    limiter.acquire(any, undefined, 160);
-    limiter.acquire(any, undefined, 210);
-    expect(limiter.queueWaitMs()).toBe(0);
-    limiter.close();
-  });
 });

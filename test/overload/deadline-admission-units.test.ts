@@ -21,8 +21,6 @@ function filterWith(limitHolds: boolean, learnt = { learntBusy: false, busy: () 
   const serviceTime = createServiceTime();
   for (let i = 0; i < 32; i++) serviceTime.record(300, 0, learnt.learntBusy);
   const shed: number[] = [];
-  /** What the limit predicts a new call waits behind the calls in flight. */
-  const queue = { waitMs: 0 };
   // the adaptive limit as deadline-aware admission sees it: busy is a utilisation of 1 or 0
   const limit: DeadlineLimitView = {
     shedByDeadline: (at) => shed.push(at),
@@ -30,7 +28,6 @@ function filterWith(limitHolds: boolean, learnt = { learntBusy: false, busy: () 
     get utilisation() {
       return learnt.busy() ? 1 : 0;
     },
-    queueWaitMs: () => queue.waitMs,
   };
   const filter = providerDeadlineFilter({ serviceTime, now: () => 1_000_000, limit });
   const running: Array<DeadlineInvocation & Invocation> = [];
@@ -55,7 +52,7 @@ function filterWith(limitHolds: boolean, learnt = { learntBusy: false, busy: () 
       return error;
     }
   };
-  return { start, shed, endAll, queue };
+  return { start, shed, endAll };
 }
 
 describe('deadline-aware admission and the adaptive limit', () => {
@@ -85,22 +82,6 @@ describe('deadline-aware admission and the adaptive limit', () => {
     loopBusy = true;
     expect(start(200)).toMatchObject({ code: 'Timeout' });
     expect(shed).toHaveLength(2);
-  });
-
-  it("refuses a call the calls ahead of it would hold for more than half its budget, the limit's gate open or not", () => {
-    for (const limitHolds of [false, true]) {
-      const { start, shed, queue } = filterWith(limitHolds);
-      queue.waitMs = 250;
-      expect(start(400)).toMatchObject({
-        code: 'Timeout',
-        details: { shed: 'deadline', queueWaitMs: 250, remainingMs: 400 },
-      });
-      expect(shed).toHaveLength(1);
-      expect(start(600)).toBeUndefined();
-      // nothing ahead: the budget is all the call's
-      queue.waitMs = 0;
-      expect(start(limitHolds ? 1 : 400)).toBeUndefined();
-    }
   });
 
   it('an estimate learnt on an idle loop (the method waits on something) refuses with nothing running', () => {
