@@ -3,10 +3,11 @@
  * meanwhile, those calls fail with what happened (the peer closed), not with "closed by this side".
  */
 import net from 'node:net';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { appInternals } from '../../src/app/internals.js';
 import { defineService, RpcError } from '../../src/index.js';
 import { closeAll, testApp } from '../support/apps.js';
+import { waitFor } from '../support/wait-for.js';
 
 const Echo = defineService<{ echo(n: number): Promise<number> }>('test.CloseReasonEcho', {
   methods: { echo: {} },
@@ -45,7 +46,9 @@ describe('the reason a closing connection gives its calls', () => {
     const connection = appInternals(consumer).consumer.pool.connections()[0]!;
     const closing = consumer.close();
     // this side is draining: it waits for the call before it ends the connection
-    await vi.waitFor(() => expect(connection.state.kind).toBe('draining'));
+    await waitFor(() => connection.state.kind === 'draining', 5_000, {
+      message: 'the connection never drained',
+    });
     for (const socket of sockets) socket.destroy();
     const error = await call;
     await closing;
