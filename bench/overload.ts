@@ -19,7 +19,7 @@
  */
 import net from 'node:net';
 import { callisto } from '../src/index.js';
-import { type OpenLoopResult, runOpenLoop } from './lib/open-loop.js';
+import { describeTimeline, type OpenLoopResult, runOpenLoop } from './lib/open-loop.js';
 import { choosePinning, startServer } from './lib/processes.js';
 import {
   type BalanceRun,
@@ -71,6 +71,7 @@ async function overloadO1(): Promise<void> {
         console.log(describeRun(`${factor}x, adaptive limit ${on ? 'on' : 'off'}`, run));
         if (process.env['BENCH_OVERLOAD_FAILURES'] === '1')
           console.log(run.failures.slice(0, 5), run.limiter);
+        if (process.env['BENCH_OVERLOAD_TIMELINE'] === '1') console.log(describeTimeline(run.timeline));
         rows.push({ limit: on ? 'on' : 'off', factor, run });
       } finally {
         await app.close();

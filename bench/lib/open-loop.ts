@@ -41,7 +41,23 @@ export interface OpenLoopResult {
   readonly admittedP99Ms: number;
   /** A few failure messages, for diagnosis. */
   readonly failures: readonly string[];
+  /** The calls by when they started, in slices of `TIMELINE_SLICE_MS`: how a run went over time. */
+  readonly timeline: readonly TimelineSlice[];
 }
+
+/** The calls that started in one slice of the run and what became of them. */
+export interface TimelineSlice {
+  readonly fromMs: number;
+  readonly offered: number;
+  readonly good: number;
+  readonly refused: number;
+  readonly failed: number;
+  /** Of the calls not refused, ms (0 for none). */
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+}
+
+export const TIMELINE_SLICE_MS = 250;
 
 /** Nearest-rank percentile of sorted values; 0 for none. */
 export function percentile(sorted: readonly number[], q: number): number {
@@ -59,23 +75,34 @@ export async function runOpenLoop(options: OpenLoopOptions): Promise<OpenLoopRes
   let failed = 0;
   let started = 0;
   const start = performance.now();
+  /** Per call: when it started (ms into the run), its outcome, and its latency (NaN when refused). */
+  const startedAt: number[] = [];
+  const outcomes: Array<'good' | 'refused' | 'failed'> = [];
+  const latencyOf: number[] = [];
 
   const launch = (i: number): void => {
     const at = performance.now();
+    startedAt[i] = at - start;
     pending.push(
       options.call(i).then(
         () => {
           const ms = performance.now() - at;
           latencies.push(ms);
+          latencyOf[i] = ms;
+          outcomes[i] = ms <= options.deadlineMs ? 'good' : 'failed';
           if (ms <= options.deadlineMs) good++;
           else failed++;
         },
         (error: unknown) => {
           if (options.isRefusal(error)) {
             refused++;
+            outcomes[i] = 'refused';
+            latencyOf[i] = Number.NaN;
             return;
           }
           latencies.push(performance.now() - at);
+          latencyOf[i] = performance.now() - at;
+          outcomes[i] = 'failed';
           failed++;
           if (failures.length < 5) failures.push(error instanceof Error ? error.message : String(error));
         },
@@ -106,5 +133,41 @@ export async function runOpenLoop(options: OpenLoopOptions): Promise<OpenLoopRes
     admittedP95Ms: percentile(latencies, 0.95),
     admittedP99Ms: percentile(latencies, 0.99),
     failures,
+    timeline: timelineOf(startedAt, outcomes, latencyOf),
   };
+}
+
+/** A run's timeline as lines (`BENCH_OVERLOAD_TIMELINE=1`). */
+export function describeTimeline(timeline: readonly TimelineSlice[]): string {
+  return timeline
+    .map(
+      (slice) =>
+        `  ${String(slice.fromMs).padStart(5)} ms: offered ${slice.offered}, good ${slice.good}, refused ${slice.refused}, failed ${slice.failed}, p50 ${slice.p50Ms.toFixed(0)} ms, p99 ${slice.p99Ms.toFixed(0)} ms`,
+    )
+    .join('\n');
+}
+
+function timelineOf(
+  startedAt: readonly number[],
+  outcomes: ReadonlyArray<'good' | 'refused' | 'failed'>,
+  latencyOf: readonly number[],
+): TimelineSlice[] {
+  const slices: Array<{ offered: number; good: number; refused: number; failed: number; ms: number[] }> = [];
+  startedAt.forEach((at, i) => {
+    const index = Math.floor(at / TIMELINE_SLICE_MS);
+    while (slices.length <= index) slices.push({ offered: 0, good: 0, refused: 0, failed: 0, ms: [] });
+    const slice = slices[index]!;
+    slice.offered++;
+    slice[outcomes[i]!]++;
+    if (!Number.isNaN(latencyOf[i]!)) slice.ms.push(latencyOf[i]!);
+  });
+  return slices.map(({ ms, ...counts }, index) => {
+    ms.sort((a, b) => a - b);
+    return {
+      fromMs: index * TIMELINE_SLICE_MS,
+      ...counts,
+      p50Ms: percentile(ms, 0.5),
+      p99Ms: percentile(ms, 0.99),
+    };
+  });
 }

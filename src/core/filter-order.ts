@@ -57,7 +57,7 @@ const provider = {
   deadline: {
     order: 200,
     when: 'always',
-    does: "refuses with `Timeout` a call whose caller's deadline has passed; with `deadlineAdmission` (default) learns each method's service time and refuses with `Overloaded`, before decoding, a call whose remaining budget is smaller ([operations.md](operations.md))",
+    does: "refuses with `Timeout` a call whose caller's deadline has passed; with `deadlineAdmission` (default) learns each method's service time and refuses with `Timeout` (`details.shed: 'deadline'`, never run), before decoding, a call whose remaining budget is smaller, or (with the adaptive limit, before its gate opens) whose wait behind the calls in flight would take more than half of it ([operations.md](operations.md))",
     form: 'hooks',
   },
   auth: {

@@ -79,6 +79,12 @@ export interface ConcurrencyLimiter {
    * sample (a result or the handler's own error).
    */
   release(rttMs: number | undefined, nowMs: number): void;
+  /**
+   * How long a call admitted now would wait for the event loop behind the calls in flight, ms: the
+   * calls in flight × the loop's busy time per call (overload-gate.ts's `busyMsPerCall`). What bounds a
+   * step into overload before the gate has seen it (filters/deadline.ts).
+   */
+  queueWaitMs(): number;
   /** Deadline-aware admission refused a call at `nowMs` (overload-gate.ts's `shedByDeadline`). */
   shedByDeadline(nowMs: number): void;
   close(): void;
@@ -180,6 +186,10 @@ class Limiter implements ConcurrencyLimiter {
     if (rttMs === undefined) return;
     this.#limit.record(rttMs, inflight, nowMs);
     if (this.#limit.limit !== this.#seenLimit) this.#refresh();
+  }
+
+  queueWaitMs(): number {
+    return this.inflight * this.#gate.busyMsPerCall;
   }
 
   shedByDeadline(nowMs: number): void {

@@ -97,6 +97,12 @@ export interface OverloadGate {
   readonly utilisation: number;
   /** Calls that ended per ms over the last judged interval (0 before one). */
   readonly throughputPerMs: number;
+  /**
+   * The event loop's busy time per call that ended, ms: its utilisation × the interval's length over
+   * the calls that ended in it, from the last interval in which at least 10 ended (0 before one). What
+   * a call admitted now costs the calls behind it, whether the provider is overloaded or not.
+   */
+  readonly busyMsPerCall: number;
   /** A call reached admission at `nowMs` (monotonic); `inflight` calls were in flight before it. */
   arrived(nowMs: number, inflight: number): void;
   /** The limit refused the call that just arrived. */
@@ -121,6 +127,7 @@ class TrendGate implements OverloadGate {
   overloaded = false;
   utilisation = 0;
   throughputPerMs = 0;
+  busyMsPerCall = 0;
   #start = Number.NaN;
   /** The calls in flight integrated over time since the interval started, call·ms. */
   #area = 0;
@@ -223,6 +230,8 @@ class TrendGate implements OverloadGate {
     this.#previousMean = elapsed > 0 ? this.#area / elapsed : this.#previousMean;
     this.throughputPerMs = elapsed > 0 ? this.#departures / elapsed : 0;
     this.utilisation = this.#utilisation();
+    if (this.#departures >= MIN_TURN_DEPARTURES)
+      this.busyMsPerCall = (this.utilisation * elapsed) / this.#departures;
     // A loop that spends its time refusing is less than saturated by what the refusals saved it (at
     // four times the capacity, 0.85 while it refused 2,000 calls in 450 ms): the evidence of refusals
     // is taken from a lower utilisation, still far above a provider waiting on something else.

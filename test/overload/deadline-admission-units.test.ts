@@ -17,14 +17,20 @@ import { createServiceTime } from '../../src/governance/service-time.js';
  * A deadline filter whose method has learnt a 300 ms service time (while the event loop was busy when
  * `learntBusy`); wall clock at 1 000 000 ms; `busy` says whether the loop is busy now.
  */
-function filterWith(limitHolds: boolean, learnt = { learntBusy: false, busy: () => false }) {
+function filterWith(
+  limitHolds: boolean,
+  learnt = { learntBusy: false, busy: () => false },
+  queueWaitMs = () => 0,
+  learntMs = 300,
+) {
   const serviceTime = createServiceTime();
-  for (let i = 0; i < 32; i++) serviceTime.record(300, 0, learnt.learntBusy);
+  for (let i = 0; i < 32; i++) serviceTime.record(learntMs, 0, learnt.learntBusy);
   const shed: number[] = [];
   // the adaptive limit as deadline-aware admission sees it: busy is a utilisation of 1 or 0
   const limit: DeadlineLimitView = {
     shedByDeadline: (at) => shed.push(at),
     overloaded: limitHolds,
+    queueWaitMs,
     get utilisation() {
       return learnt.busy() ? 1 : 0;
     },
@@ -87,5 +93,30 @@ describe('deadline-aware admission and the adaptive limit', () => {
   it('an estimate learnt on an idle loop (the method waits on something) refuses with nothing running', () => {
     const { start } = filterWith(false, { learntBusy: false, busy: () => false });
     expect(start(200)).toMatchObject({ code: 'Timeout', details: { shed: 'deadline' } });
+  });
+
+  it('before the gate opens, refuses a call the calls ahead of it would hold for more than half its budget, and tells the gate', () => {
+    // the method itself is fast (1 ms learnt): only the queue ahead can refuse
+    let waitMs = 0;
+    const { start, shed } = filterWith(false, undefined, () => waitMs, 1);
+    expect(start(200)).toBeUndefined();
+    waitMs = 99;
+    expect(start(200)).toBeUndefined();
+    waitMs = 101;
+    const refused = start(200);
+    expect(refused).toMatchObject({
+      code: 'Timeout',
+      details: { shed: 'deadline', remainingMs: 200, queueWaitMs: 101 },
+    });
+    expect((refused as Error).message).toContain('the calls ahead of it would take about 101 ms');
+    expect(shed).toHaveLength(1);
+    // a longer budget has room for the same queue
+    expect(start(300)).toBeUndefined();
+  });
+
+  it('once the gate is open the limit does the refusing, not the queue ahead', () => {
+    const { start, shed } = filterWith(true, undefined, () => 1_000, 1);
+    expect(start(200)).toBeUndefined();
+    expect(shed).toHaveLength(0);
   });
 });

@@ -11,8 +11,10 @@ import { createOverloadGate, type OverloadGate } from '../../src/governance/over
 class Provider {
   inflight = 0;
   readonly gate: OverloadGate;
+  utilisation: number;
   constructor(utilisation = 1) {
-    this.gate = createOverloadGate({}, () => utilisation);
+    this.utilisation = utilisation;
+    this.gate = createOverloadGate({}, () => this.utilisation);
   }
   arrive(at: number, count = 1): void {
     for (let i = 0; i < count; i++) this.gate.arrived(at, this.inflight++);
@@ -191,5 +193,19 @@ describe('the gate and deadline-aware admission', () => {
       gate.arrived(t, 10);
     }
     expect(gate.overloaded).toBe(true);
+  });
+
+  it("the loop's busy time per call: utilisation × the interval over the calls that ended in it, kept through thin intervals", () => {
+    const p = new Provider(0.5);
+    expect(p.gate.busyMsPerCall).toBe(0);
+    // a closed loop: every 10 ms 5 calls end and 5 arrive, at half the loop's time: 1 ms per call
+    p.arrive(0, 5);
+    p.steady(10, 220, 10, 5, 5);
+    expect(p.gate.overloaded).toBe(false);
+    expect(p.gate.busyMsPerCall).toBeCloseTo(1, 1);
+    // an interval in which fewer than 10 calls end says too little: the last figure stays
+    p.utilisation = 0.1;
+    p.steady(220, 440, 20, 1, 1);
+    expect(p.gate.busyMsPerCall).toBeCloseTo(1, 1);
   });
 });
