@@ -88,12 +88,12 @@ async function overloadO1(): Promise<void> {
     `\nO1: open loop, ${burnMs} ms of CPU per call, ${deadlineMs} ms deadlines, ${durationMs} ms per run, default consumer (retries on) (pinning: ${pinning.note ?? 'server CPU 0'})`,
   );
   console.log(
-    '| offered | adaptive limit | capacity calls/s | offered calls/s | goodput calls/s | goodput / capacity | refused | failed or late | admitted p50 ms | p99 ms | p99 / unloaded p99 | reached the provider / offered |',
+    '| offered | adaptive limit | capacity calls/s | offered calls/s | goodput calls/s | goodput / capacity | refused | failed or late | admitted p50 ms | p99 ms | p99 / unloaded p99 | p99 after 1 s, ms | reached the provider / offered |',
   );
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const { limit, factor, run } of rows) {
     console.log(
-      `| ${factor}x | ${limit} | ${fmt(run.capacity)} | ${fmt(run.offeredPerSec)} | ${fmt(run.goodputPerSec)} | ${fmt((100 * run.goodputPerSec) / run.capacity)} % | ${fmt(100 * run.refusedShare, 1)} % | ${run.failed} of ${run.offered} | ${fmt(run.admittedP50Ms)} | ${fmt(run.admittedP99Ms)} | ${fmt(run.admittedP99Ms / unloadedP99, 1)} | ${fmt(run.reached / run.offered, 2)} |`,
+      `| ${factor}x | ${limit} | ${fmt(run.capacity)} | ${fmt(run.offeredPerSec)} | ${fmt(run.goodputPerSec)} | ${fmt((100 * run.goodputPerSec) / run.capacity)} % | ${fmt(100 * run.refusedShare, 1)} % | ${run.failed} of ${run.offered} | ${fmt(run.admittedP50Ms)} | ${fmt(run.admittedP99Ms)} | ${fmt(run.admittedP99Ms / unloadedP99, 1)} | ${fmt(run.settledP99Ms)} | ${fmt(run.reached / run.offered, 2)} |`,
     );
   }
 }

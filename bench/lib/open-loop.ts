@@ -39,6 +39,11 @@ export interface OpenLoopResult {
   readonly admittedP50Ms: number;
   readonly admittedP95Ms: number;
   readonly admittedP99Ms: number;
+  /**
+   * The p99 of the calls not refused that started after the first `SETTLED_AFTER_MS` (0 for none): the
+   * steady state, without the step into the load.
+   */
+  readonly settledP99Ms: number;
   /** A few failure messages, for diagnosis. */
   readonly failures: readonly string[];
   /** The calls by when they started, in slices of `TIMELINE_SLICE_MS`: how a run went over time. */
@@ -58,6 +63,8 @@ export interface TimelineSlice {
 }
 
 export const TIMELINE_SLICE_MS = 250;
+/** Where a run's steady state is taken to start, ms after its first call. */
+export const SETTLED_AFTER_MS = 1_000;
 
 /** Nearest-rank percentile of sorted values; 0 for none. */
 export function percentile(sorted: readonly number[], q: number): number {
@@ -132,9 +139,18 @@ export async function runOpenLoop(options: OpenLoopOptions): Promise<OpenLoopRes
     admittedP50Ms: percentile(latencies, 0.5),
     admittedP95Ms: percentile(latencies, 0.95),
     admittedP99Ms: percentile(latencies, 0.99),
+    settledP99Ms: settledP99(startedAt, latencyOf),
     failures,
     timeline: timelineOf(startedAt, outcomes, latencyOf),
   };
+}
+
+function settledP99(startedAt: readonly number[], latencyOf: readonly number[]): number {
+  const settled = latencyOf.filter((ms, i) => startedAt[i]! >= SETTLED_AFTER_MS && !Number.isNaN(ms));
+  return percentile(
+    settled.sort((a, b) => a - b),
+    0.99,
+  );
 }
 
 /** A run's timeline as lines (`BENCH_OVERLOAD_TIMELINE=1`). */
