@@ -9,11 +9,11 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
+import { writeFileAtomic } from '../registry/file-registry.js';
 import type { ProviderRecord } from '../registry/provider-record.js';
 import { validateProviderRecord } from '../registry/record-validation.js';
 import { normalizeProviders } from '../registry/registry-paths.js';
 import { describeError } from '../registry/timing.js';
-import { writeFileAtomic } from '../registry/write-file-atomic.js';
 
 /** Query parameters whose values never reach a file name, not even hashed. */
 const SECRET_PARAM = /pass|secret|token|cred|auth|key/i;

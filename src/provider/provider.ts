@@ -24,7 +24,7 @@ import { checkProvideOptions } from './check-provide-options.js';
 import type { WorkerPool } from './executor-pool.js';
 import { createGrpcEntry, GRPC_ALPN, type GrpcEntry } from './grpc/grpc-entry.js';
 import { GRPC_SAME_PORT } from './grpc/grpc-options.js';
-import type { HttpEntry } from './http/http-entry.js';
+import { createHttpEntry, type HttpEntry } from './http/http-entry.js';
 import { createLoadReports } from './load-reports.js';
 import { createLocalCalls, type LocalCalls } from './local-calls.js';
 import { checkSharedTransport, createProcessCluster, type ProcessCluster } from './process-cluster.js';
@@ -262,8 +262,6 @@ export function createProvider(parts: ProviderParts): Provider {
     if (grpc !== undefined && sharedGrpc === undefined) await grpc.listen(transport);
     grpc?.health.ready();
     if (serverOptions.http === undefined) return;
-    // imported only for a provider that serves HTTP (off by default): its modules are not loaded otherwise
-    const { createHttpEntry } = await import('./http/http-entry.js');
     http = createHttpEntry({
       table,
       serving,

@@ -25,8 +25,18 @@
  * read (permission denied) is reported and skipped like an invalid record.
  */
 import { constants, type FSWatcher, watch as fsWatch, type Stats } from 'node:fs';
-import { type FileHandle, mkdir, open, readdir, stat, unlink, utimes } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import {
+  type FileHandle,
+  mkdir,
+  open,
+  readdir,
+  rename,
+  stat,
+  unlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { readFileConfig, writeFileConfig } from './file-config.js';
 import type { StoredEntry } from './record-reader.js';
 import { MAX_RECORD_BYTES } from './record-validation.js';
@@ -40,7 +50,6 @@ import {
   type RegistryDriver,
 } from './registry-shell.js';
 import { describeError } from './timing.js';
-import { writeFileAtomic } from './write-file-atomic.js';
 
 /** Polling bound of the file registry: a change is seen within this even when fs.watch misses it. */
 export const FILE_REGISTRY_MAX_POLL_MS = 500;
@@ -54,6 +63,22 @@ export function createFileRegistry(address: RegistryAddress, options?: Partial<R
   return createRegistryShell('file', address, resolved, (context) => createFileDriver(base, context), {
     location: `file://${base}`,
   });
+}
+
+/** Writes `content` to `file` atomically: a temp file in the same directory, then a rename. */
+export async function writeFileAtomic(file: string, content: string): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  const temp = join(
+    dirname(file),
+    `.${process.pid}.${Date.now().toString(36)}.${Math.random().toString(36).slice(2)}.tmp`,
+  );
+  try {
+    await writeFile(temp, content);
+    await rename(temp, file);
+  } catch (error) {
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
 }
 
 function isNotFound(error: unknown): boolean {

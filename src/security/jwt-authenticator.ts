@@ -14,7 +14,7 @@
  * `exp - now` without `iat`) is longer is refused: a leaked token cannot be good for years.
  */
 import crypto from 'node:crypto';
-import type { JWTPayload } from 'jose';
+import { errors, type JWTPayload, jwtVerify } from 'jose';
 import type { CallerIdentity } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import { type Authenticator, AuthFailure } from './authenticator.js';
@@ -63,19 +63,8 @@ interface Verified {
   readonly notBefore: number;
 }
 
-type Jose = typeof import('jose');
-let joseModule: Promise<Jose> | undefined;
-/**
- * `jose`, imported at the first token verified: an app without JWT authentication never loads its
- * modules (about 3 MiB of memory per process, docs/performance.md).
- */
-const loadJose = (): Promise<Jose> => {
-  joseModule ??= import('jose');
-  return joseModule;
-};
-
 /** The reason a token did not hold, without the token. */
-function reasonOf(error: unknown, { errors }: Jose): string {
+function reasonOf(error: unknown): string {
   if (error instanceof errors.JWTExpired) return 'token expired';
   if (error instanceof errors.JWTClaimValidationFailed) {
     if (error.claim === 'nbf') return 'token not valid yet (nbf is in the future)';
@@ -127,9 +116,8 @@ export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticato
 
   const verify = async (token: string, service: string, cacheKey: string): Promise<CallerIdentity> => {
     let payload: JWTPayload;
-    const jose = await loadJose();
     try {
-      ({ payload } = await jose.jwtVerify(token, key, {
+      ({ payload } = await jwtVerify(token, key, {
         algorithms,
         audience: audienceOf(service),
         ...(options.issuer ? { issuer: options.issuer } : {}),
@@ -138,7 +126,7 @@ export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticato
         currentDate: new Date(now()),
       }));
     } catch (error) {
-      throw new AuthFailure(reasonOf(error, jose));
+      throw new AuthFailure(reasonOf(error));
     }
     if (typeof payload.sub !== 'string' || payload.sub === '')
       throw new AuthFailure('token has no sub claim');

@@ -14,8 +14,8 @@
  * and is otherwise ignored with a notice, as are Kubernetes service links (service-links.ts).
  */
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { splitAddressList } from '../../core/address-list.js';
 import { ConfigError } from '../../core/config-error.js';
 import { parseConfig } from '../../core/describe-schema.js';
@@ -123,14 +123,6 @@ function normalizeLists(input: Plain): Plain {
   if (typeof out.extensions === 'string') out.extensions = [out.extensions];
   return out;
 }
-
-/**
- * `yaml`, required when a YAML file is read: an app configured without one never loads its modules
- * (about 3 MiB of memory per process, docs/performance.md). Required, not imported: loading the
- * configuration is synchronous.
- */
-const parseYaml = (text: string): unknown =>
-  (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 
 function readConfigFile(file: string, sources: Sources, env: Environment): Plain {
   const text = fs.readFileSync(file, 'utf8');
