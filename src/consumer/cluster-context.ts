@@ -75,6 +75,8 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
   const oneRetryLayer = parts.oneRetryLayer ?? true;
   // an overload refuses retries by the thousand: one line per 10 s says so, with how many it left out
   const budgetLog = createRateLimitedLog((message, fields) => parts.log('warn', message, fields));
+  // and makes them by the thousand (an outage too): one line per 10 s per error code, the same way
+  const retryLog = createRateLimitedLog((message, fields) => parts.log('info', message, fields));
 
   /** A call with retries failed, none left: the hook and the channel hear it, once per call. */
   const exhausted = (
@@ -210,8 +212,8 @@ export function createClusterContext(parts: ClusterContextParts): ClusterContext
       );
       return exhausted(error, invocation, attempts, 'budget');
     }
-    parts.log(
-      'info',
+    retryLog.warn(
+      error.code,
       `${parts.label}: attempt ${attempts} failed on ${invocation.remoteAddress ?? '-'} (${error.code}: ${error.message}); retrying in ${delay} ms`,
       callLogFields(parts.label, invocation),
     );

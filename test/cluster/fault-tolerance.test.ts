@@ -129,6 +129,8 @@ describe('failover', () => {
     // not 30 times (one line per 10 s, with how many it left out: an overload must not flood the log).
     expect(providers.reduce((sum, p) => sum + p.impl.reads, 0)).toBe(50 * 3 + 30);
     expect(log.lines.filter((line) => /retry budget exhausted, not retrying/.test(line))).toHaveLength(1);
+    // the 100 retries made are one info line too, the first (per error code, per 10 s)
+    expect(log.lines.filter((line) => /attempt \d failed on .*retrying in/.test(line))).toHaveLength(1);
   });
 
   it('stops after `retries` extra attempts', async () => {
