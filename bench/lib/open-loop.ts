@@ -72,45 +72,48 @@ export function percentile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 
+type Outcome = 'good' | 'refused' | 'failed';
+
+/** One call of a run: when it started (ms into the run), what became of it, its latency (NaN: refused). */
+interface CallRecord {
+  readonly startedMs: number;
+  outcome: Outcome;
+  latencyMs: number;
+}
+
+/** The calls' counts by outcome, and the sorted latencies of those not refused. */
+function tally(calls: readonly CallRecord[]): Record<Outcome, number> & { latencies: number[] } {
+  const counts = { good: 0, refused: 0, failed: 0, latencies: [] as number[] };
+  for (const call of calls) {
+    counts[call.outcome]++;
+    if (call.outcome !== 'refused') counts.latencies.push(call.latencyMs);
+  }
+  counts.latencies.sort((a, b) => a - b);
+  return counts;
+}
+
 export async function runOpenLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
   const tickMs = options.tickMs ?? 5;
-  const latencies: number[] = [];
   const failures: string[] = [];
   const pending: Promise<void>[] = [];
-  let good = 0;
-  let refused = 0;
-  let failed = 0;
+  const calls: CallRecord[] = [];
   let started = 0;
   const start = performance.now();
-  /** Per call: when it started (ms into the run), its outcome, and its latency (NaN when refused). */
-  const startedAt: number[] = [];
-  const outcomes: Array<'good' | 'refused' | 'failed'> = [];
-  const latencyOf: number[] = [];
 
   const launch = (i: number): void => {
     const at = performance.now();
-    startedAt[i] = at - start;
+    const call: CallRecord = { startedMs: at - start, outcome: 'refused', latencyMs: Number.NaN };
+    calls[i] = call;
     pending.push(
       options.call(i).then(
         () => {
-          const ms = performance.now() - at;
-          latencies.push(ms);
-          latencyOf[i] = ms;
-          outcomes[i] = ms <= options.deadlineMs ? 'good' : 'failed';
-          if (ms <= options.deadlineMs) good++;
-          else failed++;
+          call.latencyMs = performance.now() - at;
+          call.outcome = call.latencyMs <= options.deadlineMs ? 'good' : 'failed';
         },
         (error: unknown) => {
-          if (options.isRefusal(error)) {
-            refused++;
-            outcomes[i] = 'refused';
-            latencyOf[i] = Number.NaN;
-            return;
-          }
-          latencies.push(performance.now() - at);
-          latencyOf[i] = performance.now() - at;
-          outcomes[i] = 'failed';
-          failed++;
+          if (options.isRefusal(error)) return;
+          call.latencyMs = performance.now() - at;
+          call.outcome = 'failed';
           if (failures.length < 5) failures.push(error instanceof Error ? error.message : String(error));
         },
       ),
@@ -128,29 +131,22 @@ export async function runOpenLoop(options: OpenLoopOptions): Promise<OpenLoopRes
     tick();
   });
   await Promise.all(pending);
-  latencies.sort((a, b) => a - b);
+  const all = tally(calls);
+  const settled = tally(calls.filter((call) => call.startedMs >= SETTLED_AFTER_MS));
   return {
     offered: started,
-    good,
-    refused,
-    failed,
-    goodputPerSec: (good * 1000) / options.durationMs,
-    refusedShare: started === 0 ? 0 : refused / started,
-    admittedP50Ms: percentile(latencies, 0.5),
-    admittedP95Ms: percentile(latencies, 0.95),
-    admittedP99Ms: percentile(latencies, 0.99),
-    settledP99Ms: settledP99(startedAt, latencyOf),
+    good: all.good,
+    refused: all.refused,
+    failed: all.failed,
+    goodputPerSec: (all.good * 1000) / options.durationMs,
+    refusedShare: started === 0 ? 0 : all.refused / started,
+    admittedP50Ms: percentile(all.latencies, 0.5),
+    admittedP95Ms: percentile(all.latencies, 0.95),
+    admittedP99Ms: percentile(all.latencies, 0.99),
+    settledP99Ms: percentile(settled.latencies, 0.99),
     failures,
-    timeline: timelineOf(startedAt, outcomes, latencyOf),
+    timeline: timelineOf(calls),
   };
-}
-
-function settledP99(startedAt: readonly number[], latencyOf: readonly number[]): number {
-  const settled = latencyOf.filter((ms, i) => startedAt[i]! >= SETTLED_AFTER_MS && !Number.isNaN(ms));
-  return percentile(
-    settled.sort((a, b) => a - b),
-    0.99,
-  );
 }
 
 /** A run's timeline as lines (`BENCH_OVERLOAD_TIMELINE=1`). */
@@ -163,27 +159,21 @@ export function describeTimeline(timeline: readonly TimelineSlice[]): string {
     .join('\n');
 }
 
-function timelineOf(
-  startedAt: readonly number[],
-  outcomes: ReadonlyArray<'good' | 'refused' | 'failed'>,
-  latencyOf: readonly number[],
-): TimelineSlice[] {
-  const slices: Array<{ offered: number; good: number; refused: number; failed: number; ms: number[] }> = [];
-  startedAt.forEach((at, i) => {
-    const index = Math.floor(at / TIMELINE_SLICE_MS);
-    while (slices.length <= index) slices.push({ offered: 0, good: 0, refused: 0, failed: 0, ms: [] });
-    const slice = slices[index]!;
-    slice.offered++;
-    slice[outcomes[i]!]++;
-    if (!Number.isNaN(latencyOf[i]!)) slice.ms.push(latencyOf[i]!);
-  });
-  return slices.map(({ ms, ...counts }, index) => {
-    ms.sort((a, b) => a - b);
+function timelineOf(calls: readonly CallRecord[]): TimelineSlice[] {
+  const slices: CallRecord[][] = [];
+  for (const call of calls) {
+    const index = Math.floor(call.startedMs / TIMELINE_SLICE_MS);
+    while (slices.length <= index) slices.push([]);
+    slices[index]!.push(call);
+  }
+  return slices.map((slice, index) => {
+    const { latencies, ...counts } = tally(slice);
     return {
       fromMs: index * TIMELINE_SLICE_MS,
+      offered: slice.length,
       ...counts,
-      p50Ms: percentile(ms, 0.5),
-      p99Ms: percentile(ms, 0.99),
+      p50Ms: percentile(latencies, 0.5),
+      p99Ms: percentile(latencies, 0.99),
     };
   });
 }
