@@ -46,6 +46,11 @@ export const EARLY_FLUSH_BYTES = 8 * 1024;
 export interface FrameSink {
   /** Writes one batch; the buffer is not touched by the writer afterwards. */
   write(batch: Buffer): void;
+  /**
+   * Writes a batch that ends with a frame's header and then that frame's large body, as it is: both
+   * together (one `writev` on a socket), not a small write of the header and then the body.
+   */
+  writeWithBody(batch: Buffer, body: Buffer): void;
   /** Bytes the sink still holds unsent (socket.writableLength). */
   readonly pendingBytes: number;
 }
@@ -111,8 +116,11 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
   /** While `batch` is a large frame's own buffer (exactly full): the batch buffer to go back to. */
   let kept: Buffer | undefined;
 
-  /** Writes the batch now (the flush scheduled for the end of the tick stays scheduled). */
-  const writeBatch = (): void => {
+  /**
+   * Writes the batch now (the flush scheduled for the end of the tick stays scheduled), and
+   * `lentBody` with it.
+   */
+  const writeBatch = (lentBody?: Buffer): void => {
     if (used === 0) return;
     if (kept !== undefined) {
       // a large frame's own buffer, exactly full: written as it is
@@ -120,7 +128,8 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
       batch = kept;
       kept = undefined;
       used = 0;
-      sink.write(out);
+      if (lentBody === undefined) sink.write(out);
+      else sink.writeWithBody(out, lentBody);
       return;
     }
     // The batch buffer is kept and reused: the socket gets an exact-size copy (small copies come from
@@ -129,7 +138,8 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
     batch.copy(out, 0, 0, used);
     if (batch.length > MAX_KEPT_BATCH_BYTES) batch = Buffer.allocUnsafe(MIN_BATCH_BYTES);
     used = 0;
-    sink.write(out);
+    if (lentBody === undefined) sink.write(out);
+    else sink.writeWithBody(out, lentBody);
   };
 
   const flush = (): void => {
@@ -189,10 +199,12 @@ export function createFrameWriter(sink: FrameSink): FrameWriter {
   /** Whether a request's or response's body is sent as it is, after the frame's header (no copy). */
   const lends = (body: Uint8Array): boolean => body.length > LARGE_FRAME_BYTES;
 
-  /** After a lent body's header and metadata: the batch goes now, the body right after it, as it is. */
+  /**
+   * After a lent body's header and metadata (so the batch is not empty): the batch goes now, the body
+   * with it, as it is.
+   */
   const sendLent = (body: Uint8Array): void => {
-    flush();
-    sink.write(Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+    writeBatch(Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
   };
 
   return {

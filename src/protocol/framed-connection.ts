@@ -108,20 +108,29 @@ export function openFramedConnection(
     compressors,
   };
 
+  /** After a write that `stream` queued past its high-water mark. */
+  const queuedPastHighWater = (): void => {
+    if (!readPaused && options.readPauseBytes > 0 && stream.writableLength > options.readPauseBytes) {
+      // The peer is not reading: stop taking more work from it until it catches up.
+      readPaused = true;
+      stream.pause();
+    }
+  };
   const writer = createFrameWriter({
     write: (batch) => {
       if (stream.destroyed || stream.writableEnded) return;
-      const flowing = stream.write(batch);
-      if (
-        !flowing &&
-        !readPaused &&
-        options.readPauseBytes > 0 &&
-        stream.writableLength > options.readPauseBytes
-      ) {
-        // The peer is not reading: stop taking more work from it until it catches up.
-        readPaused = true;
-        stream.pause();
-      }
+      if (!stream.write(batch)) queuedPastHighWater();
+    },
+    writeWithBody: (batch, body) => {
+      if (stream.destroyed || stream.writableEnded) return;
+      // corked, the header and the body leave in one writev. Written apart, the header goes as a
+      // packet of its own and costs a syscall here and a wake-up on the peer (S4-64K, three runs
+      // each: 49–54 % of the node:net baseline's MiB/s apart, 86–88 % together).
+      stream.cork?.();
+      stream.write(batch);
+      const flowing = stream.write(body);
+      stream.uncork?.();
+      if (!flowing) queuedPastHighWater();
     },
     get pendingBytes() {
       return stream.writableLength;

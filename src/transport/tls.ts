@@ -152,6 +152,12 @@ class TlsClientStream extends EventEmitter implements ByteStream {
   write(chunk: Uint8Array): boolean {
     return this.#socket.write(chunk);
   }
+  cork(): void {
+    this.#socket.cork();
+  }
+  uncork(): void {
+    this.#socket.uncork();
+  }
   end(): void {
     this.#endedHere = true;
     this.#socket.end();

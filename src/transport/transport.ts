@@ -33,6 +33,12 @@ export interface ByteStream {
   readonly writableEnded: boolean;
   /** Queues bytes; false when the queue is past its high-water mark (wait for `drain`). */
   write(chunk: Uint8Array): boolean;
+  /**
+   * Optional: holds the writes that follow until `uncork`, which hands them over together (one
+   * `writev` on a socket). A stream without it writes each chunk as it comes.
+   */
+  cork?(): void;
+  uncork?(): void;
   /** Closes this side for writing once what is queued is sent; the peer then closes too. */
   end(): void;
   /** Closes at once; what is queued is dropped. */

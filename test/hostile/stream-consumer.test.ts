@@ -24,6 +24,11 @@ function writerOn(socket: net.Socket) {
     write: (batch) => {
       if (!socket.destroyed) socket.write(batch);
     },
+    writeWithBody: (batch, body) => {
+      if (socket.destroyed) return;
+      socket.write(batch);
+      socket.write(body);
+    },
     get pendingBytes() {
       return socket.writableLength;
     },

@@ -10,7 +10,11 @@ import { decodeRequestMeta, encodeRoutePrefix } from '../../src/protocol/metadat
 
 function roundTrip(attachments: Record<string, string> | undefined, callId: string | undefined) {
   const batches: Buffer[] = [];
-  const writer = createFrameWriter({ write: (batch) => batches.push(batch), pendingBytes: 0 });
+  const writer = createFrameWriter({
+    write: (batch) => batches.push(batch),
+    writeWithBody: (batch, body) => batches.push(batch, body),
+    pendingBytes: 0,
+  });
   writer.request({
     requestId: 1,
     flags: 0,

@@ -162,6 +162,11 @@ async function fakeProvider(answer: () => { compressor: number; body: Uint8Array
     socket.on('error', () => {});
     const writer = createFrameWriter({
       write: (batch) => socket.destroyed || socket.write(batch),
+      writeWithBody: (batch, body) => {
+        if (socket.destroyed) return;
+        socket.write(batch);
+        socket.write(body);
+      },
       get pendingBytes() {
         return socket.writableLength;
       },

@@ -10,7 +10,11 @@ import { ProtocolError } from '../../src/protocol/protocol-error.js';
 /** Encodes frames through the real writer and returns the bytes it would send. */
 function encode(write: (writer: ReturnType<typeof createFrameWriter>) => void): Buffer {
   const batches: Buffer[] = [];
-  const writer = createFrameWriter({ write: (batch) => batches.push(batch), pendingBytes: 0 });
+  const writer = createFrameWriter({
+    write: (batch) => batches.push(batch),
+    writeWithBody: (batch, body) => batches.push(batch, body),
+    pendingBytes: 0,
+  });
   write(writer);
   writer.flush();
   return Buffer.concat(batches);

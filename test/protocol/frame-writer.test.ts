@@ -1,6 +1,7 @@
 /**
  * The frame writer's batches: small frames of one tick go out in one write; a request or response with
- * a large body goes out as the batch ending with its header, then the body itself, not copied; any
+ * a large body goes out as the batch ending with its header, then the body itself, not copied, both
+ * in one write of the sink; any
  * other large frame that does not fit the batch gets a buffer of its own holding what was batched
  * before it and itself (one allocation, one copy); what follows in the same tick goes in a batch after
  * it, in order; a batch that reaches EARLY_FLUSH_BYTES is written at once, before the tick ends.
@@ -12,8 +13,20 @@ import { createFrameWriter, EARLY_FLUSH_BYTES, LARGE_FRAME_BYTES } from '../../s
 
 function writerWithBatches() {
   const batches: Buffer[] = [];
-  const writer = createFrameWriter({ write: (batch) => batches.push(batch), pendingBytes: 0 });
-  return { writer, batches };
+  /** How many buffers each call of the sink's `write` handed over (2: a batch and a lent body). */
+  const buffersPerWrite: number[] = [];
+  const writer = createFrameWriter({
+    write: (batch) => {
+      batches.push(batch);
+      buffersPerWrite.push(1);
+    },
+    writeWithBody: (batch, body) => {
+      batches.push(batch, body);
+      buffersPerWrite.push(2);
+    },
+    pendingBytes: 0,
+  });
+  return { writer, batches, buffersPerWrite };
 }
 
 function decodeAll(batches: Buffer[]): Array<{ requestId: number; body: Buffer }> {
@@ -54,7 +67,7 @@ describe('frame writer', () => {
   });
 
   it('sends a large response or request body as it is, right after its header, in order', () => {
-    const { writer, batches } = writerWithBatches();
+    const { writer, batches, buffersPerWrite } = writerWithBatches();
     const large = Buffer.alloc(LARGE_FRAME_BYTES * 16, 9);
     const request = Buffer.alloc(LARGE_FRAME_BYTES + 1, 7);
     writer.response({ requestId: 1, serializer: 2, status: 0, body: Buffer.alloc(100, 1) });
@@ -75,6 +88,9 @@ describe('frame writer', () => {
     expect(batches).toHaveLength(5);
     expect(batches[1]).toBe(large);
     expect(batches[3]).toBe(request);
+    // each lent body goes to the sink in the same write as the batch ending with its header (one
+    // writev on a socket), not in a write of its own
+    expect(buffersPerWrite).toEqual([2, 2, 1]);
     const frames = decodeAll(batches);
     expect(frames.map((frame) => frame.requestId)).toEqual([1, 2, 3, 4]);
     expect(frames[1]!.body.equals(large)).toBe(true);

@@ -87,6 +87,15 @@ describe('TLS provider and consumer', () => {
     expect(await consumer.refer(Echo, { url: provider.address! }).echo('b')).toBe('tls:b');
   });
 
+  it('carries bodies over 64 KiB both ways (sent as they are, right after their header, corked)', async () => {
+    const provider = await tlsProvider();
+    const consumer = await testApp({ ...fast, consumer: { ...fast.consumer, tls: { ca: pki.ca } } });
+    const echo = consumer.refer(Echo, { url: provider.address! });
+    const texts = [70_000, 1 << 20].map((length, i) => String.fromCharCode(97 + i).repeat(length));
+    const answers = await Promise.all([...texts, ...texts].map((text) => echo.echo(text)));
+    expect(answers).toEqual([...texts, ...texts].map((text) => `tls:${text}`));
+  });
+
   it('refuses an expired provider certificate, a wrong CA and a wrong host name, each saying why', async () => {
     const expired = await tlsProvider({ key: pki.expiredServer.key, cert: pki.expiredServer.cert });
     const wrongHost = await tlsProvider({ key: pki.wrongHostServer.key, cert: pki.wrongHostServer.cert });

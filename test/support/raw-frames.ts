@@ -73,6 +73,11 @@ export async function rawFrameSocket(
     write: (batch) => {
       if (!socket.destroyed) socket.write(batch);
     },
+    writeWithBody: (batch, body) => {
+      if (socket.destroyed) return;
+      socket.write(batch);
+      socket.write(body);
+    },
     get pendingBytes() {
       return socket.writableLength;
     },
