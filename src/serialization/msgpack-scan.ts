@@ -31,10 +31,18 @@ export interface MsgpackScanner {
 
 /**
  * Creates a scanner. `followedFixext1` are the types of extensions registered with a `read` function
- * (msgpackr writes them as fixext 1 followed by the value they are read from), such as Callisto's Map.
+ * (msgpackr writes them as fixext 1 followed by the value they are read from), such as Callisto's Map;
+ * `data` the types of extensions registered with `pack`/`unpack`, which carry their data and read
+ * nothing after it (Callisto's large byte arrays).
  */
-export function createMsgpackScanner(followedFixext1: readonly number[]): MsgpackScanner {
+export function createMsgpackScanner(
+  followedFixext1: readonly number[],
+  data: readonly number[] = [],
+): MsgpackScanner {
   const readFollows = new Set(followedFixext1);
+  const ownData = new Set(data);
+  /** Values read after an extension of `type` that is not fixext 1 (0 or 1); throws for types never accepted. */
+  const extensionFollows = (type: number): number => (ownData.has(type) ? 0 : builtinFollows(type));
   // remaining values of each open container; map32 lengths reach 2^33, beyond an Int32Array
   const stack = new Float64Array(MAX_DECODE_DEPTH + 1);
 
@@ -139,7 +147,7 @@ export function createMsgpackScanner(followedFixext1: readonly number[]): Msgpac
               const type = bytes[pos]!;
               pos += 2;
               if (FOLLOWED_EXTENSIONS.has(type) || readFollows.has(type)) children = 1;
-              else if (!DATA_EXTENSIONS.has(type)) throw unsupportedExtension(type);
+              else if (!DATA_EXTENSIONS.has(type) && !ownData.has(type)) throw unsupportedExtension(type);
               break;
             }
             case 0xd5:
@@ -186,8 +194,8 @@ export function createMsgpackScanner(followedFixext1: readonly number[]): Msgpac
   };
 }
 
-/** Values read after an extension of `type` that is not fixext 1 (0 or 1); throws for types never accepted. */
-function extensionFollows(type: number): number {
+/** Values read after a built-in extension of `type` (0 or 1); throws for types never accepted. */
+function builtinFollows(type: number): number {
   if (FOLLOWED_EXTENSIONS.has(type)) return 1;
   if (DATA_EXTENSIONS.has(type)) return 0;
   throw unsupportedExtension(type);

@@ -8,6 +8,11 @@ import {
   createV8Serializer,
   registerBuiltinSerializers,
 } from './index.js';
+import {
+  LARGE_BYTES,
+  MSGPACK_LARGE_BUFFER_EXTENSION,
+  MSGPACK_LARGE_UINT8ARRAY_EXTENSION,
+} from './msgpack.js';
 import type { Serializer } from './serializer.js';
 
 const serializers: Serializer[] = [createJsonSerializer(), createMsgpackSerializer(), createV8Serializer()];
@@ -72,6 +77,10 @@ const cases: Case[] = [
   { name: 'empty Buffer', value: Buffer.alloc(0) },
   { name: 'Uint8Array', value: new Uint8Array([9, 8, 7]) },
   { name: 'Uint8Array view with offset', value: new Uint8Array([1, 2, 3, 4, 5]).subarray(1, 4) },
+  { name: 'large Uint8Array (64 KiB)', value: new Uint8Array(64 * 1024).fill(7) },
+  { name: 'large Buffer in an object', value: { data: Buffer.alloc(70_000, 8), n: 1 } },
+  { name: 'large Uint8Array view with offset', value: new Uint8Array(80_000).fill(9).subarray(3, 70_003) },
+  { name: 'large Float64Array', value: new Float64Array(10_000).fill(1.5) },
   { name: 'Int32Array', value: new Int32Array([1, -2, 2 ** 31 - 1]) },
   { name: 'Float64Array', value: new Float64Array([1.5, Number.NaN, Number.NEGATIVE_INFINITY]) },
   { name: 'undefined as property value', value: { a: undefined, b: 1 } },
@@ -302,6 +311,38 @@ describe('msgpack serializer specifics', () => {
     expect([...decoded.b]).toEqual([1, 2, 3]);
   });
 
+  it('decodes a byte array of LARGE_BYTES or more as a view of the body, a smaller one as a copy', () => {
+    const large = new Uint8Array(LARGE_BYTES).fill(5);
+    const buffer = Buffer.alloc(LARGE_BYTES + 1, 6);
+    const body = Buffer.from(
+      msgpack.encode([large, buffer, new Uint8Array(LARGE_BYTES - 1), Buffer.alloc(3)]),
+    );
+    const [u8, buf, smallU8, smallBuf] = msgpack.decode(body) as [Uint8Array, Buffer, Uint8Array, Buffer];
+    // the large ones are views of the body's memory, of their own types, with their bytes
+    expect(u8.constructor).toBe(Uint8Array);
+    expect(Buffer.isBuffer(buf)).toBe(true);
+    expect(u8.buffer).toBe(body.buffer);
+    expect(buf.buffer).toBe(body.buffer);
+    expect(Buffer.from(u8).equals(Buffer.from(large))).toBe(true);
+    expect(buf.equals(buffer)).toBe(true);
+    // the small ones keep nothing of the body alive
+    expect(smallU8.buffer).not.toBe(body.buffer);
+    expect(smallBuf.buffer).not.toBe(body.buffer);
+  });
+
+  it('copies a small byte array sent in a large-bytes extension (a peer’s choice, not a view)', () => {
+    for (const type of [MSGPACK_LARGE_UINT8ARRAY_EXTENSION, MSGPACK_LARGE_BUFFER_EXTENSION]) {
+      // ext 8, three data bytes
+      const body = Buffer.from(new Uint8Array([0xc7, 3, type, 1, 2, 3]).buffer); // not from the pool
+      expect(msgpack.measure?.(body, 100)).toBeGreaterThan(0);
+      const decoded = msgpack.decode(body) as Uint8Array;
+      expect([...decoded]).toEqual([1, 2, 3]);
+      expect(decoded.buffer).not.toBe(body.buffer);
+      // fixext 1 too
+      expect([...(msgpack.decode(Buffer.from([0xd4, type, 9])) as Uint8Array)]).toEqual([9]);
+    }
+  });
+
   it('frames are self-describing: a fresh decoder reads frames from a long-lived encoder', () => {
     const value = { id: 1, name: 'n', nested: { a: 1, b: [{ c: 2 }] } };
     for (let i = 0; i < 5; i++) msgpack.encode(value);
@@ -409,7 +450,7 @@ function malformedInputs(serializer: Serializer): Uint8Array[] {
         Buffer.from([0x82, 0xa1, 0x61]),
         Buffer.from([0xa5, 0x68]),
         Buffer.from([0xdc, 0xff, 0xff]),
-        Buffer.from([0xd4, 0x55, 0x00]),
+        Buffer.from([0xd4, 0x51, 0x00]),
         Buffer.from([0x01, 0x02]),
       ];
     default:
