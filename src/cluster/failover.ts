@@ -22,6 +22,12 @@ import { sleep } from './sleep.js';
  * selectable provider, so a call never loops on refusals). Only when every provider refuses does the
  * throttle's refusal count as an attempt like any other.
  *
+ * An `Overloaded` refusal (a provider's adaptive limit, or this connection's send queue) says "not here,
+ * not now". While another provider can be selected it fails over like any refusal that proves the call
+ * never ran. When none can, it is not retried: the retry could only go back to the provider that refused it and
+ * add to the load that made it refuse (the open-loop overload bench at 2× its capacity attempted 1.25×
+ * the calls offered, the retry budget's share).
+ *
  * One promise per call: attempts report through `attempt()`'s listener, not through promises of their
  * own.
  */
@@ -86,6 +92,10 @@ class FailoverCall implements AttemptListener {
   onFailure(error: RpcError): void {
     const failure = RpcError.from(error);
     if (shedReasonOf(failure) === 'throttled' && this.#moveOnThrottled()) return;
+    if (failure.code === 'Overloaded' && !this.#otherProviderRemains()) {
+      this.reject(failure);
+      return;
+    }
     const delay = this.context.mayRetry(failure, this.invocation, this.attempts);
     if (delay === undefined) {
       this.reject(failure);
@@ -99,6 +109,13 @@ class FailoverCall implements AttemptListener {
         (cancelled: unknown) => this.reject(cancelled),
       );
     } else this.next();
+  }
+
+  /** Whether a selectable provider remains besides the one this attempt went to. */
+  #otherProviderRemains(): boolean {
+    for (const endpoint of this.context.selectable(this.invocation))
+      if (endpoint !== this.endpoint) return true;
+    return false;
   }
 
   /** Sends a call whose attempt the throttle refused to an untried provider, when one remains. */

@@ -124,6 +124,21 @@ describe('adaptive throttling', () => {
     expect(refusing.reads()).toBe(CALLS);
   });
 
+  it('does not retry an Overloaded refusal when there is no other provider: one attempt per call', async () => {
+    const refusing = await provider('refusing', true);
+    const consumer = await testApp();
+    const ref = consumer.refer(FlakyDef, {
+      url: refusing.address,
+      retries: 2,
+      outlierDetection: false,
+      adaptiveThrottling: false,
+    });
+    for (let i = 0; i < CALLS; i++) {
+      expect(await outcome(ref.read(`k${i}`))).toMatchObject({ code: 'Overloaded', remote: true });
+    }
+    expect(refusing.reads()).toBe(CALLS);
+  });
+
   it('throttles nothing while the provider accepts what it is sent', async () => {
     const healthy = await provider('healthy', false);
     const consumer = await testApp();
