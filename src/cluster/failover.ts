@@ -24,9 +24,9 @@ import { sleep } from './sleep.js';
  *
  * An `Overloaded` refusal (a provider's adaptive limit, or this connection's send queue) says "not here,
  * not now". While another provider can be selected it fails over like any refusal that proves the call
- * never ran. When none can, it is not retried: the retry could only go back to the provider that refused it and
- * add to the load that made it refuse (the open-loop overload bench at 2× its capacity attempted 1.25×
- * the calls offered, the retry budget's share).
+ * never ran. When none can, it is not retried: the retry could only go back to the provider that
+ * refused it and add to the load that made it refuse (the open-loop overload bench at 2× its capacity
+ * attempted 1.25× the calls offered, the retry budget's share; 1.07× without those retries).
  *
  * One promise per call: attempts report through `attempt()`'s listener, not through promises of their
  * own.

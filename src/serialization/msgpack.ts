@@ -19,7 +19,7 @@
  * an inflated body is fresh too), which the view then keeps alive, and nothing writes to it again. Its
  * `byteOffset` is then not 0 (as with Node's pooled Buffers): read it through the view, or copy it
  * before taking `.buffer` as a whole. For a 1 MiB `Uint8Array` echoed (bench S4-1M) the copy was a
- * quarter of the throughput: 71–77 % of the `node:net` baseline's MiB/s with it, 100 % without.
+ * quarter of the throughput: 71–77 % of the `node:net` baseline's MiB/s with it, 83–104 % without.
  * Other typed arrays are copied as msgpackr does (their elements must be aligned).
  *
  * Known losses: `-0` decodes as `0`; class instances decode as plain objects; an own `__proto__` key

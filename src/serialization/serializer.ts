@@ -23,7 +23,8 @@ export interface Serializer {
   encode(value: unknown): Uint8Array;
   /**
    * Decodes bytes produced by `encode` (possibly by another process). Must never hand out an object
-   * with an own `__proto__` key.
+   * with an own `__proto__` key. The value may hold views of `bytes` (msgpack's large byte arrays): a
+   * receiver never writes into a body again once it is decoded.
    */
   decode(bytes: Uint8Array): unknown;
   /**
