@@ -7,6 +7,7 @@
  * elements are counted, and the call takes its connection's share of the execution slots and of the
  * decoded-elements budget (peer-limits.ts).
  */
+import { IdTable } from '../core/id-table.js';
 import type { Attachments } from '../core/invocation.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import { serviceKeyString } from '../core/service-key.js';
@@ -69,7 +70,7 @@ export function serveConnection(
   let state: 'open' | 'draining' | 'closed' = 'open';
   const withSignals = new Set<ServerInvocation>();
   /** Calls executing, by request id (a consumer's cancel names the id). */
-  const executing = new Map<number, ServerInvocation>();
+  const executing = new IdTable<ServerInvocation>();
   const trackSignal = (invocation: ServerInvocation): void => {
     withSignals.add(invocation);
   };
