@@ -6,6 +6,7 @@
  * that would overflow), which close the connection. A stream ends with the provider's response frame
  * (status 0: clean; else an error payload), which settles its call through the connection's pending calls.
  */
+import { IdTable } from '../core/id-table.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import type { StreamOptions } from '../protocol/connection-options.js';
 import { type Frame, FrameKind, HEADER_BYTES } from '../protocol/frame.js';
@@ -52,7 +53,7 @@ interface OpenStream {
 
 export function createClientStreams(init: ClientStreamsInit): ClientStreams {
   const { writer, options, onViolation, abort } = init;
-  const streams = new Map<number, OpenStream>();
+  const streams = new IdTable<OpenStream>();
   const sendWindow = new SendWindow(INITIAL_CONNECTION_WINDOW_BYTES);
   const receiveWindow = new ReceiveWindow(INITIAL_CONNECTION_WINDOW_BYTES, options.connectionWindowBytes);
   let granted = false;

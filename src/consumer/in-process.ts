@@ -6,6 +6,7 @@
  * once handed over, and what the provider answers, attachments included, comes back shaped as over the
  * wire (provider/local-calls.ts).
  */
+import { IdTable } from '../core/id-table.js';
 import type { LocalCall, LocalProvider } from '../core/local-call.js';
 import { RpcError } from '../core/rpc-error.js';
 import { NO_ATTACHMENTS } from '../protocol/metadata.js';
@@ -33,7 +34,7 @@ const cancelled = (call: OutboundCall): RpcError =>
 export function createInProcessTarget(
   provider: InProcessProvider,
 ): CallTarget & { readonly inFlight: number } {
-  const pending = new Map<number, Pending>();
+  const pending = new IdTable<Pending>();
   let nextId = 1;
 
   /** Takes the call `id` out of `pending`; undefined when it ended already (timed out, cancelled). */

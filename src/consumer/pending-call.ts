@@ -4,6 +4,7 @@
  * through it, synchronously, with no promise of the connection's own and no call from the connection
  * into cluster or load-balancing code.
  */
+import { IdTable } from '../core/id-table.js';
 import type { Attachments } from '../core/invocation.js';
 import type { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
@@ -90,8 +91,9 @@ export interface OutboundCall extends WireCall {
  * wrapper per call); only a call with a signal has an abort listener, kept beside it.
  */
 export class PendingCalls {
-  readonly #calls = new Map<number, WireCall>();
-  readonly #aborts = new Map<number, () => void>();
+  // not Maps: one entry added and removed per call churns a Map's tables (core/id-table.ts)
+  readonly #calls = new IdTable<WireCall>();
+  readonly #aborts = new IdTable<() => void>();
 
   get size(): number {
     return this.#calls.size;
@@ -118,7 +120,7 @@ export class PendingCalls {
   /** Stops tracking the calls `which` selects and returns them with their ids. */
   takeIf(which: (call: WireCall) => boolean): Array<readonly [id: number, call: WireCall]> {
     const taken: Array<readonly [number, WireCall]> = [];
-    for (const [id, call] of this.#calls) {
+    for (const [id, call] of this.#calls.entries()) {
       if (!which(call)) continue;
       this.#calls.delete(id);
       if (call.signal !== undefined) this.#detach(id, call.signal);
@@ -130,7 +132,7 @@ export class PendingCalls {
   /** Stops tracking every call and returns them. */
   takeAll(): WireCall[] {
     const calls: WireCall[] = [];
-    for (const [id, call] of this.#calls) {
+    for (const [id, call] of this.#calls.entries()) {
       if (call.signal !== undefined) this.#detach(id, call.signal);
       calls.push(call);
     }

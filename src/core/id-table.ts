@@ -108,6 +108,17 @@ export class IdTable<V> {
     return out;
   }
 
+  /** The stored entries as [id, value], in no particular order (a snapshot, like {@link values}). */
+  entries(): Array<[id: number, value: V]> {
+    const out: Array<[number, V]> = [];
+    const values = this.#values;
+    for (let slot = 0; slot < values.length; slot++) {
+      const value = values[slot];
+      if (value !== undefined) out.push([this.#keys[slot]!, value]);
+    }
+    return out;
+  }
+
   clear(): void {
     this.#keys = new Uint32Array(MIN_CAPACITY);
     this.#values = new Array<V | undefined>(MIN_CAPACITY).fill(undefined);

@@ -6,6 +6,7 @@
  * which travel back with the answer), and posts how each ended.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { IdTable } from '../core/id-table.js';
 import { type Attachments, type Invocation, nonEmptyAttachments } from '../core/invocation.js';
 import { RpcError } from '../core/rpc-error.js';
 import type { ServiceKey } from '../core/service-key.js';
@@ -89,7 +90,7 @@ const implementation = await load();
 if (typeof implementation === 'string') {
   post({ t: 'load-error', message: implementation });
 } else {
-  const running = new Map<number, ThreadInvocation>();
+  const running = new IdTable<ThreadInvocation>();
   const finish = (id: number, invocation: ThreadInvocation, error: unknown, value: unknown): void => {
     running.delete(id);
     const attachments = invocation.answerAttachments;

@@ -69,7 +69,7 @@ export function serveConnection(
   /** `open`; `draining` once told "going away" (calls keep being answered); `closed`. */
   let state: 'open' | 'draining' | 'closed' = 'open';
   const withSignals = new Set<ServerInvocation>();
-  /** Calls executing, by request id (a consumer's cancel names the id). */
+  /** Calls executing, by request id (a consumer's cancel names the id); not a Map: core/id-table.ts. */
   const executing = new IdTable<ServerInvocation>();
   const trackSignal = (invocation: ServerInvocation): void => {
     withSignals.add(invocation);

@@ -6,6 +6,7 @@
  * which close the connection. A message or window update for a stream that already ended (the consumer
  * could not know yet) is dropped, its connection credit returned.
  */
+import { IdTable } from '../core/id-table.js';
 import { messageOf, RpcError } from '../core/rpc-error.js';
 import type { StreamMeter } from '../core/stream-meter.js';
 import type { StreamOptions } from '../protocol/connection-options.js';
@@ -55,7 +56,7 @@ export interface ServerStreamsInit {
 
 export function createServerStreams(init: ServerStreamsInit): ServerStreams {
   const { writer, options, onViolation, shared, maxOpenStreams } = init;
-  const streams = new Map<number, WireStream>();
+  const streams = new IdTable<WireStream>();
   const sendWindow = new SendWindow(INITIAL_CONNECTION_WINDOW_BYTES);
   const receiveWindow = new ReceiveWindow(INITIAL_CONNECTION_WINDOW_BYTES, options.connectionWindowBytes);
   let granted = false;
