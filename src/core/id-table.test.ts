@@ -88,4 +88,25 @@ describe('IdTable', () => {
     for (const id of ids.slice(3)) expect(table.get(id)).toBe(id);
     expect(table.size).toBe(3);
   });
+
+  it('keeps its slots across bursts that drain to empty, and gives them back once it stays sparse', () => {
+    const table = new IdTable<number>();
+    let id = 0;
+    const burst = (count: number): void => {
+      const first = id;
+      for (let i = 0; i < count; i++) table.set(id++, i);
+      for (let at = first; at < id; at++) table.delete(at);
+    };
+    burst(300);
+    const grown = table.capacity;
+    expect(grown).toBeGreaterThanOrEqual(600);
+    for (let round = 0; round < 20; round++) {
+      burst(300);
+      expect(table.capacity).toBe(grown);
+    }
+    // a steady trickle of one call at a time: the table shrinks step by step to its smallest
+    for (let i = 0; i < 50_000; i++) burst(1);
+    expect(table.capacity).toBe(16);
+    expect(table.size).toBe(0);
+  });
 });

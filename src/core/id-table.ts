@@ -22,6 +22,8 @@ export class IdTable<V> {
   /** 32 − log2(slots): the hash's top bits pick the slot. */
   #shift: number;
   #size = 0;
+  /** Removals since the table last held more than an eighth of its slots (see {@link delete}). */
+  #sparseRemovals = 0;
 
   constructor(capacity = MIN_CAPACITY) {
     const slots = powerOfTwoAtLeast(Math.max(MIN_CAPACITY, capacity));
@@ -33,6 +35,11 @@ export class IdTable<V> {
 
   get size(): number {
     return this.#size;
+  }
+
+  /** Slots (a power of two): at least twice the size. */
+  get capacity(): number {
+    return this.#values.length;
   }
 
   get(id: number): V | undefined {
@@ -97,7 +104,13 @@ export class IdTable<V> {
     }
     values[hole] = undefined;
     this.#size--;
-    if (this.#size * 8 < values.length && values.length > MIN_CAPACITY) this.#resize(values.length / 2);
+    // Shrink only a table that stayed sparse for many removals: calls come in bursts (a read of 256
+    // requests, then their answers), and a table that shrank each time its burst drained would grow
+    // again at the next one.
+    if (this.#size * 8 >= values.length) this.#sparseRemovals = 0;
+    else if (++this.#sparseRemovals > values.length * 4 && values.length > MIN_CAPACITY) {
+      this.#resize(values.length / 2);
+    }
     return true;
   }
 
@@ -125,6 +138,7 @@ export class IdTable<V> {
     this.#mask = MIN_CAPACITY - 1;
     this.#shift = 32 - Math.log2(MIN_CAPACITY);
     this.#size = 0;
+    this.#sparseRemovals = 0;
   }
 
   #resize(slots: number): void {
@@ -135,6 +149,7 @@ export class IdTable<V> {
     this.#mask = slots - 1;
     this.#shift = 32 - Math.log2(slots);
     this.#size = 0;
+    this.#sparseRemovals = 0;
     for (let slot = 0; slot < oldValues.length; slot++) {
       const value = oldValues[slot];
       if (value !== undefined) this.set(oldKeys[slot]!, value);
