@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { RpcError, withOptions } from '../../src/index.js';
+import { freePort } from '../setup/free-port.js';
 import { closeAll, resourceCounts, testApp } from '../support/apps.js';
 import { waitFor } from '../support/wait-for.js';
 import { closeServers, Greeter, greeterServer, rejection } from './support.js';
@@ -17,7 +18,7 @@ afterEach(async () => {
 
 describe('gRPC consumer: connection lifecycle', () => {
   it('multiplexes concurrent calls on one session, and reconnects once the server is back', async () => {
-    const server = await greeterServer({ name: 'first' });
+    const server = await greeterServer({ name: 'first', port: await freePort() });
     const consumer = await testApp({ consumer: { outlierDetection: false } });
     const greeter = consumer.refer(Greeter, { url: server.url, retries: 0 });
     const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => greeter.wait(20 + (i % 5))));

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appInternals } from '../../src/app/internals.js';
 import { type CallistoApp, defineService, type Logger } from '../../src/index.js';
+import { freePort } from '../setup/free-port.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { codeOf } from '../support/outcome-code.js';
 import { waitFor } from '../support/wait-for.js';
@@ -54,7 +55,7 @@ describe('server.auth.registryToken', () => {
     const dir = mkdtempSync(join(tmpdir(), 'callisto-token-'));
     dirs.push(dir);
     const registry = `file://${dir}`;
-    const first = await provider(registry);
+    const first = await provider(registry, await freePort()); // restarted on this port below
     const token = tokenOf(first);
     expect(token).toMatch(/^[\w-]{24,}$/);
 

@@ -19,9 +19,12 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { request } from 'node:http';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.js';
+
+export { freePort };
 
 export type ServerKind = 'etcd' | 'zookeeper' | 'redis';
 
@@ -53,20 +56,6 @@ export const INSTALL_HINT =
 
 const HOST = '127.0.0.1';
 const READY_TIMEOUT_MS = 30_000;
-
-/** A port nobody listens on right now (bound to 0 and released). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, HOST, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function which(binary: string): string | undefined {
   for (const dir of (process.env['PATH'] ?? '')

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { appInternals } from '../../src/app/internals.js';
 import { FlakyDef, FlakyImpl } from '../fixtures/flaky-service.js';
+import { freePort } from '../setup/free-port.js';
 import { closeAll, testApp } from '../support/apps.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -21,7 +22,8 @@ async function providerOn(name: string, port: number) {
 
 describe('reconnect', () => {
   it('reconnects to a provider restarted on the same port, in the background, and calls reach it', async () => {
-    const first = await providerOn('first', 0);
+    // a port outside the kernel's ephemeral range: no outgoing connection can take it while it is down
+    const first = await providerOn('first', await freePort());
     const port = first.app.port!;
     const consumer = await testApp({ application: 'consumer' });
     const ref = consumer.refer(FlakyDef, { url: `127.0.0.1:${port}`, retries: 0 });
